@@ -1,0 +1,63 @@
+"""Shared pieces of the reward families: reward-stack keys, validation, padding."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbandits._validate import is_concrete
+from jbandits.types import Array, ArrayLike, Key
+
+
+def stack_key(key: Key, arm: ArrayLike, pull_index: ArrayLike) -> Key:
+    """Key of the ``pull_index``-th reward of ``arm``: the reward-stack model."""
+    return jax.random.fold_in(jax.random.fold_in(key, arm), pull_index)
+
+
+def as_float_array(name: str, value) -> Array:
+    arr = jnp.asarray(value, dtype=jnp.result_type(float))
+    if arr.ndim < 1:
+        raise ValueError(f"{name} must have an arm axis, got shape {arr.shape}")
+    if is_concrete(arr) and not bool(jnp.all(jnp.isfinite(arr))):
+        raise ValueError(f"{name} must be finite (no NaN/inf), got {value!r}")
+    return arr
+
+
+def make_mask(arm_mask, shape: tuple[int, ...]) -> Array:
+    if arm_mask is None:
+        return jnp.ones(shape, dtype=bool)
+    mask = jnp.asarray(arm_mask)
+    if mask.shape != shape:
+        raise ValueError(f"arm_mask must have shape {shape}, got {mask.shape}")
+    if mask.dtype != jnp.bool_:
+        raise ValueError(f"arm_mask must be boolean, got dtype {mask.dtype}")
+    if is_concrete(mask) and bool(jnp.any(jnp.sum(mask, axis=-1) < 2)):
+        raise ValueError("arm_mask must leave at least 2 real arms (K >= 2)")
+    return mask
+
+
+def check_num_arms(name: str, arr: Array) -> None:
+    if arr.shape[-1] < 2:
+        raise ValueError(f"{name} must describe K >= 2 arms, got shape {arr.shape}")
+
+
+def check_shapes(first: str, a: Array, second: str, b: Array) -> None:
+    if a.shape != b.shape:
+        raise ValueError(f"{second} shape {b.shape} does not match {first} shape {a.shape}")
+
+
+def check_budget(budget) -> None:
+    if budget is None or not is_concrete(budget):
+        return
+    b = np.asarray(jax.device_get(budget))
+    if np.any(b < 1):
+        raise ValueError(f"budget must be >= 1, got {budget!r}")
+
+
+def pad_last(x: Array, size: int, fill) -> Array:
+    extra = size - x.shape[-1]
+    if extra < 0:
+        raise ValueError(f"cannot pad {x.shape[-1]} arms to {size}")
+    widths = [(0, 0)] * (x.ndim - 1) + [(0, extra)]
+    return jnp.pad(x, widths, constant_values=fill)

@@ -1,0 +1,1 @@
+"""Policies grouped by setting: thresholding, identification (incl. top-m), regret."""

@@ -1,0 +1,4 @@
+"""Cumulative-regret policies."""
+
+# name -> factory; every entry is registered in jbandits.registry
+POLICIES = {}

@@ -1,0 +1,71 @@
+"""APT (Locatelli, Gutzeit, Carpentier, ICML 2016), as used in S000 and S001 (spec §4.2).
+
+After one pull per arm, pull ``argmin_i sqrt(n_i) * (|mean_i - tau| + eps)``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jbandits import _validate, arms
+from jbandits.types import Array, ArrayLike, Policy
+
+
+class APTState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm
+
+
+def apt_index(stats: arms.ArmStats, threshold: ArrayLike, epsilon: ArrayLike) -> Array:
+    """B_i = sqrt(n_i) * (|mean_i - tau| + eps)."""
+    gap = jnp.abs(arms.mean(stats) - threshold) + epsilon
+    return jnp.sqrt(stats.counts) * gap
+
+
+def apt(
+    num_arms: int,
+    *,
+    threshold: ArrayLike,
+    epsilon: ArrayLike = 0.0,
+    tie_break: str = "first",
+) -> Policy:
+    """Anytime Parameter-free Thresholding.
+
+    Args:
+      num_arms: static K.
+      threshold: tau (traced).
+      epsilon: margin eps >= 0 (traced). S000 uses 0.05; S001 sweeps {0, .025, .05, .1}.
+      tie_break: static, "first" (lowest index) or "random".
+
+    Output: labels ``1{mean_i >= tau}``.
+
+    References:
+      Locatelli, Gutzeit, Carpentier. An optimal algorithm for the thresholding bandit
+      problem. ICML 2016.
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    _validate.finite("threshold", threshold)
+    _validate.in_range("epsilon", epsilon, 0.0)
+    _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
+
+    def init_fn(key, arm_mask):
+        del key
+        return APTState(arms.init_stats(num_arms), arm_mask, jnp.zeros((), jnp.int32),
+                        arms.round_robin(0, arm_mask))
+
+    def step_fn(state, key, reward):
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+        forced, rr = arms.forced_arm(t, state.arm_mask)
+        index = apt_index(stats, threshold, epsilon)
+        best = arms.argmin_masked(index, state.arm_mask, key=key, tie_break=tie_break)
+        return APTState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
+
+    def output_fn(state):
+        return arms.labels_above(state.stats, state.arm_mask, threshold)
+
+    return Policy(init_fn, step_fn, output_fn, "thresholding")

@@ -1,0 +1,63 @@
+"""Core types: the Policy and Bandit contracts shared by every module.
+
+A *policy* is a NamedTuple of pure functions over a state pytree (optax/blackjax style):
+
+* ``init(key, arm_mask) -> state``: ``state.arm`` is the first arm to pull.
+* ``step(state, key, reward) -> state``: ``reward`` is the reward of ``state.arm``; the
+  new state holds the next arm in ``state.arm``. ``state.arm == -1`` means *idle*: the
+  policy has finished (a fixed schedule is spent, or a fixed-confidence rule stopped);
+  the engine then stops pulling and the state is frozen (idle is absorbing).
+* ``output(state)``: thresholding -> labels ``[K] bool``; identification -> best arm
+  ``[] int32``; top-m -> mask ``[K] bool``; regret -> best-arm guess ``[] int32``.
+
+A *bandit* is static configuration plus a params pytree (gymnax style). Its ``sample``
+follows the reward-stack model: the ``j``-th reward of arm ``i`` in a replication is a
+deterministic function of ``(key, i, j)``, so all algorithms fed the same key see the
+same rewards (common random numbers) and plain-Python references can be fed the same
+stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+
+Array = jax.Array
+ArrayLike = jax.typing.ArrayLike
+Key = jax.Array
+State = Any
+Params = Any
+
+SETTINGS = ("thresholding", "identification", "top_m", "regret")
+
+
+class Policy(NamedTuple):
+    """A bandit algorithm as pure functions; see the module docstring.
+
+    ``setting`` is static metadata: one of :data:`SETTINGS`; it tells the engine which
+    metrics apply to ``output``.
+    """
+
+    init: Callable[[Key, Array], State]
+    step: Callable[[State, Key, Array], State]
+    output: Callable[[State], Array]
+    setting: str
+
+
+class Bandit(NamedTuple):
+    """A reward family. ``params`` is a pytree of arrays with an ``arm_mask`` leaf.
+
+    * ``sample(params, key, arm, pull_index) -> reward`` (the reward stack);
+    * ``means(params) -> [K]`` true means (padded arms hold a finite dummy value);
+    * ``stds(params) -> [K]`` true standard deviations;
+    * ``check(params, budget)``: host-side validation before a run (raise ValueError);
+    * ``name``: a short name for reports.
+    """
+
+    sample: Callable[[Params, Key, Array, Array], Array]
+    means: Callable[[Params], Array]
+    stds: Callable[[Params], Array]
+    check: Callable[[Params, Any], None]
+    name: str

@@ -1,0 +1,1 @@
+"""Plain-Python references written straight from ../shared/spec (loops, no masks)."""
