@@ -187,7 +187,7 @@ def _check_budget(bandit: Bandit, params, budget, horizon: int) -> None:
         if np.any(b > horizon):
             raise ValueError(f"budget {budget} exceeds horizon {horizon}")
         num_real = np.asarray(jax.device_get(params.arm_mask)).sum(axis=-1)
-        if np.any(b < num_real):
+        if np.min(b) < np.max(num_real):
             raise ValueError(
                 f"budget {budget} is smaller than the number of arms {num_real}: "
                 "every algorithm here needs at least one pull per arm"

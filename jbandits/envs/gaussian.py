@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jbandits.envs import _common
 from jbandits.types import Array, ArrayLike, Bandit, Key
@@ -42,7 +43,7 @@ def gaussian(means, stds, *, arm_mask=None) -> tuple[Bandit, GaussianParams]:
       ValueError: on non-finite values, negative ``stds``, mismatched shapes, K < 2.
     """
     means = _common.as_float_array("means", means)
-    if jnp.ndim(stds) == 0:
+    if np.ndim(stds) == 0:
         stds = jnp.broadcast_to(jnp.asarray(stds), means.shape)
     stds = _common.as_float_array("stds", stds)
     _common.check_num_arms("means", means)

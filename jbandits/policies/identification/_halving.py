@@ -1,0 +1,73 @@
+"""Stage engine of the sequential-halving family (SH, SHVar, SHAdaVar; spec §5.3-5.6).
+
+Stage s ends at step ``ends[s]`` (host schedule, :func:`jbandits.schedules.halving_s004`
+or :func:`jbandits.schedules.halving_karnin`). Each step updates the cumulative and
+the stage-local statistics; at a stage end the ``keep[s]`` active arms with the largest
+stage-local means survive (ties by index, [AMB-15]) and the local statistics reset.
+Inside a stage the base algorithm ``choose(local, active, c, key)`` picks the arm, with
+``c`` the number of pulls already made in the stage. Steps after the last stage idle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jbandits import arms
+from jbandits.policies.identification import _phases
+from jbandits.types import Array, Policy
+
+
+class HalvingState(NamedTuple):
+    stats: arms.ArmStats  # cumulative per-arm statistics (current-guess read-out)
+    local: arms.ArmStats  # stage-local per-arm statistics
+    active: Array  # [K] bool: arms of the current stage
+    stage: Array  # [] int32: current stage (0-based); num_stages = finished
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm, -1 = idle
+
+
+def halving_policy(
+    num_arms: int,
+    sched,
+    choose: Callable[[arms.ArmStats, Array, Array], Array],
+) -> Policy:
+    """Policy running ``sched`` with the in-stage rule ``choose(local, active, c)``."""
+
+    def stage_start(stage):
+        prev = sched.ends[jnp.clip(stage - 1, 0, sched.ends.shape[0] - 1)]
+        return jnp.where(stage > 0, prev, 0)
+
+    def init_fn(key, arm_mask):
+        del key
+        active = arm_mask & (jnp.sum(arm_mask) == sched.sizes[0])
+        local = arms.init_stats(num_arms)
+        zero = jnp.zeros((), jnp.int32)
+        first = _phases.first_or_idle(choose(local, active, zero), active)
+        return HalvingState(local, local, active, zero, zero, first)
+
+    def step_fn(state, key, reward):
+        del key
+        stats = arms.update(state.stats, state.arm, reward)
+        local = arms.update(state.local, state.arm, reward)
+        t = state.t + 1
+
+        def halve(s, carry):
+            active, loc = carry
+            score = jnp.where(loc.counts > 0, arms.mean(loc), -jnp.inf)
+            return arms.keep_top(score, active, sched.keep[s]), arms.init_stats(num_arms)
+
+        stage, (active, local) = _phases.end_phases(
+            state.stage, t, sched.ends, sched.num_stages, halve, (state.active, local)
+        )
+        done = stage >= sched.num_stages
+        arm = choose(local, active, t - stage_start(stage))
+        arm = jnp.where(done, -1, arm).astype(jnp.int32)
+        return HalvingState(stats, local, active, stage, t, arm)
+
+    def output_fn(state):
+        return _phases.current_best(state.stats, state.active)
+
+    return Policy(init_fn, step_fn, output_fn, "identification")

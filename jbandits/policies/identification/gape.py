@@ -1,0 +1,118 @@
+"""GapE (Gabillon, Ghavamzadeh, Lazaric, Bubeck, NIPS 2011), single bandit, fixed budget.
+
+Spec §5.7: after one pull per arm, pull ``argmax_k B_k`` with
+
+    Delta_k = mean_k - max_{j != k} mean_j,    B_k = -|Delta_k| + b sqrt(a / n_k),
+
+and output ``argmax_k mean_k``. ``a`` and the reward range ``b`` are oracle-tuned as in
+S004 (:func:`gape_oracle_params`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jbandits import _validate, arms, truth
+from jbandits.types import Array, ArrayLike, Policy
+
+
+class GapEState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm
+
+
+def empirical_gaps(stats: arms.ArmStats, arm_mask: Array) -> Array:
+    """``Delta_k = mean_k - max_{j != k} mean_j`` over real arms (spec §5.7).
+
+    With ``j1`` the first arg-max and ``v1 >= v2`` the two largest means,
+    ``max_{j != k} mean_j`` is ``v2`` for ``k = j1`` and ``v1`` otherwise.
+    """
+    mu = arms.mean(stats)
+    idx = jnp.arange(mu.shape[-1])
+    j1 = arms.argmax_masked(mu, arm_mask)
+    v1 = mu[j1]
+    v2 = jnp.max(jnp.where(arm_mask & (idx != j1), mu, -jnp.inf))
+    return mu - jnp.where(idx == j1, v2, v1)
+
+
+def gape_index(stats: arms.ArmStats, arm_mask: Array, a: ArrayLike, b: ArrayLike) -> Array:
+    """B_k = -|Delta_k| + b sqrt(a / n_k) (n_k >= 1 after the initial pulls)."""
+    n = jnp.maximum(stats.counts, 1.0)
+    return -jnp.abs(empirical_gaps(stats, arm_mask)) + b * jnp.sqrt(a / n)
+
+
+def _log2_k(num_real: int) -> float:
+    return math.log2(num_real)
+
+
+def s004_range(means, stds, budget: int, arm_mask=None) -> float:
+    """S004's reward range ``b = max_i (mu_i + sigma_i sqrt(ln T))`` (spec AMB-18)."""
+    mu = truth._real(means, arm_mask)
+    sd = truth._real(stds, arm_mask)
+    return float(np.max(mu + sd * math.sqrt(math.log(budget))))
+
+
+def gape_oracle_params(means, stds, budget: int, arm_mask=None) -> tuple[float, float]:
+    """S004's oracle tuning of GapE: ``(a, b)`` on the host (float64).
+
+    ``b = max_i (mu_i + sigma_i sqrt(ln T))`` and
+    ``a = 16 (T - K) / (H log2 K)`` with ``H = sum_k b^2 / Delta_k^2`` (BAI gaps) —
+    R-GAB11's ``a = (4/9)(T - K)/H`` with H rescaled by ``c / c'``, ``c = 1/144``,
+    ``c' = 1 / (4 log2 K)`` (spec §5.7). Raises ValueError when a gap is 0.
+    """
+    gaps = truth.bai_gaps(means, arm_mask)
+    num_real = gaps.size
+    if budget < num_real:
+        raise ValueError(f"budget must be >= K = {num_real}, got {budget}")
+    b = s004_range(means, stds, budget, arm_mask)
+    h = b * b * truth.h1(gaps)
+    a = truth.oracle_parameter("gape", 16.0 * (budget - num_real), h * _log2_k(num_real))
+    return a, b
+
+
+def gape(
+    num_arms: int, *, a: ArrayLike, b: ArrayLike = 1.0, tie_break: str = "first"
+) -> Policy:
+    """GapE for best-arm identification in one bandit with a fixed budget.
+
+    Args:
+      num_arms: static K (including padded arms).
+      a: exploration parameter a > 0 (traced); see :func:`gape_oracle_params`.
+      b: reward range b > 0 (traced; rewards in [0, b]).
+      tie_break: static, "first" (lowest index; spec default) or "random".
+
+    Output: the best arm ``argmax_k mean_k`` over pulled real arms (first on ties).
+
+    References:
+      Gabillon, Ghavamzadeh, Lazaric, Bubeck. Multi-bandit best arm identification.
+      NIPS 2011. Lalitha et al. Fixed-budget best-arm identification with
+      heterogeneous reward variances. UAI 2023 (tuning).
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    _validate.in_range("a", a, 0.0, low_open=True)
+    _validate.in_range("b", b, 0.0, low_open=True)
+    _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
+
+    def init_fn(key, arm_mask):
+        del key
+        return GapEState(arms.init_stats(num_arms), arm_mask, jnp.zeros((), jnp.int32),
+                         arms.round_robin(0, arm_mask))
+
+    def step_fn(state, key, reward):
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+        forced, rr = arms.forced_arm(t, state.arm_mask)
+        index = gape_index(stats, state.arm_mask, a, b)
+        best = arms.argmax_masked(index, state.arm_mask, key=key, tie_break=tie_break)
+        return GapEState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
+
+    def output_fn(state):
+        return arms.best_empirical(state.stats, state.arm_mask)
+
+    return Policy(init_fn, step_fn, output_fn, "identification")

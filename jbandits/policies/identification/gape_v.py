@@ -1,0 +1,100 @@
+"""GapE-V (Gabillon, Ghavamzadeh, Lazaric, Bubeck, NIPS 2011), variance-aware GapE.
+
+Spec §5.8: after two pulls per arm (round robin, index order), pull ``argmax_k B_k`` with
+
+    B_k = -|Delta_k| + sqrt(2 a s_k^2 / n_k) + 7 a b / (3 (n_k - 1)),
+
+``Delta_k`` the empirical gap of GapE (:func:`~jbandits.policies.identification.gape.
+empirical_gaps`) and ``s_k^2`` the unbiased sample variance; output ``argmax_k mean_k``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jbandits import _validate, arms, truth
+from jbandits.policies.identification.gape import _log2_k, empirical_gaps, s004_range
+from jbandits.types import Array, ArrayLike, Policy
+
+
+class GapEVState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm
+
+
+def gape_v_index(
+    stats: arms.ArmStats, arm_mask: Array, a: ArrayLike, b: ArrayLike
+) -> Array:
+    """B_k = -|Delta_k| + sqrt(2 a s_k^2 / n_k) + 7 a b / (3 (n_k - 1)) (n_k >= 2)."""
+    n = jnp.maximum(stats.counts, 2.0)
+    var = arms.var_unbiased(stats)
+    width = jnp.sqrt(2 * a * var / n) + 7 * a * b / (3 * (n - 1))
+    return -jnp.abs(empirical_gaps(stats, arm_mask)) + width
+
+
+def gape_v_oracle_params(means, stds, budget: int, arm_mask=None) -> tuple[float, float]:
+    """S004's oracle tuning of GapE-V: ``(a, b)`` on the host (float64).
+
+    ``b = max_i (mu_i + sigma_i sqrt(ln T))``, ``a = 16 (T - 2K) / (H^sigma log2 K)``,
+    ``H^sigma = sum_k (sigma_k + sqrt(sigma_k^2 + (16/3) b Delta_k))^2 / Delta_k^2``
+    (BAI gaps; R-GAB11's squared form). The rate-constant derivation is UNVERIFIED
+    (spec §5.8: R-GAB11 Theorem 2 unavailable). Raises ValueError when a gap is 0.
+    """
+    gaps = truth.bai_gaps(means, arm_mask)
+    num_real = gaps.size
+    if budget < 2 * num_real:
+        raise ValueError(f"budget must be >= 2K = {2 * num_real}, got {budget}")
+    sigmas = truth._real(stds, arm_mask)
+    b = s004_range(means, stds, budget, arm_mask)
+    h = truth.hsigma_gabillon(gaps, sigmas, b)
+    a = truth.oracle_parameter(
+        "gape_v", 16.0 * (budget - 2 * num_real), h * _log2_k(num_real)
+    )
+    return a, b
+
+
+def gape_v(
+    num_arms: int, *, a: ArrayLike, b: ArrayLike = 1.0, tie_break: str = "first"
+) -> Policy:
+    """GapE-V for best-arm identification in one bandit with a fixed budget.
+
+    Args:
+      num_arms: static K (including padded arms).
+      a: exploration parameter a > 0 (traced); see :func:`gape_v_oracle_params`.
+      b: reward range b > 0 (traced; rewards in [0, b]).
+      tie_break: static, "first" (lowest index; spec default) or "random".
+
+    Needs a budget of at least 2K for the two initial pulls per arm. Output: the best
+    arm ``argmax_k mean_k`` over pulled real arms (first on ties).
+
+    References:
+      Gabillon, Ghavamzadeh, Lazaric, Bubeck. Multi-bandit best arm identification.
+      NIPS 2011. Lalitha et al. Fixed-budget best-arm identification with
+      heterogeneous reward variances. UAI 2023 (tuning).
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    _validate.in_range("a", a, 0.0, low_open=True)
+    _validate.in_range("b", b, 0.0, low_open=True)
+    _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
+
+    def init_fn(key, arm_mask):
+        del key
+        return GapEVState(arms.init_stats(num_arms), arm_mask,
+                          jnp.zeros((), jnp.int32), arms.round_robin(0, arm_mask))
+
+    def step_fn(state, key, reward):
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+        forced, rr = arms.forced_arm(t, state.arm_mask, passes=2)
+        index = gape_v_index(stats, state.arm_mask, a, b)
+        best = arms.argmax_masked(index, state.arm_mask, key=key, tie_break=tie_break)
+        return GapEVState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
+
+    def output_fn(state):
+        return arms.best_empirical(state.stats, state.arm_mask)
+
+    return Policy(init_fn, step_fn, output_fn, "identification")

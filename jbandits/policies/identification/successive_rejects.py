@@ -1,0 +1,99 @@
+"""Successive Rejects, SR (Audibert, Bubeck, Munos, COLT 2010; spec §5.2).
+
+K - 1 phases. With logbar(K) = 1/2 + sum_{i=2}^K 1/i and
+``n_k = ceil((T - K) / (logbar(K) (K + 1 - k)))`` (exact, host side), phase k pulls each
+of its K + 1 - k active arms up to n_k cumulative pulls, then rejects the active arm
+with the lowest cumulative mean (first on ties). The last active arm is the output;
+the T - sum of pulls leftover steps are idle.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+
+from jbandits import _validate, arms, schedules
+from jbandits.policies.identification import _phases
+from jbandits.types import Array, ArrayLike, Policy
+
+
+class SRState(NamedTuple):
+    stats: arms.ArmStats  # cumulative per-arm statistics
+    active: Array  # [K] bool: arms not yet rejected
+    phase: Array  # [] int32: current phase (0-based); num_phases = finished
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm, -1 = idle
+
+
+def sr_schedule(
+    num_real_arms: int, budget: int, size: int | None = None
+) -> schedules.PhaseSchedule:
+    """Host-side exact SR schedule for ``num_real_arms`` real arms (padded to ``size``).
+
+    Use ``size=num_arms`` (K_max) so that schedules of padded instances and of several
+    budgets stack (:func:`jbandits.schedules.stack`).
+    """
+    return schedules.successive_rejects(num_real_arms, budget, size)
+
+
+def successive_rejects(
+    num_arms: int,
+    *,
+    budget: ArrayLike | None = None,
+    schedule: Any = None,
+) -> Policy:
+    """Successive Rejects for fixed-budget best-arm identification.
+
+    Args:
+      num_arms: static K_max (including padded arms).
+      budget: T. Needed (concrete) only when ``schedule`` is None; the schedule is then
+        computed for an unpadded instance (K_real = ``num_arms``).
+      schedule: a :class:`jbandits.schedules.PhaseSchedule` from
+        :func:`sr_schedule` for the real K (arrays may be traced, e.g. stacked over a
+        budget sweep). A schedule whose K differs from ``arm_mask.sum()`` makes the
+        policy idle with output ``-1``.
+
+    Returns:
+      A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
+
+    Ties in the rejection go to the lowest index ("first"); run the engine with
+    ``permute=True`` for the uniformly random tie-breaking of the paper.
+
+    References:
+      Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT 2010.
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    sched = _phases.resolve(
+        "successive_rejects", sr_schedule, num_arms, budget, schedule
+    )
+
+    def init_fn(key, arm_mask):
+        del key
+        active = arm_mask & (jnp.sum(arm_mask) == sched.num_phases + 1)
+        stats = arms.init_stats(num_arms)
+        first = _phases.first_or_idle(arms.least_pulled(stats.counts, active), active)
+        zero = jnp.zeros((), jnp.int32)
+        return SRState(stats, active, zero, zero, first)
+
+    def step_fn(state, key, reward):
+        del key
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+
+        def reject(p, active):
+            del p
+            worst = arms.argmin_masked(arms.mean(stats), active)
+            return active & ~arms.one_hot(worst, num_arms)
+
+        phase, active = _phases.end_phases(
+            state.phase, t, sched.ends, sched.num_phases, reject, state.active
+        )
+        done = phase >= sched.num_phases
+        arm = jnp.where(done, -1, arms.least_pulled(stats.counts, active))
+        return SRState(stats, active, phase, t, arm.astype(jnp.int32))
+
+    def output_fn(state):
+        return _phases.current_best(state.stats, state.active)
+
+    return Policy(init_fn, step_fn, output_fn, "identification")

@@ -1,0 +1,82 @@
+"""UCB-E (Audibert, Bubeck, Munos, COLT 2010), fixed-budget best-arm identification.
+
+Spec §5.1: after one pull per arm (the index is ``+inf`` for unpulled arms), pull
+``argmax_i B_i`` with ``B_i = mean_i + sqrt(a / n_i)``; output ``argmax_i mean_i``.
+The exploration parameter ``a`` is oracle-tuned from the budget and the complexity
+``H1`` of the true BAI gaps (:func:`ucb_e_oracle_a`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jbandits import _validate, arms, truth
+from jbandits.types import Array, ArrayLike, Policy
+
+
+class UCBEState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm
+
+
+def ucb_e_index(stats: arms.ArmStats, a: ArrayLike) -> Array:
+    """B_i = mean_i + sqrt(a / n_i) (``+inf`` for n_i = 0)."""
+    n = stats.counts
+    bonus = jnp.sqrt(a / jnp.maximum(n, 1.0))
+    return jnp.where(n > 0, arms.mean(stats) + bonus, jnp.inf)
+
+
+def ucb_e_oracle_a(means, budget: int, *, c: float = 1.0, arm_mask=None) -> float:
+    """Oracle exploration parameter ``a = c (T - K) / H1`` (host side, float64).
+
+    ``H1 = sum_i 1 / Delta_i^2`` with the BAI gaps of :func:`jbandits.truth.bai_gaps`
+    (the best arm's gap is the smallest other gap). R-ABM's theorem holds for
+    ``c <= 25/36``; ``c = 1`` is the convention of S000/S001 (``a = (T - K) / H1``).
+    Raises ValueError when a relevant gap is 0 (H1 infinite).
+    """
+    gaps = truth.bai_gaps(means, arm_mask)
+    num_real = gaps.size
+    if budget < num_real:
+        raise ValueError(f"budget must be >= K = {num_real}, got {budget}")
+    return truth.oracle_parameter("ucb_e", c * (budget - num_real), truth.h1(gaps))
+
+
+def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:
+    """UCB-E for best-arm identification with a fixed budget.
+
+    Args:
+      num_arms: static K (including padded arms).
+      a: exploration parameter a > 0 (traced); see :func:`ucb_e_oracle_a`.
+      tie_break: static, "first" (lowest index; spec default) or "random".
+
+    Output: the best arm ``argmax_i mean_i`` over pulled real arms (first on ties).
+
+    References:
+      Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT
+      2010.
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    _validate.in_range("a", a, 0.0, low_open=True)
+    _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
+
+    def init_fn(key, arm_mask):
+        del key
+        return UCBEState(arms.init_stats(num_arms), arm_mask, jnp.zeros((), jnp.int32),
+                         arms.round_robin(0, arm_mask))
+
+    def step_fn(state, key, reward):
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+        forced, rr = arms.forced_arm(t, state.arm_mask)
+        index = ucb_e_index(stats, a)
+        best = arms.argmax_masked(index, state.arm_mask, key=key, tie_break=tie_break)
+        return UCBEState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
+
+    def output_fn(state):
+        return arms.best_empirical(state.stats, state.arm_mask)
+
+    return Policy(init_fn, step_fn, output_fn, "identification")

@@ -1,0 +1,144 @@
+"""Bayes-UCB, Beta and Gaussian posteriors (spec §2.9, §3.2-3.3).
+
+Pull the arm with the largest upper posterior quantile
+
+    q_j(t) = Quantile(1 - alpha_t; posterior_j),   alpha_t = 1 / (t (ln T)^c),
+
+with ``t = n + 1`` the 1-based index of the pull being decided (spec A9). The
+computation works with the tail probability ``alpha_t`` (never ``1 - alpha_t``, which
+loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
+
+* ``posterior="beta"``: ``Beta(1 + succ_j, 1 + fail_j)`` on binarised rewards (as in
+  Thompson sampling); the quantile is a 30-step (float32) / 50-step (float64)
+  bisection on ``betainc`` (:func:`jbandits.numerics.beta_upper_quantile`).
+* ``posterior="gauss"``: the Gaussian model of Thompson sampling, prior ``N(0, s2)``
+  and noise variance ``s2 = noise_var``, so the posterior is
+  ``N(S_j / (k_j + 1), s2 / (k_j + 1))`` and
+  ``q_j = S_j / (k_j + 1) + sqrt(s2 / (k_j + 1)) z_alpha``, ``z_alpha = -ndtri(alpha)``.
+
+No forced initial pulls. At ``t = 1`` (and ``c = 0``) every quantile is equal (0 for
+Beta, ``-inf`` for Gauss), so the first arm comes from the tie-break: uniform over the
+real arms under ``tie_break="random"``.
+
+Randomness: the key of a decision is split as
+``key_bin, key_tie = jax.random.split(key)``; ``key_bin`` binarises the reward just
+observed (Beta only), ``key_tie`` breaks ties among the maximal quantiles.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbandits import _validate, arms, numerics
+from jbandits.policies.regret.thompson import POSTERIORS, binarise
+from jbandits.types import Array, ArrayLike, Policy
+
+
+class BayesUCBState(NamedTuple):
+    stats: arms.ArmStats  # raw rewards: counts, sums, M2 ([K] each)
+    succ: Array  # [K] float: binarised successes (Beta only; stays 0 for "gauss")
+    arm_mask: Array  # [K] bool: real arms
+    t: Array  # [] int32: pulls done (n)
+    arm: Array  # [] int32: next arm
+
+
+def tail_level(t: ArrayLike, c: ArrayLike = 0.0, horizon: ArrayLike | None = None) -> Array:
+    """``alpha_t = 1 / (t (ln T)^c)`` for the 1-based pull index ``t``.
+
+    Without ``horizon`` the factor ``(ln T)^c`` is 1 (the ``c = 0`` level ``1/t``).
+    ``ln T`` is floored at 1 (binding only for ``T <= 2``) so that ``alpha_t <= 1``.
+    """
+    t = jnp.asarray(t, jnp.result_type(float))
+    if horizon is None:
+        return 1.0 / t
+    log_horizon = jnp.maximum(jnp.log(jnp.asarray(horizon, t.dtype)), 1.0)
+    return 1.0 / (t * log_horizon**c)
+
+
+def bayes_ucb_index(
+    stats: arms.ArmStats,
+    succ: Array,
+    alpha: ArrayLike,
+    *,
+    posterior: str = "beta",
+    noise_var: ArrayLike = 1.0,
+) -> Array:
+    """``[K]`` upper posterior quantiles at tail probability ``alpha``."""
+    if posterior == "beta":
+        return numerics.beta_upper_quantile(1.0 + succ, 1.0 + stats.counts - succ, alpha)
+    shrink = stats.counts + 1.0
+    z = numerics.normal_upper_quantile(alpha)
+    return stats.sums / shrink + jnp.sqrt(noise_var / shrink) * z
+
+
+def bayes_ucb(
+    num_arms: int,
+    *,
+    posterior: str = "beta",
+    c: ArrayLike = 0.0,
+    horizon: ArrayLike | None = None,
+    noise_var: ArrayLike = 1.0,
+    tie_break: str = "random",
+) -> Policy:
+    """Bayes-UCB.
+
+    Args:
+      num_arms: static K_max (real arms are given by ``arm_mask`` at ``init``).
+      posterior: static, ``"beta"`` (rewards in ``[0, 1]``, binarised) or ``"gauss"``.
+      c: exponent of ``(ln T)^c`` in the tail level (traced, ``>= 0``); the paper's
+        experiments and pymaBandits use ``c = 0`` (level ``1 - 1/t``), the theory
+        ``c >= 5``. A concrete ``c != 0`` needs ``horizon``.
+      horizon: T (traced), only used with ``c``.
+      noise_var: Gaussian model's variance ``s2`` (traced, ``> 0``); ignored by Beta.
+      tie_break: static, ``"random"`` (default) or ``"first"``.
+
+    Returns:
+      A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm.
+
+    References:
+      Kaufmann, Cappé, Garivier. On Bayesian upper confidence bounds for bandit
+      problems. AISTATS 2012.
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    _validate.choice("posterior", posterior, POSTERIORS)
+    _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
+    _validate.in_range("c", c, 0.0)
+    _validate.in_range("noise_var", noise_var, 0.0, low_open=True)
+    if horizon is None:
+        if _validate.is_concrete(c) and np.any(np.asarray(c) != 0):
+            raise ValueError("horizon is required when c != 0 (alpha = 1/(t (ln T)^c))")
+    else:
+        _validate.in_range("horizon", horizon, 1.0)
+
+    def choose(key_tie, t, stats, succ, arm_mask):
+        alpha = tail_level(t + 1, c, horizon)
+        index = bayes_ucb_index(stats, succ, alpha, posterior=posterior, noise_var=noise_var)
+        return arms.argmax_masked(index, arm_mask, key=key_tie, tie_break=tie_break)
+
+    def init_fn(key, arm_mask):
+        _, key_tie = jax.random.split(key)
+        stats = arms.init_stats(num_arms)
+        succ = jnp.zeros_like(stats.counts)
+        t = jnp.zeros((), jnp.int32)
+        return BayesUCBState(stats, succ, arm_mask, t, choose(key_tie, t, stats, succ, arm_mask))
+
+    def step_fn(state, key, reward):
+        key_bin, key_tie = jax.random.split(key)
+        stats = arms.update(state.stats, state.arm, reward)
+        if posterior == "beta":
+            hit = arms.one_hot(state.arm, num_arms)
+            succ = state.succ + jnp.where(hit, binarise(key_bin, reward), 0.0)
+        else:
+            succ = state.succ
+        t = state.t + 1
+        arm = choose(key_tie, t, stats, succ, state.arm_mask)
+        return BayesUCBState(stats, succ, state.arm_mask, t, arm)
+
+    def output_fn(state):
+        return arms.best_empirical(state.stats, state.arm_mask)
+
+    return Policy(init_fn, step_fn, output_fn, "regret")

@@ -1,0 +1,52 @@
+"""UCB1 (Auer, Cesa-Bianchi, Fischer 2002), spec §2.2.
+
+After one pull per arm, pull ``argmax_j mean_j + sqrt(alpha * ln(n) / z_j)`` with ``n``
+the number of completed pulls.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from jbandits import _validate, arms
+from jbandits.policies.regret._index import IndexState, counts_at_least_one, index_policy
+from jbandits.types import ArrayLike, Policy
+
+UCB1State = IndexState
+
+
+def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") -> Policy:
+    """UCB1.
+
+    Index (spec §2.2): ``mean_j + sqrt(alpha * ln(n) / z_j)``, ``n`` = completed pulls
+    (at the first index decision ``n = K >= 2``, so ``ln n > 0``).
+
+    Args:
+      num_arms: static K_max (padded arms included).
+      alpha: exploration constant (traced), default 2 (the paper's ``sqrt(2 ln n / z)``);
+        ``alpha = 0`` is the greedy policy.
+      tie_break: static, "random" (default, spec §1.5) or "first" (lowest index).
+
+    Returns:
+      A regret :class:`~jbandits.types.Policy`; ``output`` is the real arm with the
+      largest empirical mean (lowest index on ties).
+
+    Examples:
+      >>> import jax, jax.numpy as jnp, jbandits
+      >>> policy = jbandits.ucb1(num_arms=3)
+      >>> int(policy.init(jax.random.key(0), jnp.ones(3, bool)).arm)
+      0
+
+    References:
+      Auer, Cesa-Bianchi, Fischer. Finite-time analysis of the multiarmed bandit
+      problem. Machine Learning 47, 2002.
+    """
+    _validate.in_range("alpha", alpha, 0.0)
+
+    def index_fn(stats, n, num_real):
+        del num_real
+        z = counts_at_least_one(stats)
+        log_n = jnp.log(jnp.maximum(n, 1).astype(z.dtype))
+        return arms.mean(stats) + jnp.sqrt(alpha * log_n / z)
+
+    return index_policy(num_arms, index_fn, tie_break)

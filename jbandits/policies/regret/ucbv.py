@@ -1,0 +1,59 @@
+"""UCB-V (Audibert, Munos, Szepesvari 2009), spec §2.3.
+
+After one pull per arm, pull the arm maximising
+``mean_j + sqrt(2 v_j E / z_j) + c 3 b E / z_j`` with ``E = zeta ln(t)``, ``t = n + 1``
+and ``v_j`` the biased (1/z) empirical variance.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from jbandits import _validate, arms
+from jbandits.policies.regret._index import IndexState, counts_at_least_one, index_policy
+from jbandits.types import ArrayLike, Policy
+
+UCBVState = IndexState
+
+
+def ucbv(
+    num_arms: int,
+    *,
+    zeta: ArrayLike = 1.2,
+    c: ArrayLike = 1.0,
+    b: ArrayLike = 1.0,
+    tie_break: str = "random",
+) -> Policy:
+    """UCB-V.
+
+    Index (spec §2.3): ``B_j = mean_j + sqrt(2 v_j E / z_j) + c * 3 * b * E / z_j``
+    with ``E = zeta * ln(n + 1)`` (``n`` completed pulls) and ``v_j = M2_j / z_j``
+    (Welford, biased: 0 after one sample). Rewards are not clipped.
+
+    Args:
+      num_arms: static K_max.
+      zeta: exploration exponent (traced), default 1.2 (theory needs zeta > 1). The
+        EUCBV-paper preset is ``zeta=1, c=1/3`` (spec Appendix A).
+      c: weight of the linear term (traced), default 1.
+      b: reward range [0, b] (traced), default 1.
+      tie_break: static, "random" (default) or "first".
+
+    Returns:
+      A regret policy; ``output`` is the empirical best real arm.
+
+    References:
+      Audibert, Munos, Szepesvari. Exploration-exploitation tradeoff using variance
+      estimates in multi-armed bandits. Theoretical Computer Science 410(19), 2009.
+    """
+    _validate.in_range("zeta", zeta, 0.0)
+    _validate.in_range("c", c, 0.0)
+    _validate.in_range("b", b, 0.0, low_open=True)
+
+    def index_fn(stats, n, num_real):
+        del num_real
+        z = counts_at_least_one(stats)
+        v = arms.var_biased(stats)
+        e = zeta * jnp.log((n + 1).astype(z.dtype))
+        return arms.mean(stats) + jnp.sqrt(2.0 * v * e / z) + c * 3.0 * b * e / z
+
+    return index_policy(num_arms, index_fn, tie_break)

@@ -1,0 +1,236 @@
+"""AugUCB (Mukherjee, Naveen, Sudarsanam, Ravindran, IJCAI 2017), spec §4.1.
+
+Per-step elimination with variance-aware widths and data-dependent rounds. The round
+constants (psi_m, L_m, ell_m, M) depend only on (K, T): they are host float64 tables
+(:func:`augucb_tables`) indexed by the round m; the rounds themselves are a masked
+fixed-shape update (round index ``m``, next boundary ``N``, active mask ``B``).
+
+``variant="authors_code"`` is the authors' experiment code (spec
+thresholding-authors-code.md §1): psi = T / ln K constant, L_m = ln(psi T eps_m^2),
+ell_m = ceil(2 L_m / eps_m), width sqrt(rho_v (v+1) L_m / (4 n)) with rho_v = 2/3,
+selection |mean - tau| - s_i, an extra mean-only elimination rule with
+c_i = sqrt(rho_mu L_m / (2 n)), rho_mu = 1/8, and |B| counting arms removed by the
+variance rule as still present (only the mean rule shrinks |B|).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jbandits import _validate, arms
+from jbandits.types import Array, ArrayLike, Policy
+
+VARIANTS = ("paper", "authors_code")
+ON_EMPTY = ("all", "idle")
+RHO_MEAN = 1.0 / 8.0  # authors' code: mean-only elimination rule
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+class AugUCBTables(NamedTuple):
+    """Round constants; index m = 0..size-1 (entries past M+1 repeat entry M+1).
+
+    Leaves are ``[S]`` for one K, or ``[K_max + 1, S]`` indexed by the real K.
+    """
+
+    psi: np.ndarray  # [S] float64: psi_m
+    log_term: np.ndarray  # [S] float64: L_m = ln(T eps_m) (authors: ln(psi T eps_m^2))
+    ell: np.ndarray  # [S] int32: ell_m (saturated so that t + K ell never overflows)
+    last_round: np.ndarray  # [] int32: M
+
+
+def num_rounds(budget: int) -> int:
+    """M = floor(log2(T / e) / 2) (AMB-4)."""
+    return math.floor(0.5 * math.log2(budget / math.e))
+
+
+def augucb_tables(
+    num_arms: int, budget: int, *, variant: str = "paper", size: int | None = None
+) -> AugUCBTables:
+    """Host float64 round constants for ``num_arms`` real arms and budget ``budget``.
+
+    ``size`` pads the m axis (default M + 2) so that tables of a budget sweep stack.
+    """
+    _validate.choice("variant", variant, VARIANTS)
+    k = _validate.static_int("num_arms", num_arms, minimum=2)
+    t = _validate.static_int("budget", budget, minimum=k + 1)
+    big_m = num_rounds(t)
+    size = big_m + 2 if size is None else size
+    if size < big_m + 2:
+        raise ValueError(f"size must be >= M + 2 = {big_m + 2}, got {size}")
+    cap = (_INT32_MAX - t) // (k + 1)
+    if cap <= t:
+        raise ValueError(f"budget {t} too large for int32 round boundaries with K={k}")
+    psi, log_term, ell = [], [], []
+    for m in range(big_m + 2):
+        eps = 2.0**-m
+        if variant == "paper":
+            a2 = math.log((3.0 / 16.0) * k * math.log(k)) ** 2
+            if not a2 > 1e-12:
+                raise ValueError(f"num_arms={k}: a2 = {a2} is degenerate")
+            p = t * eps / (128.0 * a2)
+            lm = math.log(t * eps)
+            lenm = math.ceil(2.0 * p * lm / eps)
+        else:
+            p = t / math.log(k)
+            lm = math.log(p * t * eps * eps)
+            lenm = math.ceil(2.0 * lm / eps)
+        if not lm > 0:
+            raise ValueError(f"log term L_{m} = {lm} <= 0 for K={k}, T={t}")
+        psi.append(p)
+        log_term.append(lm)
+        ell.append(min(lenm, cap))
+    pad = size - len(psi)
+    return AugUCBTables(
+        psi=np.asarray(psi + psi[-1:] * pad, np.float64),
+        log_term=np.asarray(log_term + log_term[-1:] * pad, np.float64),
+        ell=np.asarray(ell + ell[-1:] * pad, np.int32),
+        last_round=np.int32(big_m),
+    )
+
+
+def augucb_tables_by_k(
+    num_arms: int, budget: int, *, variant: str = "paper", size: int | None = None
+) -> AugUCBTables:
+    """Tables for every real K = 2..num_arms, stacked as ``[num_arms + 1, S]``.
+
+    Rows 0 and 1 repeat row 2 (never used).
+    """
+    budget = int(budget)
+    size = num_rounds(budget) + 2 if size is None else size
+    rows = [augucb_tables(k, budget, variant=variant, size=size)
+            for k in range(2, num_arms + 1)]
+    rows = rows[:1] * 2 + rows
+    return AugUCBTables(*[np.stack(parts) for parts in zip(*rows, strict=True)])
+
+
+class AugUCBState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool
+    active: Array  # [K] bool: B, arms still selectable
+    present: Array  # [K] bool: arms counted in |B| (authors' code: not mean-removed)
+    psi: Array  # [S] float: psi_m of the real K
+    log_term: Array  # [S] float: L_m
+    ell: Array  # [S] int32: ell_m
+    last_round: Array  # [] int32: M
+    m: Array  # [] int32: round index
+    boundary: Array  # [] int32: N, the step at which the round may end
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm (-1 idle)
+
+
+def augucb(
+    num_arms: int,
+    *,
+    threshold: ArrayLike,
+    budget: ArrayLike | None = None,
+    rho: ArrayLike | None = None,
+    variant: str = "paper",
+    on_empty: str | None = None,
+    tables: AugUCBTables | None = None,
+) -> Policy:
+    """Augmented UCB for the thresholding bandit.
+
+    Each step after one pull per arm: pull ``argmin_{i in B} |mean_i - tau| - 2 s_i``
+    with ``s_i = sqrt(rho psi_m (v_i + 1) L_m / (4 n_i))`` (v = biased variance),
+    then drop from B every arm with ``|mean_i - tau| - 2 s_i > 0``, and when
+    ``t >= N`` and ``m <= M`` start round ``m + 1`` with ``N = t + |B| ell_{m+1}``.
+
+    Args:
+      num_arms: static K_max.
+      threshold: tau (traced).
+      budget: T; must be concrete unless ``tables`` is given.
+      rho: elimination parameter (traced); default 1/3 (paper), 2/3 (authors' rho_v).
+      variant: static, "paper" or "authors_code" (module docstring).
+      on_empty: static, what to do once B is empty: "all" (select over all real arms,
+        AMB-6) or "idle"; default "all" (paper) / "idle" (authors' code stops).
+      tables: precomputed :func:`augucb_tables` for the real K (``[S]`` leaves) or
+        :func:`augucb_tables_by_k` (``[K_max + 1, S]``); needed when budget is traced.
+
+    Output: labels ``1{mean_i >= tau}`` over all real arms.
+
+    References:
+      Mukherjee, Naveen, Sudarsanam, Ravindran. Thresholding bandits with augmented
+      UCB. IJCAI 2017.
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    variant = _validate.choice("variant", variant, VARIANTS)
+    authors = variant == "authors_code"
+    on_empty = ("idle" if authors else "all") if on_empty is None else on_empty
+    _validate.choice("on_empty", on_empty, ON_EMPTY)
+    _validate.finite("threshold", threshold)
+    rho = (2.0 / 3.0 if authors else 1.0 / 3.0) if rho is None else rho
+    _validate.in_range("rho", rho, 0.0, low_open=True)
+    if tables is None:
+        if budget is None:
+            raise ValueError("budget is required (or pass tables=)")
+        _validate.require_concrete("budget", budget, "AugUCB's round tables")
+        t_host = _validate.concrete_int("budget", budget, minimum=num_arms + 1)
+        tables = augucb_tables_by_k(num_arms, t_host, variant=variant)
+    by_k = np.ndim(tables.last_round) == 1
+
+    def width(stats, psi, log_term):
+        n = jnp.maximum(stats.counts, 1.0)
+        v1 = arms.var_biased(stats) + 1.0
+        if authors:
+            return jnp.sqrt(rho * v1 * log_term / (4.0 * n))
+        return jnp.sqrt(rho * psi * v1 * log_term / (4.0 * n))
+
+    def init_fn(key, arm_mask):
+        del key
+        k_real = jnp.sum(arm_mask).astype(jnp.int32)
+        rows = [jnp.asarray(x)[k_real] if by_k else jnp.asarray(x) for x in tables]
+        psi, log_term, ell, last = rows
+        ftype = jnp.result_type(float)
+        return AugUCBState(
+            stats=arms.init_stats(num_arms), arm_mask=arm_mask, active=arm_mask,
+            present=arm_mask, psi=psi.astype(ftype), log_term=log_term.astype(ftype),
+            ell=ell.astype(jnp.int32), last_round=last.astype(jnp.int32),
+            m=jnp.zeros((), jnp.int32), boundary=k_real * ell[0].astype(jnp.int32),
+            t=jnp.zeros((), jnp.int32), arm=arms.round_robin(0, arm_mask))
+
+    def step_fn(state, key, reward):
+        del key
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+        mask = state.arm_mask
+        past_init = t > jnp.sum(mask)
+        gap = jnp.abs(arms.mean(stats) - threshold)
+        m = state.m
+        s = width(stats, state.psi[m], state.log_term[m])
+        active, present = state.active, state.present
+        if authors:
+            mu = arms.mean(stats)
+            n = jnp.maximum(stats.counts, 1.0)
+            c = jnp.sqrt(RHO_MEAN * state.log_term[m] / (2.0 * n))
+            out_mean = active & past_init & ((mu - c > threshold + c) | (mu + c < threshold - c))
+            active = active & ~out_mean
+            present = present & ~out_mean
+            out_var = (mu - s > threshold + s) | (mu + s < threshold - s)
+            active = active & ~(past_init & out_var)
+        else:
+            active = active & ~(past_init & (gap - 2.0 * s > 0))
+            present = active
+        bump = past_init & (t >= state.boundary) & (m <= state.last_round)
+        m_new = m + bump.astype(jnp.int32)
+        size = jnp.sum(present).astype(jnp.int32)
+        boundary = jnp.where(bump, t + size * state.ell[m_new], state.boundary)
+        s_new = width(stats, state.psi[m_new], state.log_term[m_new])
+        score = gap - s_new if authors else gap - 2.0 * s_new
+        any_active = jnp.any(active)
+        eligible = active if on_empty == "idle" else jnp.where(any_active, active, mask)
+        pick = arms.argmin_masked(score, eligible)
+        if on_empty == "idle":
+            pick = jnp.where(any_active, pick, -1)
+        forced, rr = arms.forced_arm(t, mask)
+        arm = jnp.where(forced, rr, pick).astype(jnp.int32)
+        return AugUCBState(stats, mask, active, present, state.psi, state.log_term,
+                           state.ell, state.last_round, m_new, boundary, t, arm)
+
+    def output_fn(state):
+        return arms.labels_above(state.stats, state.arm_mask, threshold)
+
+    return Policy(init_fn, step_fn, output_fn, "thresholding")
