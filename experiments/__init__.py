@@ -1,0 +1,1 @@
+"""Paper reproductions: ``python -m experiments run NAME [--quick] [--reps R] [--out DIR]``."""
