@@ -34,8 +34,15 @@ def main(argv=None) -> None:
         return
     names = sorted(_core.EXPERIMENTS) if args.names == ["all"] else args.names
     for name in names:
-        _core.execute(_core.Config(name=name, quick=args.quick, reps=args.reps,
-                                   seed=args.seed, out=args.out))
+        _core.execute(
+            _core.Config(
+                name=name,
+                quick=args.quick,
+                reps=args.reps,
+                seed=args.seed,
+                out=args.out,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -80,7 +80,11 @@ def curve(x, values, *, binary: bool = False, transform=None) -> dict:
     mean, lo, hi = ci(values, axis=0)
     if transform is not None:
         with np.errstate(divide="ignore", invalid="ignore"):
-            mean, lo, hi = transform(mean), transform(np.maximum(lo, 1e-300)), transform(hi)
+            mean, lo, hi = (
+                transform(mean),
+                transform(np.maximum(lo, 1e-300)),
+                transform(hi),
+            )
     return {"x": np.asarray(x), "mean": mean, "lo": lo, "hi": hi}
 
 
@@ -111,7 +115,9 @@ def versions() -> dict:
 def execute(cfg: Config) -> str:
     """Run one experiment, write results.npz, meta.json, figure.png and table.md."""
     if cfg.name not in EXPERIMENTS:
-        raise SystemExit(f"unknown experiment {cfg.name!r}; known: {sorted(EXPERIMENTS)}")
+        raise SystemExit(
+            f"unknown experiment {cfg.name!r}; known: {sorted(EXPERIMENTS)}"
+        )
     exp = EXPERIMENTS[cfg.name]
     out = os.path.join(cfg.out, exp.name + ("-quick" if cfg.quick else ""))
     os.makedirs(out, exist_ok=True)
@@ -120,21 +126,41 @@ def execute(cfg: Config) -> str:
     outcome = exp.run(cfg)
     seconds = time.perf_counter() - t0
     np.savez_compressed(os.path.join(out, "results.npz"), **outcome.arrays)
-    meta = {"experiment": exp.name, "title": exp.title, "source": exp.source,
-            "config": asdict(cfg), "seconds": round(seconds, 2), "versions": versions()}
+    meta = {
+        "experiment": exp.name,
+        "title": exp.title,
+        "source": exp.source,
+        "config": asdict(cfg),
+        "seconds": round(seconds, 2),
+        "versions": versions(),
+    }
     with open(os.path.join(out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=2, default=str)
     plot_panels(outcome.panels, os.path.join(out, "figure.png"), suptitle=exp.title)
     claims = [asdict(c) for c in outcome.claims]
-    lines = [f"# {exp.title}", "", f"Source: {exp.source}. Run: `python -m experiments run "
-             f"{exp.name}{' --quick' if cfg.quick else ''}` ({seconds:.1f} s, "
-             f"{meta['versions']['devices'][0]}).", "", "![figure](figure.png)", "",
-             "## Claims", "", markdown_table(claims), "", "## Final values", "",
-             markdown_table(outcome.table)]
+    lines = [
+        f"# {exp.title}",
+        "",
+        f"Source: {exp.source}. Run: `python -m experiments run "
+        f"{exp.name}{' --quick' if cfg.quick else ''}` ({seconds:.1f} s, "
+        f"{meta['versions']['devices'][0]}).",
+        "",
+        "![figure](figure.png)",
+        "",
+        "## Claims",
+        "",
+        markdown_table(claims),
+        "",
+        "## Final values",
+        "",
+        markdown_table(outcome.table),
+    ]
     if outcome.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in outcome.notes]
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    print(f"[{exp.name}] wrote {out}/figure.png and {out}/table.md in {seconds:.1f} s",
-          file=sys.stderr)
+    print(
+        f"[{exp.name}] wrote {out}/figure.png and {out}/table.md in {seconds:.1f} s",
+        file=sys.stderr,
+    )
     return out

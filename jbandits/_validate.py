@@ -23,7 +23,9 @@ def static_int(name: str, value, *, minimum: int | None = None) -> int:
     try:
         value = operator.index(value)
     except TypeError as err:
-        raise ValueError(f"{name} must be a Python int (static), got {value!r}") from err
+        raise ValueError(
+            f"{name} must be a Python int (static), got {value!r}"
+        ) from err
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return value

@@ -32,6 +32,8 @@ import numpy as np
 from jbandits import _validate
 from jbandits.types import Array, Bandit, Key, Policy
 
+UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
+
 
 class RunResult(NamedTuple):
     times: Array  # [C] int32: step count at each checkpoint (capped at the budget)
@@ -94,7 +96,9 @@ def run(
       A :class:`RunResult`.
     """
     horizon = _validate.static_int("horizon", horizon, minimum=1)
-    num_checkpoints = _validate.static_int("num_checkpoints", num_checkpoints, minimum=1)
+    num_checkpoints = _validate.static_int(
+        "num_checkpoints", num_checkpoints, minimum=1
+    )
     inner = math.ceil(horizon / num_checkpoints)
     mask = params.arm_mask
     num_arms = mask.shape[-1]
@@ -115,14 +119,14 @@ def run(
         reward = bandit.sample(params, key_env, arm, counts[arm])
         new = policy.step(state, step_key(key_steps, t), reward)
         state = jax.tree_util.tree_map(lambda n, o: jnp.where(live, n, o), new, state)
-        counts = counts + ((jnp.arange(num_arms) == arm) & live)
+        counts = counts.at[arm].add(live.astype(jnp.int32))
         regret = regret + jnp.where(live, gaps[arm], 0.0)
         total = total + jnp.where(live, reward, 0.0)
         ys = jnp.where(live, arm, -1).astype(jnp.int32) if record_arms else None
         return (state, counts, t + 1, regret, total), ys
 
     def block(carry, _):
-        carry, arms = jax.lax.scan(one_step, carry, None, length=inner)
+        carry, arms = jax.lax.scan(one_step, carry, None, length=inner, unroll=UNROLL)
         out = _to_bandit_numbering(policy.output(carry[0]), perm)
         values = metric(out, means, mask) if metric is not None else {}
         return carry, (values, carry[3], carry[4], arms)
@@ -225,9 +229,18 @@ def simulate(
 
     def build():
         def one(p, k, b):
-            return run(policy, bandit, p, k, budget=b, horizon=horizon,
-                       num_checkpoints=num_checkpoints, metric=metric,
-                       record_arms=record_arms, permute=permute)
+            return run(
+                policy,
+                bandit,
+                p,
+                k,
+                budget=b,
+                horizon=horizon,
+                num_checkpoints=num_checkpoints,
+                metric=metric,
+                record_arms=record_arms,
+                permute=permute,
+            )
 
         over_reps = jax.vmap(one, in_axes=(None, 0, None))
         if batched:
@@ -248,11 +261,14 @@ def simulate(
         part = keys[:, start:stop] if batched else _shard(keys[start:stop])
         if stop - start < size:  # pad the last chunk to reuse the compilation
             pad = size - (stop - start)
-            part = jnp.concatenate([part, part[..., :pad, :]] if batched else
-                                   [part, part[:pad]], axis=1 if batched else 0)
+            part = jnp.concatenate(
+                [part, part[..., :pad, :]] if batched else [part, part[:pad]],
+                axis=1 if batched else 0,
+            )
         out = fn(params, part, budget)
         out = jax.tree_util.tree_map(
-            lambda x: x[:, : stop - start] if batched else x[: stop - start], out)
+            lambda x: x[:, : stop - start] if batched else x[: stop - start], out
+        )
         chunks.append(jax.device_get(out))
         start = stop
         if progress:
@@ -305,12 +321,20 @@ def sweep(
     batched = params.arm_mask.ndim == 2
 
     def per_point(hp, p, keys):
-        b = hp["budget"] if "budget" in hp else budget
+        b = hp.get("budget", budget)
         pol = make_policy(**hp)
         return jax.vmap(
-            lambda k: run(pol, bandit, p, k, budget=b, horizon=horizon,
-                          num_checkpoints=num_checkpoints, metric=metric,
-                          permute=permute)
+            lambda k: run(
+                pol,
+                bandit,
+                p,
+                k,
+                budget=b,
+                horizon=horizon,
+                num_checkpoints=num_checkpoints,
+                metric=metric,
+                permute=permute,
+            )
         )(keys)
 
     fn = per_point
@@ -319,8 +343,9 @@ def sweep(
     fn = jax.jit(jax.vmap(fn, in_axes=(0, None, None)))
     if batched:
         num_inst = params.arm_mask.shape[0]
-        keys = jax.vmap(lambda n: jax.random.split(jax.random.fold_in(key, n), num_reps))(
-            jnp.arange(num_inst))
+        keys = jax.vmap(
+            lambda n: jax.random.split(jax.random.fold_in(key, n), num_reps)
+        )(jnp.arange(num_inst))
     else:
         keys = jax.random.split(key, num_reps)
     return jax.device_get(fn(grid, params, keys))

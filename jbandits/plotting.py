@@ -9,8 +9,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def plot_panels(panels: list[dict], path: str, *, ncols: int | None = None,
-                suptitle: str | None = None) -> str:
+def plot_panels(
+    panels: list[dict],
+    path: str,
+    *,
+    ncols: int | None = None,
+    suptitle: str | None = None,
+) -> str:
     """One subplot per panel.
 
     Each panel is ``{"title", "xlabel", "ylabel", "curves": {label: {"x", "mean", "lo",
@@ -19,13 +24,17 @@ def plot_panels(panels: list[dict], path: str, *, ncols: int | None = None,
     n = len(panels)
     ncols = ncols or min(n, 3)
     nrows = int(np.ceil(n / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.9 * nrows), squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(5.2 * ncols, 3.9 * nrows), squeeze=False
+    )
     for ax, panel in zip(axes.flat, panels, strict=False):
         for label, c in panel["curves"].items():
             x = np.asarray(c["x"], float)
             (line,) = ax.plot(x, c["mean"], label=label, lw=1.4)
             if "lo" in c and "hi" in c:
-                ax.fill_between(x, c["lo"], c["hi"], color=line.get_color(), alpha=0.2, lw=0)
+                ax.fill_between(
+                    x, c["lo"], c["hi"], color=line.get_color(), alpha=0.2, lw=0
+                )
         ax.set_title(panel.get("title", ""))
         ax.set_xlabel(panel.get("xlabel", ""))
         ax.set_ylabel(panel.get("ylabel", ""))

@@ -10,7 +10,9 @@ import numpy as np
 class Problem(NamedTuple):
     name: str
     means: np.ndarray  # [K]
-    stds: np.ndarray | None  # [K] standard deviations for Gaussian families, None: Bernoulli
+    stds: (
+        np.ndarray | None
+    )  # [K] standard deviations for Gaussian families, None: Bernoulli
     threshold: float | None
     source: str
 

@@ -19,7 +19,9 @@ NEVER = np.iinfo(np.int32).max
 
 
 class PhaseSchedule(NamedTuple):
-    per_arm: np.ndarray  # [P] int32: cumulative pulls per active arm by the end of phase
+    per_arm: (
+        np.ndarray
+    )  # [P] int32: cumulative pulls per active arm by the end of phase
     ends: np.ndarray  # [P] int32: step count at which each phase ends (NEVER = padding)
     num_phases: np.ndarray  # [] int32: real number of phases
 
@@ -37,7 +39,9 @@ def _check(num_arms: int, budget: int, minimum: int, what: str) -> tuple[int, in
     if num_arms < 2:
         raise ValueError(f"num_arms must be >= 2, got {num_arms}")
     if budget < minimum:
-        raise ValueError(f"budget must be >= {minimum} for {what} with K={num_arms}, got {budget}")
+        raise ValueError(
+            f"budget must be >= {minimum} for {what} with K={num_arms}, got {budget}"
+        )
     return num_arms, budget
 
 
@@ -51,7 +55,9 @@ def _pad(values, size: int | None, fill) -> np.ndarray:
 
 def log_bar(num_arms: int) -> Fraction:
     """Audibert et al.'s log-bar(K) = 1/2 + sum_{i=2}^K 1/i (exact)."""
-    return Fraction(1, 2) + sum((Fraction(1, i) for i in range(2, num_arms + 1)), Fraction(0))
+    return Fraction(1, 2) + sum(
+        (Fraction(1, i) for i in range(2, num_arms + 1)), Fraction(0)
+    )
 
 
 def harmonic(num_arms: int) -> Fraction:
@@ -71,12 +77,16 @@ def _phases(num_arms: int, per_arm: list[int], sizes: list[int], size) -> PhaseS
     )
 
 
-def successive_rejects(num_arms: int, budget: int, size: int | None = None) -> PhaseSchedule:
+def successive_rejects(
+    num_arms: int, budget: int, size: int | None = None
+) -> PhaseSchedule:
     """SR (and SAR): n_k = ceil((T - K) / (logbar(K) (K + 1 - k))), k = 1..K-1."""
     num_arms, budget = _check(num_arms, budget, num_arms + 1, "successive rejects")
     lb = log_bar(num_arms)
-    per_arm = [math.ceil(Fraction(budget - num_arms) / (lb * (num_arms + 1 - k)))
-               for k in range(1, num_arms)]
+    per_arm = [
+        math.ceil(Fraction(budget - num_arms) / (lb * (num_arms + 1 - k)))
+        for k in range(1, num_arms)
+    ]
     sizes = [num_arms + 1 - k for k in range(1, num_arms)]
     return _phases(num_arms, per_arm, sizes, size)
 
@@ -85,9 +95,30 @@ def csar(num_arms: int, budget: int, size: int | None = None) -> PhaseSchedule:
     """CSAR for thresholds (spec §4.5, AMB-11): K phases, L~(K) = sum_{i<=K} 1/i."""
     num_arms, budget = _check(num_arms, budget, num_arms + 1, "CSAR")
     lt = harmonic(num_arms)
-    per_arm = [math.ceil(Fraction(budget - num_arms) / (lt * (num_arms - k + 1)))
-               for k in range(1, num_arms + 1)]
+    per_arm = [
+        math.ceil(Fraction(budget - num_arms) / (lt * (num_arms - k + 1)))
+        for k in range(1, num_arms + 1)
+    ]
     sizes = [num_arms - k + 1 for k in range(1, num_arms + 1)]
+    return _phases(num_arms, per_arm, sizes, size)
+
+
+def csar_authors_code(
+    num_arms: int, budget: int, size: int | None = None
+) -> PhaseSchedule:
+    """CSAR as in the AugUCB authors' code: K epochs e = 0..K-1 with cumulative per-arm
+    quotas n_e = ceil((T - K) / ((1/2 + sum_{i<=K} 1/i) (K + 1 - e))) (log-bar + 1).
+
+    The epochs' lengths depend on the data (an epoch removes at most one arm), so
+    ``ends`` holds the nominal ends if every epoch removed one arm (informational).
+    """
+    num_arms, budget = _check(num_arms, budget, num_arms + 1, "CSAR (authors' code)")
+    lb = Fraction(1, 2) + harmonic(num_arms)
+    per_arm = [
+        math.ceil(Fraction(budget - num_arms) / (lb * (num_arms + 1 - e)))
+        for e in range(num_arms)
+    ]
+    sizes = [num_arms - e for e in range(num_arms)]
     return _phases(num_arms, per_arm, sizes, size)
 
 
@@ -103,7 +134,9 @@ def _halving_sizes(num_arms: int) -> list[int]:
     return sizes[:-1]
 
 
-def halving_karnin(num_arms: int, budget: int, size: int | None = None) -> StageSchedule:
+def halving_karnin(
+    num_arms: int, budget: int, size: int | None = None
+) -> StageSchedule:
     """Sequential Halving of Karnin et al. (spec §5.3a): t_r = floor(T / (|S_r| R))."""
     rounds = num_halving_stages(num_arms)
     num_arms, budget = _check(num_arms, budget, num_arms * rounds, "sequential halving")

@@ -40,7 +40,9 @@ def s_tau(means, threshold: float, arm_mask=None) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- thresholding (TBP)
-def tbp_gaps(means, threshold: float, epsilon: float = 0.0, arm_mask=None) -> np.ndarray:
+def tbp_gaps(
+    means, threshold: float, epsilon: float = 0.0, arm_mask=None
+) -> np.ndarray:
     """Delta_i = |mu_i - tau| + epsilon over real arms."""
     return np.abs(_real(means, arm_mask) - threshold) + epsilon
 
@@ -78,7 +80,9 @@ def hsigma2(gaps, sigmas) -> float:
     """H_{sigma,2} = max_i i / tilde Delta_(i)^2 with tilde Delta_i^2 = Delta_i^2 / xi_i."""
     gaps = np.asarray(gaps, np.float64)
     with np.errstate(divide="ignore"):
-        inv = np.where(gaps > 0, xi(gaps, sigmas) / np.maximum(gaps, 1e-300) ** 2, np.inf)
+        inv = np.where(
+            gaps > 0, xi(gaps, sigmas) / np.maximum(gaps, 1e-300) ** 2, np.inf
+        )
     # increasing tilde Delta^2  <=>  decreasing inv
     inv = np.sort(inv)[::-1]
     return float(np.max(np.arange(1, inv.size + 1) * inv))

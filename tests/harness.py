@@ -79,8 +79,9 @@ def random_mask(rng: np.random.Generator, k_max: int, num_arms: int) -> np.ndarr
     return mask
 
 
-def random_table(rng: np.random.Generator, mask: np.ndarray, columns: int,
-                 kind: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def random_table(
+    rng: np.random.Generator, mask: np.ndarray, columns: int, kind: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(table, means) with rows of padded arms zero. ``kind`` in bernoulli/gauss/coarse."""
     kind = kind or rng.choice(["bernoulli", "gauss", "coarse"])
     k_max = mask.size
@@ -92,14 +93,17 @@ def random_table(rng: np.random.Generator, mask: np.ndarray, columns: int,
     elif kind == "coarse":  # few distinct values: many exact ties
         table = rng.integers(0, 3, size=(k_max, columns)) / 2.0
     else:
-        table = means[:, None] + rng.uniform(0.1, 0.6) * rng.standard_normal((k_max, columns))
+        table = means[:, None] + rng.uniform(0.1, 0.6) * rng.standard_normal(
+            (k_max, columns)
+        )
     table[~mask] = 0.0
     means = np.where(mask, means, 0.0)
     return table, means
 
 
-def basic_instance(rng, k_max, horizon, hp, *, min_arms=2, min_budget=None,
-                   kind=None, extra=None) -> Instance:
+def basic_instance(
+    rng, k_max, horizon, hp, *, min_arms=2, min_budget=None, kind=None, extra=None
+) -> Instance:
     num_arms = int(rng.integers(min_arms, k_max + 1))
     mask = random_mask(rng, k_max, num_arms)
     low = num_arms if min_budget is None else min_budget(num_arms)
@@ -113,7 +117,9 @@ def _stack(dicts: list[dict]) -> dict:
     return {k: np.stack([np.asarray(d[k]) for d in dicts]) for k in dicts[0]}
 
 
-def run_jax(case: TraceCase, instances: list[Instance], key) -> tuple[np.ndarray, np.ndarray]:
+def run_jax(
+    case: TraceCase, instances: list[Instance], key
+) -> tuple[np.ndarray, np.ndarray]:
     tables = jnp.asarray(np.stack([i.table for i in instances]))
     masks = jnp.asarray(np.stack([i.arm_mask for i in instances]))
     budgets = jnp.asarray([i.budget for i in instances], jnp.int32)
@@ -121,17 +127,27 @@ def run_jax(case: TraceCase, instances: list[Instance], key) -> tuple[np.ndarray
     keys = jax.vmap(lambda n: jax.random.fold_in(key, n))(jnp.arange(len(instances)))
 
     def one(hp, table, mask, budget, k):
-        params = ReplayParams(table=table, means=table.mean(-1), stds=table.std(-1),
-                              arm_mask=mask)
-        res = jbandits.run(case.make_policy(**hp), REPLAY, params, k, budget=budget,
-                           horizon=case.horizon, record_arms=True)
+        params = ReplayParams(
+            table=table, means=table.mean(-1), stds=table.std(-1), arm_mask=mask
+        )
+        res = jbandits.run(
+            case.make_policy(**hp),
+            REPLAY,
+            params,
+            k,
+            budget=budget,
+            horizon=case.horizon,
+            record_arms=True,
+        )
         return res.arms, res.output
 
     arms, out = jax.jit(jax.vmap(one))(hps, tables, masks, budgets, keys)
     return np.asarray(arms), np.asarray(out)
 
 
-def run_reference(case: TraceCase, inst: Instance, key) -> tuple[np.ndarray, np.ndarray]:
+def run_reference(
+    case: TraceCase, inst: Instance, key
+) -> tuple[np.ndarray, np.ndarray]:
     real = np.flatnonzero(inst.arm_mask)
     compact = Compact(inst.num_arms, inst.table[real], inst.budget, inst.hp, inst.extra)
     arms, out = case.reference(compact, Draws(key, real, case.k_max))
@@ -165,9 +181,13 @@ def check_case(case: TraceCase, seed: int = 0, num_instances: int | None = None)
                     f"{case.name}: instance {idx} (K={inst.num_arms}, T={inst.budget}, "
                     f"hp={inst.hp}) arms differ first at step {first}:\n"
                     f" jax {jax_arms[idx][: first + 5].tolist()}\n"
-                    f" ref {ref_arms[: first + 5].tolist()}")
-            if not np.array_equal(np.asarray(jax_out[idx]).astype(ref_out.dtype), ref_out):
+                    f" ref {ref_arms[: first + 5].tolist()}"
+                )
+            if not np.array_equal(
+                np.asarray(jax_out[idx]).astype(ref_out.dtype), ref_out
+            ):
                 raise AssertionError(
                     f"{case.name}: instance {idx} output differs: jax {jax_out[idx]} "
-                    f"ref {ref_out}")
+                    f"ref {ref_out}"
+                )
     return n

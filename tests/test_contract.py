@@ -28,8 +28,16 @@ def _setup(case, seed=3):
     policy = case.make_policy(**inst.hp)
 
     def play(key, permute=False):
-        return jbandits.run(policy, bandit, params, key, budget=inst.budget,
-                            horizon=case.horizon, record_arms=True, permute=permute)
+        return jbandits.run(
+            policy,
+            bandit,
+            params,
+            key,
+            budget=inst.budget,
+            horizon=case.horizon,
+            record_arms=True,
+            permute=permute,
+        )
 
     return inst, play
 

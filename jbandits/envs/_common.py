@@ -44,7 +44,9 @@ def check_num_arms(name: str, arr: Array) -> None:
 
 def check_shapes(first: str, a: Array, second: str, b: Array) -> None:
     if a.shape != b.shape:
-        raise ValueError(f"{second} shape {b.shape} does not match {first} shape {a.shape}")
+        raise ValueError(
+            f"{second} shape {b.shape} does not match {first} shape {a.shape}"
+        )
 
 
 def check_budget(budget) -> None:

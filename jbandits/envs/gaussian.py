@@ -19,7 +19,9 @@ class GaussianParams(NamedTuple):
 
 
 def _sample(params: GaussianParams, key: Key, arm: ArrayLike, pull_index: ArrayLike):
-    z = jax.random.normal(_common.stack_key(key, arm, pull_index), dtype=params.means.dtype)
+    z = jax.random.normal(
+        _common.stack_key(key, arm, pull_index), dtype=params.means.dtype
+    )
     return params.means[arm] + params.stds[arm] * z
 
 

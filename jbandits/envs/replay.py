@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jbandits._validate import is_concrete
@@ -50,14 +49,18 @@ REPLAY = Bandit(
 )
 
 
-def replay(table, *, means=None, stds=None, arm_mask=None) -> tuple[Bandit, ReplayParams]:
+def replay(
+    table, *, means=None, stds=None, arm_mask=None
+) -> tuple[Bandit, ReplayParams]:
     """Replay bandit over ``table[..., K, J]``."""
     table = _common.as_float_array("table", table)
     if table.ndim < 2:
         raise ValueError(f"table must have shape [K, J], got {table.shape}")
     if table.shape[-2] < 2:
         raise ValueError(f"table must describe K >= 2 arms, got shape {table.shape}")
-    means = table.mean(axis=-1) if means is None else _common.as_float_array("means", means)
+    means = (
+        table.mean(axis=-1) if means is None else _common.as_float_array("means", means)
+    )
     stds = table.std(axis=-1) if stds is None else _common.as_float_array("stds", stds)
     _common.check_shapes("table rows", table[..., 0], "means", means)
     _common.check_shapes("table rows", table[..., 0], "stds", stds)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import jbandits
 from harness import TraceCase, basic_instance
 from reference.thresholding import simple
+
+import jbandits
 
 
 def _tau(rng):
@@ -18,7 +19,10 @@ def _apt_sample(rng, k_max, horizon):
 
 
 def _lsa_sample(rng, k_max, horizon):
-    hp = {"threshold": _tau(rng), "alpha": float(rng.choice([1.35, rng.uniform(0.05, 8)]))}
+    hp = {
+        "threshold": _tau(rng),
+        "alpha": float(rng.choice([1.35, rng.uniform(0.05, 8)])),
+    }
     return basic_instance(rng, k_max, horizon, hp)
 
 

@@ -51,4 +51,6 @@ def apt(inst, draws):
 
 def lsa(inst, draws):
     tau, alpha = float(inst.hp["threshold"]), float(inst.hp["alpha"])
-    return _index_policy(inst, lambda a: alpha * a.n * (a.mean - tau) ** 2 + 0.5 * math.log(a.n))
+    return _index_policy(
+        inst, lambda a: alpha * a.n * (a.mean - tau) ** 2 + 0.5 * math.log(a.n)
+    )

@@ -1,0 +1,1 @@
+"""References for best-arm identification and top-m policies (spec §5, §6)."""

@@ -1,0 +1,1 @@
+"""References for the cumulative-regret policies (spec algorithms-regret.md §2)."""
