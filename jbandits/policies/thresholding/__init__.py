@@ -1,11 +1,47 @@
 """Thresholding-bandit policies (which arms have mean >= tau)."""
 
 from jbandits.policies.thresholding.apt import APTState, apt
+from jbandits.policies.thresholding.augucb import (
+    AugUCBState,
+    AugUCBTables,
+    augucb,
+    augucb_tables,
+    augucb_tables_by_k,
+)
+from jbandits.policies.thresholding.csar import CSARState, csar, csar_schedule_by_k
 from jbandits.policies.thresholding.lsa import LSAState, lsa
+from jbandits.policies.thresholding.optkg import OptKGState, optkg
 from jbandits.policies.thresholding.ua import UAState, ua
+from jbandits.policies.thresholding.ucbe import UCBEState, ucbe, ucbe_oracle_a
+from jbandits.policies.thresholding.ucbev import UCBEVState, ucbev, ucbev_oracle_a
 from jbandits.policies.thresholding.uniform import UniformState, uniform
 
-__all__ = ["APTState", "LSAState", "UAState", "UniformState", "apt", "lsa", "ua", "uniform"]
+__all__ = [
+    "APTState",
+    "AugUCBState",
+    "AugUCBTables",
+    "CSARState",
+    "LSAState",
+    "OptKGState",
+    "UAState",
+    "UCBEState",
+    "UCBEVState",
+    "UniformState",
+    "apt",
+    "augucb",
+    "augucb_tables",
+    "augucb_tables_by_k",
+    "csar",
+    "csar_schedule_by_k",
+    "lsa",
+    "optkg",
+    "ua",
+    "ucbe",
+    "ucbe_oracle_a",
+    "ucbev",
+    "ucbev_oracle_a",
+    "uniform",
+]
 
 # name -> factory; every entry is registered in jbandits.registry
 POLICIES = {
@@ -13,4 +49,9 @@ POLICIES = {
     "ua": ua,
     "apt": apt,
     "lsa": lsa,
+    "augucb": augucb,
+    "ucbe": ucbe,
+    "ucbev": ucbev,
+    "csar": csar,
+    "optkg": optkg,
 }

@@ -30,8 +30,9 @@ def apt(
     num_arms: int,
     *,
     threshold: ArrayLike,
-    epsilon: ArrayLike = 0.0,
+    epsilon: ArrayLike | None = None,
     tie_break: str = "first",
+    variant: str = "paper",
 ) -> Policy:
     """Anytime Parameter-free Thresholding.
 
@@ -39,7 +40,10 @@ def apt(
       num_arms: static K.
       threshold: tau (traced).
       epsilon: margin eps >= 0 (traced). S000 uses 0.05; S001 sweeps {0, .025, .05, .1}.
+        Default: 0 (``variant="paper"``) or 0.01 (``"authors_code"``).
       tie_break: static, "first" (lowest index) or "random".
+      variant: static, "paper" or "authors_code"; only the default epsilon differs
+        (the AugUCB authors' experiment code calls APT with eps = 0.01).
 
     Output: labels ``1{mean_i >= tau}``.
 
@@ -49,13 +53,20 @@ def apt(
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.finite("threshold", threshold)
+    variant = _validate.choice("variant", variant, ("paper", "authors_code"))
+    if epsilon is None:
+        epsilon = 0.01 if variant == "authors_code" else 0.0
     _validate.in_range("epsilon", epsilon, 0.0)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
 
     def init_fn(key, arm_mask):
         del key
-        return APTState(arms.init_stats(num_arms), arm_mask, jnp.zeros((), jnp.int32),
-                        arms.round_robin(0, arm_mask))
+        return APTState(
+            arms.init_stats(num_arms),
+            arm_mask,
+            jnp.zeros((), jnp.int32),
+            arms.round_robin(0, arm_mask),
+        )
 
     def step_fn(state, key, reward):
         stats = arms.update(state.stats, state.arm, reward)

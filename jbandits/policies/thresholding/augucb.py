@@ -101,8 +101,10 @@ def augucb_tables_by_k(
     """
     budget = int(budget)
     size = num_rounds(budget) + 2 if size is None else size
-    rows = [augucb_tables(k, budget, variant=variant, size=size)
-            for k in range(2, num_arms + 1)]
+    rows = [
+        augucb_tables(k, budget, variant=variant, size=size)
+        for k in range(2, num_arms + 1)
+    ]
     rows = rows[:1] * 2 + rows
     return AugUCBTables(*[np.stack(parts) for parts in zip(*rows, strict=True)])
 
@@ -135,7 +137,8 @@ def augucb(
     """Augmented UCB for the thresholding bandit.
 
     Each step after one pull per arm: pull ``argmin_{i in B} |mean_i - tau| - 2 s_i``
-    with ``s_i = sqrt(rho psi_m (v_i + 1) L_m / (4 n_i))`` (v = biased variance),
+    with ``s_i = sqrt(rho psi_m (v_i + 1) L_m / (4 n_i))`` (v = biased variance;
+    evaluated as ``sqrt((rho psi_m L_m) * ((v_i + 1) / (4 n_i)))``),
     then drop from B every arm with ``|mean_i - tau| - 2 s_i > 0``, and when
     ``t >= N`` and ``m <= M`` start round ``m + 1`` with ``N = t + |B| ell_{m+1}``.
 
@@ -172,12 +175,13 @@ def augucb(
         tables = augucb_tables_by_k(num_arms, t_host, variant=variant)
     by_k = np.ndim(tables.last_round) == 1
 
-    def width(stats, psi, log_term):
-        n = jnp.maximum(stats.counts, 1.0)
-        v1 = arms.var_biased(stats) + 1.0
-        if authors:
-            return jnp.sqrt(rho * v1 * log_term / (4.0 * n))
-        return jnp.sqrt(rho * psi * v1 * log_term / (4.0 * n))
+    def per_arm(stats):
+        """(v_i + 1) / (4 n_i): the arm-dependent factor of s_i^2 (computed once)."""
+        return (arms.var_biased(stats) + 1.0) / (4.0 * jnp.maximum(stats.counts, 1.0))
+
+    def coef(psi, log_term):
+        """The round-dependent factor of s_i^2: rho psi_m L_m (authors: rho L_m)."""
+        return rho * log_term if authors else rho * psi * log_term
 
     def init_fn(key, arm_mask):
         del key
@@ -186,11 +190,19 @@ def augucb(
         psi, log_term, ell, last = rows
         ftype = jnp.result_type(float)
         return AugUCBState(
-            stats=arms.init_stats(num_arms), arm_mask=arm_mask, active=arm_mask,
-            present=arm_mask, psi=psi.astype(ftype), log_term=log_term.astype(ftype),
-            ell=ell.astype(jnp.int32), last_round=last.astype(jnp.int32),
-            m=jnp.zeros((), jnp.int32), boundary=k_real * ell[0].astype(jnp.int32),
-            t=jnp.zeros((), jnp.int32), arm=arms.round_robin(0, arm_mask))
+            stats=arms.init_stats(num_arms),
+            arm_mask=arm_mask,
+            active=arm_mask,
+            present=arm_mask,
+            psi=psi.astype(ftype),
+            log_term=log_term.astype(ftype),
+            ell=ell.astype(jnp.int32),
+            last_round=last.astype(jnp.int32),
+            m=jnp.zeros((), jnp.int32),
+            boundary=k_real * ell[0].astype(jnp.int32),
+            t=jnp.zeros((), jnp.int32),
+            arm=arms.round_robin(0, arm_mask),
+        )
 
     def step_fn(state, key, reward):
         del key
@@ -200,13 +212,18 @@ def augucb(
         past_init = t > jnp.sum(mask)
         gap = jnp.abs(arms.mean(stats) - threshold)
         m = state.m
-        s = width(stats, state.psi[m], state.log_term[m])
+        w = per_arm(stats)
+        s = jnp.sqrt(coef(state.psi[m], state.log_term[m]) * w)
         active, present = state.active, state.present
         if authors:
             mu = arms.mean(stats)
             n = jnp.maximum(stats.counts, 1.0)
             c = jnp.sqrt(RHO_MEAN * state.log_term[m] / (2.0 * n))
-            out_mean = active & past_init & ((mu - c > threshold + c) | (mu + c < threshold - c))
+            out_mean = (
+                active
+                & past_init
+                & ((mu - c > threshold + c) | (mu + c < threshold - c))
+            )
             active = active & ~out_mean
             present = present & ~out_mean
             out_var = (mu - s > threshold + s) | (mu + s < threshold - s)
@@ -218,7 +235,7 @@ def augucb(
         m_new = m + bump.astype(jnp.int32)
         size = jnp.sum(present).astype(jnp.int32)
         boundary = jnp.where(bump, t + size * state.ell[m_new], state.boundary)
-        s_new = width(stats, state.psi[m_new], state.log_term[m_new])
+        s_new = jnp.sqrt(coef(state.psi[m_new], state.log_term[m_new]) * w)
         score = gap - s_new if authors else gap - 2.0 * s_new
         any_active = jnp.any(active)
         eligible = active if on_empty == "idle" else jnp.where(any_active, active, mask)
@@ -227,8 +244,20 @@ def augucb(
             pick = jnp.where(any_active, pick, -1)
         forced, rr = arms.forced_arm(t, mask)
         arm = jnp.where(forced, rr, pick).astype(jnp.int32)
-        return AugUCBState(stats, mask, active, present, state.psi, state.log_term,
-                           state.ell, state.last_round, m_new, boundary, t, arm)
+        return AugUCBState(
+            stats,
+            mask,
+            active,
+            present,
+            state.psi,
+            state.log_term,
+            state.ell,
+            state.last_round,
+            m_new,
+            boundary,
+            t,
+            arm,
+        )
 
     def output_fn(state):
         return arms.labels_above(state.stats, state.arm_mask, threshold)

@@ -1,0 +1,176 @@
+"""CSAR adapted to thresholds (S000; Chen et al. 2014), spec §4.5.
+
+Paper variant: K phases with the exact host schedule :func:`jbandits.schedules.csar`;
+in phase k every active arm is pulled up to ñ_k times (round robin in index order);
+at the end of the phase the active arm farthest from tau, ``argmax |mean_i - tau|``,
+is removed and its label frozen. Several phases may end on one step (zero-length
+phases); steps after the last phase are idle.
+
+``variant="authors_code"`` (the AugUCB authors' experiment code): K epochs with the
+quotas of :func:`jbandits.schedules.csar_authors_code`, pulls arm by arm (all of one
+arm's pulls, then the next arm's), and at the end of an epoch the active arm with the
+smallest mean among those with mean < tau is removed (none if no such arm).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbandits import _validate, arms, schedules
+from jbandits.types import Array, ArrayLike, Policy
+
+VARIANTS = ("paper", "authors_code")
+
+
+def csar_schedule_by_k(
+    num_arms: int, budget: int, *, variant: str = "paper", size: int | None = None
+) -> schedules.PhaseSchedule:
+    """Schedules for every real K = 0..num_arms stacked as ``[num_arms + 1, P]``.
+
+    Rows with K < 2 or T <= K are unusable: ``num_phases = -1`` (the policy idles).
+    """
+    fn = schedules.csar if variant == "paper" else schedules.csar_authors_code
+    size = num_arms if size is None else size
+    bad = schedules.PhaseSchedule(
+        np.zeros(size, np.int32), np.full(size, schedules.NEVER, np.int32), np.int32(-1)
+    )
+    rows = [
+        fn(k, budget, size=size) if 2 <= k < budget else bad
+        for k in range(num_arms + 1)
+    ]
+    return schedules.stack(rows)
+
+
+class CSARState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool
+    active: Array  # [K] bool: arms not yet classified
+    per_arm: Array  # [P] int32: cumulative per-arm quota of each phase
+    ends: Array  # [P] int32: step at which each phase ends (paper variant)
+    num_phases: Array  # [] int32 (-1: unusable schedule, idle)
+    phase: Array  # [] int32: current phase
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm (-1 idle)
+
+
+def csar(
+    num_arms: int,
+    *,
+    threshold: ArrayLike,
+    budget: ArrayLike | None = None,
+    variant: str = "paper",
+    schedule: schedules.PhaseSchedule | None = None,
+) -> Policy:
+    """CSAR for the thresholding bandit.
+
+    Args:
+      num_arms: static K_max.
+      threshold: tau (traced).
+      budget: T; must be concrete unless ``schedule`` is given.
+      variant: static, "paper" or "authors_code" (module docstring).
+      schedule: the real K's schedule (``[P]`` leaves, from :func:`schedules.csar` or
+        :func:`schedules.csar_authors_code`) or :func:`csar_schedule_by_k`
+        (``[K_max + 1, P]``); needed when the budget is traced.
+
+    Output: labels ``1{mean_i >= tau}`` (equal to the frozen label of removed arms).
+
+    References:
+      Chen, Lin, King, Lyu, Chen. Combinatorial pure exploration of multi-armed
+      bandits. NIPS 2014. Mukherjee et al. IJCAI 2017 (thresholding adaptation).
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    variant = _validate.choice("variant", variant, VARIANTS)
+    _validate.finite("threshold", threshold)
+    if schedule is None:
+        if budget is None:
+            raise ValueError("budget is required (or pass schedule=)")
+        _validate.require_concrete("budget", budget, "CSAR's phase schedule")
+        t_host = _validate.concrete_int("budget", budget, minimum=num_arms + 1)
+        schedule = csar_schedule_by_k(num_arms, t_host, variant=variant)
+    by_k = np.ndim(schedule.num_phases) == 1
+    authors = variant == "authors_code"
+
+    def choose(stats, active, per_arm, phase, num_phases):
+        quota = per_arm[jnp.minimum(phase, per_arm.shape[0] - 1)]
+        if authors:  # arm by arm: first active arm below its quota
+            pick = jnp.argmax(active & (stats.counts < quota)).astype(jnp.int32)
+        else:
+            pick = arms.least_pulled(stats.counts, active)
+        return jnp.where(phase < num_phases, pick, -1).astype(jnp.int32)
+
+    def end_phase(stats, active, phase):
+        mu = arms.mean(stats)
+        if authors:
+            below = active & (mu < threshold)
+            out = arms.argmin_masked(mu, below)
+            active = active & ~(arms.one_hot(out, num_arms) & jnp.any(below))
+        else:
+            out = arms.argmax_masked(jnp.abs(mu - threshold), active)
+            active = active & ~arms.one_hot(out, num_arms)
+        return active, phase + 1
+
+    def advance(stats, active, phase, t, per_arm, ends, num_phases):
+        def done(carry):
+            act, ph = carry
+            live = ph < num_phases
+            if authors:
+                quota = per_arm[jnp.minimum(ph, per_arm.shape[0] - 1)]
+                return live & ~jnp.any(act & (stats.counts < quota))
+            return live & (ends[jnp.minimum(ph, ends.shape[0] - 1)] <= t)
+
+        def body(carry):
+            return end_phase(stats, *carry)
+
+        return jax.lax.while_loop(done, body, (active, phase))
+
+    def init_fn(key, arm_mask):
+        del key
+        k_real = jnp.sum(arm_mask).astype(jnp.int32)
+        per_arm, ends, num_phases = [
+            jnp.asarray(x)[k_real] if by_k else jnp.asarray(x) for x in schedule
+        ]
+        per_arm, ends = per_arm.astype(jnp.int32), ends.astype(jnp.int32)
+        num_phases = num_phases.astype(jnp.int32)
+        stats, t = arms.init_stats(num_arms), jnp.zeros((), jnp.int32)
+        active, phase = advance(
+            stats, arm_mask, jnp.zeros((), jnp.int32), t, per_arm, ends, num_phases
+        )
+        arm = choose(stats, active, per_arm, phase, num_phases)
+        return CSARState(
+            stats, arm_mask, active, per_arm, ends, num_phases, phase, t, arm
+        )
+
+    def step_fn(state, key, reward):
+        del key
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+        active, phase = advance(
+            stats,
+            state.active,
+            state.phase,
+            t,
+            state.per_arm,
+            state.ends,
+            state.num_phases,
+        )
+        arm = choose(stats, active, state.per_arm, phase, state.num_phases)
+        return CSARState(
+            stats,
+            state.arm_mask,
+            active,
+            state.per_arm,
+            state.ends,
+            state.num_phases,
+            phase,
+            t,
+            arm,
+        )
+
+    def output_fn(state):
+        return arms.labels_above(state.stats, state.arm_mask, threshold)
+
+    return Policy(init_fn, step_fn, output_fn, "thresholding")

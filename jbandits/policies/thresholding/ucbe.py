@@ -1,0 +1,113 @@
+"""UCBE for thresholds (S000, S001; UCB-E of Audibert et al. 2010), spec §4.3.
+
+After one pull per arm, pull ``argmin_i |mean_i - tau| - sqrt(a / n_i)``. The
+exploration parameter ``a`` is an explicit (traced) input; :func:`ucbe_oracle_a`
+computes the oracle value from an instance on the host.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jbandits import _validate, arms, truth
+from jbandits.types import Array, ArrayLike, Policy
+
+VARIANTS = ("paper", "authors_code")
+
+
+def authors_code_arms(means, arm_mask=None) -> np.ndarray:
+    """Real means the authors' H sums over: arm K and every arm with mean == mu_K out."""
+    mu = truth._real(means, arm_mask)
+    return mu[:-1][mu[:-1] != mu[-1]]
+
+
+def ucbe_oracle_a(
+    means,
+    *,
+    threshold: float,
+    budget: int,
+    exponent: float = 0.0,
+    variant: str = "paper",
+    arm_mask=None,
+) -> float:
+    """Oracle ``a = 4^i (T - K) / H1`` (host float64).
+
+    ``variant="paper"``: H1 = sum_i 1 / Delta_i^2 over all real arms (S000, S001's
+    UCBE(i)). ``"authors_code"``: H1 over the real arms whose mean differs from the
+    last real arm's, the last arm excluded (the authors' experiment code). Raises
+    ValueError on degenerate instances (a gap of 0, or an empty sum).
+    """
+    _validate.choice("variant", variant, VARIANTS)
+    mu = truth._real(means, arm_mask)
+    k = mu.size
+    budget = _validate.concrete_int("budget", budget, minimum=k + 1)
+    if variant == "authors_code":
+        mu = authors_code_arms(mu)
+    h = truth.h1(truth.tbp_gaps(mu, threshold)) if mu.size else 0.0
+    return truth.oracle_parameter("UCBE a", 4.0**exponent * (budget - k), h)
+
+
+class UCBEState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm
+
+
+def ucbe(
+    num_arms: int,
+    *,
+    threshold: ArrayLike,
+    a: ArrayLike,
+    variant: str = "paper",
+    tie_break: str = "first",
+) -> Policy:
+    """UCB-E adapted to the thresholding bandit.
+
+    Args:
+      num_arms: static K.
+      threshold: tau (traced).
+      a: exploration parameter > 0 (traced), e.g. :func:`ucbe_oracle_a`.
+      variant: static, "paper" or "authors_code". The policy is the same for both (the
+        authors' code differs only in how a was computed, see :func:`ucbe_oracle_a`;
+        its initialisation bug, means not updated during the first K pulls, is not
+        copied).
+      tie_break: static, "first" or "random".
+
+    Output: labels ``1{mean_i >= tau}``.
+
+    References:
+      Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT
+      2010. Mukherjee et al. IJCAI 2017 (thresholding adaptation).
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    _validate.choice("variant", variant, VARIANTS)
+    _validate.finite("threshold", threshold)
+    _validate.in_range("a", a, 0.0, low_open=True)
+    _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
+
+    def init_fn(key, arm_mask):
+        del key
+        return UCBEState(
+            arms.init_stats(num_arms),
+            arm_mask,
+            jnp.zeros((), jnp.int32),
+            arms.round_robin(0, arm_mask),
+        )
+
+    def step_fn(state, key, reward):
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+        forced, rr = arms.forced_arm(t, state.arm_mask)
+        n = jnp.maximum(stats.counts, 1.0)
+        index = jnp.abs(arms.mean(stats) - threshold) - jnp.sqrt(a / n)
+        best = arms.argmin_masked(index, state.arm_mask, key=key, tie_break=tie_break)
+        return UCBEState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
+
+    def output_fn(state):
+        return arms.labels_above(state.stats, state.arm_mask, threshold)
+
+    return Policy(init_fn, step_fn, output_fn, "thresholding")
