@@ -10,7 +10,7 @@ Quick start::
     res.metrics["error"].mean()
 """
 
-from jbandits import arms, envs, metrics, schedules, truth
+from jbandits import arms, envs, metrics, problems, schedules, truth, tune
 from jbandits.engine import RunResult, product_grid, run, simulate, sweep
 from jbandits.policies.thresholding import apt, lsa, ua, uniform
 from jbandits.registry import factory, make, names, register
@@ -30,6 +30,7 @@ __all__ = [
     "make",
     "metrics",
     "names",
+    "problems",
     "product_grid",
     "register",
     "run",
@@ -37,6 +38,7 @@ __all__ = [
     "simulate",
     "sweep",
     "truth",
+    "tune",
     "ua",
     "uniform",
 ]

@@ -57,7 +57,9 @@ def halving_policy(
         def halve(s, carry):
             active, loc = carry
             score = jnp.where(loc.counts > 0, arms.mean(loc), -jnp.inf)
-            return arms.keep_top(score, active, sched.keep[s]), arms.init_stats(num_arms)
+            return arms.keep_top(score, active, sched.keep[s]), arms.init_stats(
+                num_arms
+            )
 
         stage, (active, local) = _phases.end_phases(
             state.stage, t, sched.ends, sched.num_stages, halve, (state.active, local)

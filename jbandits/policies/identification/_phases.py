@@ -46,11 +46,15 @@ def resolve(
     if schedule is None:
         if budget is None:
             raise ValueError(f"{name}: give budget (concrete) or schedule")
-        _validate.require_concrete("budget", budget, "the schedule is exact host arithmetic")
+        _validate.require_concrete(
+            "budget", budget, "the schedule is exact host arithmetic"
+        )
         b = _validate.concrete_int("budget", budget, minimum=1)
         schedule = build(num_arms, b, **build_kwargs)
-    elif budget is not None and _validate.is_concrete(budget) and _validate.is_concrete(
-        schedule
+    elif (
+        budget is not None
+        and _validate.is_concrete(budget)
+        and _validate.is_concrete(schedule)
     ):
         b = _validate.concrete_int("budget", budget, minimum=1)
         ends = jax.device_get(schedule.ends)

@@ -41,6 +41,8 @@ def gape_v(inst, draws):
 
     def index(arms, j):
         n, var = arms[j].n, arms[j].var_unbiased
-        return -abs(_gap(arms, j)) + math.sqrt(2 * a * var / n) + 7 * a * b / (3 * (n - 1))
+        return (
+            -abs(_gap(arms, j)) + math.sqrt(2 * a * var / n) + 7 * a * b / (3 * (n - 1))
+        )
 
     return _run(inst, 2, index)

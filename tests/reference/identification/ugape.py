@@ -14,8 +14,10 @@ def _widths(arms, confidence, a, b):
     if confidence == "hoeffding":
         # b sqrt(a / T) evaluated as sqrt(a b^2 / T) (the JAX code avoids FMAs this way)
         return [math.sqrt(a * (b * b) / x.n) for x in arms]
-    return [math.sqrt(2 * a * x.var_unbiased / x.n) + 7 * a * b / (3 * (x.n - 1))
-            for x in arms]
+    return [
+        math.sqrt(2 * a * x.var_unbiased / x.n) + 7 * a * b / (3 * (x.n - 1))
+        for x in arms
+    ]
 
 
 def select_arm(mu, beta, m):
@@ -45,7 +47,9 @@ def _mask(k, chosen):
 
 
 def _top_empirical(arms, m):
-    order = sorted(range(len(arms)), key=lambda i: (-(arms[i].mean if arms[i].n else -math.inf), i))
+    order = sorted(
+        range(len(arms)), key=lambda i: (-(arms[i].mean if arms[i].n else -math.inf), i)
+    )
     return order[:m]
 
 

@@ -1,0 +1,83 @@
+"""Sequential Halving, two variants (spec §5.3).
+
+* ``variant="s004"`` (default): S004 Algorithm 1 with Algorithm 2 "SH". m = ceil(log2 K)
+  stages of n_s = floor(T / m) pulls each; the c-th pull of a stage goes to the
+  ((c - 1) mod |A_s|) + 1-th active arm in index order; after the stage the
+  ceil(|A_s| / 2) arms with the largest stage-local means survive.
+* ``variant="karnin"``: Karnin, Koren, Somekh (2013). Round r pulls each of its |S_r|
+  arms exactly t_r = floor(T / (|S_r| ceil(log2 K))) times, then halves the same way.
+
+Both run on one stage engine (:mod:`._halving`): the in-stage arm is the least pulled
+(in this stage) active arm, lowest index on ties, which is index-order round robin;
+the variants differ only in the host schedule (stage ends). The default is the S004
+form because this library reproduces S004's experiments (SH is its baseline and the
+skeleton of SHVar/SHAdaVar); use ``variant="karnin"`` to reproduce R-KKS. Means are
+stage-local ([AMB-15]); ties in the halving go to the lowest index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jbandits import _validate, arms, schedules
+from jbandits.policies.identification import _halving, _phases
+from jbandits.types import ArrayLike, Policy
+
+VARIANTS = ("s004", "karnin")
+
+
+def halving_schedule(
+    num_real_arms: int, budget: int, size: int | None = None, variant: str = "s004"
+) -> schedules.StageSchedule:
+    """Host-side exact stage schedule for ``num_real_arms`` real arms.
+
+    ``size`` pads the stage arrays (use ``num_halving_stages(K_max)`` so that padded
+    instances and budget sweeps stack with :func:`jbandits.schedules.stack`).
+    """
+    _validate.choice("variant", variant, VARIANTS)
+    build = schedules.halving_s004 if variant == "s004" else schedules.halving_karnin
+    return build(num_real_arms, budget, size)
+
+
+def sequential_halving(
+    num_arms: int,
+    *,
+    budget: ArrayLike | None = None,
+    schedule: Any = None,
+    variant: str = "s004",
+) -> Policy:
+    """Sequential Halving for fixed-budget best-arm identification.
+
+    Args:
+      num_arms: static K_max (including padded arms).
+      budget: T; needed (concrete) only when ``schedule`` is None (then K_real =
+        ``num_arms``).
+      schedule: a :class:`jbandits.schedules.StageSchedule` from
+        :func:`halving_schedule` for the real K (may be traced). It fixes the variant.
+      variant: static, "s004" or "karnin"; selects the schedule built from ``budget``.
+
+    Returns:
+      A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
+
+    References:
+      Karnin, Koren, Somekh. Almost optimal exploration in multi-armed bandits.
+      ICML 2013.
+      Lalitha, Kalantari, Ma, Deoras, Kveton. Fixed-budget best-arm identification
+      with heterogeneous reward variances. UAI 2023 (Algorithms 1 and 2).
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    _validate.choice("variant", variant, VARIANTS)
+    sched = _phases.resolve(
+        "sequential_halving",
+        halving_schedule,
+        num_arms,
+        budget,
+        schedule,
+        variant=variant,
+    )
+
+    def choose(local, active, c):
+        del c
+        return arms.least_pulled(local.counts, active)
+
+    return _halving.halving_policy(num_arms, sched, choose)

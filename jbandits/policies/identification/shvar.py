@@ -1,0 +1,70 @@
+"""SHVar: sequential halving with known heterogeneous variances (S004 Alg. 3; spec §5.5).
+
+Stages as S004's sequential halving (:mod:`.sequential_halving`, variant "s004"). At
+the c-th step of stage s, with N_i the stage-s pulls of arm i so far, pull
+
+    argmax_{i in A_s} sigma_i^2 / N_i,      sigma_i^2 / 0 := +inf   [AMB-16]
+
+Ties: among the maximisers the arm with the fewest stage pulls, then the lowest
+index. This equals "ties first" whenever tied arms have equal counts (so equal
+sigma gives SH's round robin pull for pull) and makes the spec's "all sigma = 0 ->
+round robin" hold (a literal lowest-index rule would give arm 0 every pull there).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+
+from jbandits import _validate, arms, schedules
+from jbandits.policies.identification import _halving, _phases
+from jbandits.types import ArrayLike, Policy
+
+
+def shvar_index(variances: ArrayLike, counts: jnp.ndarray) -> jnp.ndarray:
+    """sigma^2 / N with +inf for N = 0."""
+    variances = jnp.asarray(variances, counts.dtype)
+    return jnp.where(counts > 0, variances / jnp.maximum(counts, 1.0), jnp.inf)
+
+
+def shvar(
+    num_arms: int,
+    *,
+    variances: ArrayLike,
+    budget: ArrayLike | None = None,
+    schedule: Any = None,
+) -> Policy:
+    """SHVar for fixed-budget BAI when the reward variances are known.
+
+    Args:
+      num_arms: static K_max (including padded arms).
+      variances: ``[K]`` true reward variances sigma_i^2 >= 0 (traced; unrealistic
+        oracle input; entries of padded arms are ignored).
+      budget: T; needed (concrete) only when ``schedule`` is None (then K_real =
+        ``num_arms``).
+      schedule: the S004 stage schedule for the real K
+        (``halving_schedule(K, T, size, "s004")``), may be traced.
+
+    Returns:
+      A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
+
+    References:
+      Lalitha, Kalantari, Ma, Deoras, Kveton. Fixed-budget best-arm identification
+      with heterogeneous reward variances. UAI 2023 (Algorithm 3).
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    _validate.in_range("variances", variances, 0.0)
+    if jnp.shape(variances) != (num_arms,):
+        raise ValueError(
+            f"variances must have shape ({num_arms},), got {jnp.shape(variances)}"
+        )
+    sched = _phases.resolve("shvar", schedules.halving_s004, num_arms, budget, schedule)
+
+    def choose(local, active, c):
+        del c
+        score = shvar_index(variances, local.counts)
+        best = score[arms.argmax_masked(score, active)]
+        return arms.least_pulled(local.counts, active & (score == best))
+
+    return _halving.halving_policy(num_arms, sched, choose)

@@ -1,0 +1,109 @@
+"""VBR_provisional: a placeholder for Variance-Based Rejects (spec §5.9, UNVERIFIED).
+
+The primary source (Faella, Finzi, Sauro, ECAI 2020) was not available; this is the
+spec's provisional rule, registered as ``vbr_provisional`` and not to be reported as
+VBR. It runs the exact SR schedule (K - 1 phases, phase k ends after
+sum_{j<=k} (K + 1 - j)(n_j - n_{j-1}) pulls):
+
+* while some active arm has fewer than 2 pulls, pull the least-pulled active arm
+  (lowest index on ties): the first 2K pulls are two index-order round-robin passes;
+* otherwise pull the active arm with the widest interval
+  argmax gamma sigma_i / sqrt(n_i) (sigma_i from the unbiased variance; ties first);
+* at a phase end reject argmin of the upper bound mean_i + gamma sigma_i / sqrt(n_i)
+  over the active arms (ties first; sigma_i = 0 while n_i < 2).
+
+The last active arm is the output; steps after the last phase idle.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+
+from jbandits import _validate, arms
+from jbandits.policies.identification import _phases
+from jbandits.policies.identification.successive_rejects import sr_schedule
+from jbandits.types import Array, ArrayLike, Policy
+
+
+class VBRState(NamedTuple):
+    stats: arms.ArmStats  # cumulative per-arm statistics
+    active: Array  # [K] bool: arms not yet rejected
+    phase: Array  # [] int32: current phase (0-based); num_phases = finished
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm, -1 = idle
+
+
+def vbr_width(stats: arms.ArmStats, gamma: ArrayLike) -> Array:
+    """gamma * sigma_hat / sqrt(n) (0 for n < 2), computed as gamma sqrt(s2 / n).
+
+    One correctly rounded sqrt: XLA may rewrite ``a / sqrt(n)`` into ``a * rsqrt(n)``,
+    which breaks exact ties between arms (and float equality with the reference).
+    """
+    return gamma * jnp.sqrt(arms.var_unbiased(stats) / jnp.maximum(stats.counts, 1.0))
+
+
+def vbr_provisional(
+    num_arms: int,
+    *,
+    gamma: ArrayLike = 1.96,
+    budget: ArrayLike | None = None,
+    schedule: Any = None,
+) -> Policy:
+    """Provisional Variance-Based Rejects (spec §5.9; UNVERIFIED placeholder).
+
+    Args:
+      num_arms: static K_max (including padded arms).
+      gamma: interval multiplier >= 0 (traced; S004 uses 1.96).
+      budget: T; needed (concrete) only when ``schedule`` is None (then K_real =
+        ``num_arms``).
+      schedule: the SR schedule for the real K (:func:`sr_schedule`), may be traced.
+
+    Returns:
+      A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
+
+    References:
+      Faella, Finzi, Sauro. Rapidly finding the best arm using variance. ECAI 2020
+      (not consulted; rule from spec §5.9).
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    _validate.in_range("gamma", gamma, 0.0)
+    sched = _phases.resolve("vbr_provisional", sr_schedule, num_arms, budget, schedule)
+
+    def choose(stats, active):
+        young = active & (stats.counts < 2)
+        least = arms.least_pulled(stats.counts, active)
+        widest = arms.argmax_masked(vbr_width(stats, gamma), active)
+        return jnp.where(young.any(), least, widest)
+
+    def init_fn(key, arm_mask):
+        del key
+        active = arm_mask & (jnp.sum(arm_mask) == sched.num_phases + 1)
+        stats = arms.init_stats(num_arms)
+        first = _phases.first_or_idle(choose(stats, active), active)
+        zero = jnp.zeros((), jnp.int32)
+        return VBRState(stats, active, zero, zero, first)
+
+    def step_fn(state, key, reward):
+        del key
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+        upper = arms.mean(stats) + vbr_width(stats, gamma)
+
+        def reject(p, active):
+            del p
+            worst = arms.argmin_masked(upper, active)
+            return active & ~arms.one_hot(worst, num_arms)
+
+        phase, active = _phases.end_phases(
+            state.phase, t, sched.ends, sched.num_phases, reject, state.active
+        )
+        done = phase >= sched.num_phases
+        arm = jnp.where(done, -1, choose(stats, active))
+        return VBRState(stats, active, phase, t, arm.astype(jnp.int32))
+
+    def output_fn(state):
+        return _phases.current_best(state.stats, state.active)
+
+    return Policy(init_fn, step_fn, output_fn, "identification")
