@@ -5,19 +5,13 @@ After one pull per arm, pull ``argmin_i sqrt(n_i) * (|mean_i - tau| + eps)``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
+from jbandits.policies._index import IndexState, index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
-
-class APTState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: pulls done
-    arm: Array  # [] int32: next arm
+APTState = IndexState  # the shared state of index policies
 
 
 def apt_index(stats: arms.ArmStats, threshold: ArrayLike, epsilon: ArrayLike) -> Array:
@@ -57,26 +51,11 @@ def apt(
     if epsilon is None:
         epsilon = 0.01 if variant == "authors_code" else 0.0
     _validate.in_range("epsilon", epsilon, 0.0)
-    _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
-
-    def init_fn(key, arm_mask):
-        del key
-        return APTState(
-            arms.init_stats(num_arms),
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            arms.round_robin(0, arm_mask),
-        )
-
-    def step_fn(state, key, reward):
-        stats = arms.update(state.stats, state.arm, reward)
-        t = state.t + 1
-        forced, rr = arms.forced_arm(t, state.arm_mask)
-        index = apt_index(stats, threshold, epsilon)
-        best = arms.argmin_masked(index, state.arm_mask, key=key, tie_break=tie_break)
-        return APTState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
-
-    def output_fn(state):
-        return arms.labels_above(state.stats, state.arm_mask, threshold)
-
-    return Policy(init_fn, step_fn, output_fn, "thresholding")
+    return index_policy(
+        num_arms,
+        lambda stats, mask: apt_index(stats, threshold, epsilon),
+        select="min",
+        output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
+        setting="thresholding",
+        tie_break=tie_break,
+    )

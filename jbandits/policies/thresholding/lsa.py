@@ -5,19 +5,13 @@ After one pull per arm, pull ``argmin_i alpha * n_i * (mean_i - theta)^2 + ln(n_
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
+from jbandits.policies._index import IndexState, index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
-
-class LSAState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32
-    arm: Array  # [] int32
+LSAState = IndexState  # the shared state of index policies
 
 
 def lsa_index(stats: arms.ArmStats, threshold: ArrayLike, alpha: ArrayLike) -> Array:
@@ -48,22 +42,11 @@ def lsa(
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.finite("threshold", threshold)
     _validate.in_range("alpha", alpha, 0.0, low_open=True)
-    _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
-
-    def init_fn(key, arm_mask):
-        del key
-        return LSAState(arms.init_stats(num_arms), arm_mask, jnp.zeros((), jnp.int32),
-                        arms.round_robin(0, arm_mask))
-
-    def step_fn(state, key, reward):
-        stats = arms.update(state.stats, state.arm, reward)
-        t = state.t + 1
-        forced, rr = arms.forced_arm(t, state.arm_mask)
-        index = lsa_index(stats, threshold, alpha)
-        best = arms.argmin_masked(index, state.arm_mask, key=key, tie_break=tie_break)
-        return LSAState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
-
-    def output_fn(state):
-        return arms.labels_above(state.stats, state.arm_mask, threshold)
-
-    return Policy(init_fn, step_fn, output_fn, "thresholding")
+    return index_policy(
+        num_arms,
+        lambda stats, mask: lsa_index(stats, threshold, alpha),
+        select="min",
+        output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
+        setting="thresholding",
+        tie_break=tie_break,
+    )

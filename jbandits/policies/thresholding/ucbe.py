@@ -7,13 +7,14 @@ computes the oracle value from an instance on the host.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 import numpy as np
 
 from jbandits import _validate, arms, truth
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.policies._index import IndexState, index_policy
+from jbandits.types import ArrayLike, Policy
+
+UCBEState = IndexState  # the shared state of index policies
 
 VARIANTS = ("paper", "authors_code")
 
@@ -50,13 +51,6 @@ def ucbe_oracle_a(
     return truth.oracle_parameter("UCBE a", 4.0**exponent * (budget - k), h)
 
 
-class UCBEState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: pulls done
-    arm: Array  # [] int32: next arm
-
-
 def ucbe(
     num_arms: int,
     *,
@@ -89,25 +83,15 @@ def ucbe(
     _validate.in_range("a", a, 0.0, low_open=True)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
 
-    def init_fn(key, arm_mask):
-        del key
-        return UCBEState(
-            arms.init_stats(num_arms),
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            arms.round_robin(0, arm_mask),
-        )
-
-    def step_fn(state, key, reward):
-        stats = arms.update(state.stats, state.arm, reward)
-        t = state.t + 1
-        forced, rr = arms.forced_arm(t, state.arm_mask)
+    def index(stats, mask):
         n = jnp.maximum(stats.counts, 1.0)
-        index = jnp.abs(arms.mean(stats) - threshold) - jnp.sqrt(a / n)
-        best = arms.argmin_masked(index, state.arm_mask, key=key, tie_break=tie_break)
-        return UCBEState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
+        return jnp.abs(arms.mean(stats) - threshold) - jnp.sqrt(a / n)
 
-    def output_fn(state):
-        return arms.labels_above(state.stats, state.arm_mask, threshold)
-
-    return Policy(init_fn, step_fn, output_fn, "thresholding")
+    return index_policy(
+        num_arms,
+        index,
+        select="min",
+        output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
+        setting="thresholding",
+        tie_break=tie_break,
+    )

@@ -9,13 +9,14 @@ code): one pull per arm, biased variance v and ``w_i = sqrt(2 a v_i / n_i) + 7 a
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 import numpy as np
 
 from jbandits import _validate, arms, truth
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.policies._index import IndexState, index_policy
+from jbandits.types import ArrayLike, Policy
+
+UCBEVState = IndexState  # the shared state of index policies
 
 VARIANTS = ("paper", "authors_code")
 
@@ -59,13 +60,6 @@ def ucbev_oracle_a(
     return truth.oracle_parameter("UCBEV a", num, h)
 
 
-class UCBEVState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: pulls done
-    arm: Array  # [] int32: next arm
-
-
 def ucbev(
     num_arms: int,
     *,
@@ -100,19 +94,7 @@ def ucbev(
     authors = variant == "authors_code"
     passes = 1 if authors else 2
 
-    def init_fn(key, arm_mask):
-        del key
-        return UCBEVState(
-            arms.init_stats(num_arms),
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            arms.round_robin(0, arm_mask),
-        )
-
-    def step_fn(state, key, reward):
-        stats = arms.update(state.stats, state.arm, reward)
-        t = state.t + 1
-        forced, rr = arms.forced_arm(t, state.arm_mask, passes=passes)
+    def index(stats, mask):
         n = jnp.maximum(stats.counts, 1.0)
         if authors:
             var = arms.var_biased(stats)
@@ -121,11 +103,14 @@ def ucbev(
             var = arms.var_unbiased(stats)
             bias = 7.0 * a * b / (3.0 * jnp.maximum(n - 1.0, 1.0))
         width = jnp.sqrt(2.0 * a * var / n) + bias
-        index = jnp.abs(arms.mean(stats) - threshold) - width
-        best = arms.argmin_masked(index, state.arm_mask, key=key, tie_break=tie_break)
-        return UCBEVState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
+        return jnp.abs(arms.mean(stats) - threshold) - width
 
-    def output_fn(state):
-        return arms.labels_above(state.stats, state.arm_mask, threshold)
-
-    return Policy(init_fn, step_fn, output_fn, "thresholding")
+    return index_policy(
+        num_arms,
+        index,
+        select="min",
+        output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
+        setting="thresholding",
+        passes=passes,
+        tie_break=tie_break,
+    )

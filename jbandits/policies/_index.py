@@ -1,0 +1,75 @@
+"""The shared skeleton of index policies (APT, LSA, UCBE, UCBEV, UCB-E, GapE, ...).
+
+An index policy pulls every real arm ``passes`` times in index order, then the arm
+that minimises (or maximises) an index computed from the per-arm statistics. Only the
+index and the output differ between such algorithms, so they are written once here:
+
+    policy = index_policy(K, lambda stats, mask: index, select="min",
+                          output=lambda stats, mask: labels, setting="thresholding")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jbandits import _validate, arms
+from jbandits.types import Array, Policy
+
+
+class IndexState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool: real arms
+    t: Array  # [] int32: pulls done
+    arm: Array  # [] int32: next arm
+
+
+def index_policy(
+    num_arms: int,
+    index: Callable[[arms.ArmStats, Array], Array],
+    *,
+    select: str,
+    output: Callable[[arms.ArmStats, Array], Array],
+    setting: str,
+    passes: int = 1,
+    tie_break: str = "first",
+) -> Policy:
+    """Build an index policy.
+
+    Args:
+      num_arms: static K (including padded arms).
+      index: ``(stats, arm_mask) -> [K]`` scores, evaluated after every update.
+      select: static "min" or "max": pull the arm with the smallest / largest index.
+      output: ``(stats, arm_mask) -> output`` read-out.
+      setting: one of :data:`jbandits.types.SETTINGS`.
+      passes: static number of forced round-robin passes over the real arms.
+      tie_break: static "first" (lowest index) or "random" (uniform among ties, drawn
+        with the step key).
+    """
+    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    _validate.choice("select", select, ("min", "max"))
+    _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
+    pick = arms.argmin_masked if select == "min" else arms.argmax_masked
+
+    def init_fn(key, arm_mask):
+        del key
+        zero = jnp.zeros((), jnp.int32)
+        return IndexState(
+            arms.init_stats(num_arms), arm_mask, zero, arms.round_robin(0, arm_mask)
+        )
+
+    def step_fn(state, key, reward):
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+        forced, rr = arms.forced_arm(t, state.arm_mask, passes)
+        best = pick(
+            index(stats, state.arm_mask), state.arm_mask, key=key, tie_break=tie_break
+        )
+        return IndexState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
+
+    def output_fn(state):
+        return output(state.stats, state.arm_mask)
+
+    return Policy(init_fn, step_fn, output_fn, setting)
