@@ -45,6 +45,10 @@ class RunResult(NamedTuple):
     stopped: Array  # [] bool: the policy went idle (stopped) by itself
     output: Array  # final output of the policy (bandit numbering)
     arms: Any  # [T] pulled arm per step (-1: idle / past budget), or None
+    state: Any = (
+        None  # final policy state (policy numbering) if return_state, else None
+    )
+    perm: Any = None  # [K] policy arm a is bandit arm perm[a] (if return_state)
 
 
 def split_key(key: Key) -> tuple[Key, Key, Key, Key]:
@@ -76,6 +80,7 @@ def run(
     metric: Any = None,
     record_arms: bool = False,
     permute: bool = False,
+    return_state: bool = False,
 ) -> RunResult:
     """One replication of ``policy`` on one instance; pure and jittable.
 
@@ -91,6 +96,8 @@ def run(
       record_arms: also return the pulled arm of every step (small horizons only).
       permute: relabel the arms by a random permutation per replication (spec §1.6),
         so that "first" tie-breaking is unbiased with respect to arm identity.
+      return_state: also return the final policy state and the permutation (for
+        diagnostics such as EUCBV's active set).
 
     Returns:
       A :class:`RunResult`.
@@ -154,6 +161,8 @@ def run(
         stopped=state.arm < 0,
         output=_to_bandit_numbering(policy.output(state), perm),
         arms=None if arms is None else arms.reshape(-1)[:horizon],
+        state=state if return_state else None,
+        perm=perm if return_state else None,
     )
 
 
@@ -213,6 +222,7 @@ def simulate(
     permute: bool = False,
     batch_size: int | None = None,
     progress: bool = False,
+    return_state: bool = False,
 ) -> RunResult:
     """Run ``num_reps`` replications (vmapped, jitted; results ``[R, ...]``).
 
@@ -225,7 +235,16 @@ def simulate(
     horizon = _default_horizon(budget) if horizon is None else horizon
     _check_budget(bandit, params, budget, horizon)
     batched = params.arm_mask.ndim == 2
-    statics = (policy, bandit, horizon, num_checkpoints, metric, record_arms, permute)
+    statics = (
+        policy,
+        bandit,
+        horizon,
+        num_checkpoints,
+        metric,
+        record_arms,
+        permute,
+        return_state,
+    )
 
     def build():
         def one(p, k, b):
@@ -240,6 +259,7 @@ def simulate(
                 metric=metric,
                 record_arms=record_arms,
                 permute=permute,
+                return_state=return_state,
             )
 
         over_reps = jax.vmap(one, in_axes=(None, 0, None))

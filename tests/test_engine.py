@@ -248,3 +248,24 @@ def test_ua_pull_counts_are_multinomial():
     se = math.sqrt((1 / 3) * (2 / 3) / budget / reps)
     assert abs(frac - 1 / 3) <= 4 * se
     assert jnp.all(res.pulls.sum(-1) == budget)
+
+
+def test_return_state_gives_the_final_policy_state():
+    bandit, params = jbandits.envs.bernoulli([0.2, 0.8, 0.5])
+    res = jbandits.simulate(
+        jbandits.uniform(3),
+        bandit,
+        params,
+        jax.random.key(0),
+        budget=9,
+        num_reps=2,
+        return_state=True,
+    )
+    np.testing.assert_array_equal(res.state.stats.counts, [[3, 3, 3], [3, 3, 3]])
+    np.testing.assert_array_equal(res.perm, [[0, 1, 2], [0, 1, 2]])
+    assert (
+        jbandits.simulate(
+            jbandits.uniform(3), bandit, params, jax.random.key(0), budget=9, num_reps=2
+        ).state
+        is None
+    )

@@ -46,7 +46,9 @@ class BayesUCBState(NamedTuple):
     arm: Array  # [] int32: next arm
 
 
-def tail_level(t: ArrayLike, c: ArrayLike = 0.0, horizon: ArrayLike | None = None) -> Array:
+def tail_level(
+    t: ArrayLike, c: ArrayLike = 0.0, horizon: ArrayLike | None = None
+) -> Array:
     """``alpha_t = 1 / (t (ln T)^c)`` for the 1-based pull index ``t``.
 
     Without ``horizon`` the factor ``(ln T)^c`` is 1 (the ``c = 0`` level ``1/t``).
@@ -66,10 +68,13 @@ def bayes_ucb_index(
     *,
     posterior: str = "beta",
     noise_var: ArrayLike = 1.0,
+    num_iters: int | None = None,
 ) -> Array:
     """``[K]`` upper posterior quantiles at tail probability ``alpha``."""
     if posterior == "beta":
-        return numerics.beta_upper_quantile(1.0 + succ, 1.0 + stats.counts - succ, alpha)
+        return numerics.beta_upper_quantile(
+            1.0 + succ, 1.0 + stats.counts - succ, alpha, num_iters
+        )
     shrink = stats.counts + 1.0
     z = numerics.normal_upper_quantile(alpha)
     return stats.sums / shrink + jnp.sqrt(noise_var / shrink) * z
@@ -83,6 +88,7 @@ def bayes_ucb(
     horizon: ArrayLike | None = None,
     noise_var: ArrayLike = 1.0,
     tie_break: str = "random",
+    num_iters: int | None = None,
 ) -> Policy:
     """Bayes-UCB.
 
@@ -95,6 +101,8 @@ def bayes_ucb(
       horizon: T (traced), only used with ``c``.
       noise_var: Gaussian model's variance ``s2`` (traced, ``> 0``); ignored by Beta.
       tie_break: static, ``"random"`` (default) or ``"first"``.
+      num_iters: static bisection trip count of the Beta quantile; default 30
+        (float32) / 50 (float64), spec §3.2.
 
     Returns:
       A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm.
@@ -108,6 +116,8 @@ def bayes_ucb(
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
     _validate.in_range("c", c, 0.0)
     _validate.in_range("noise_var", noise_var, 0.0, low_open=True)
+    if num_iters is not None:
+        num_iters = _validate.static_int("num_iters", num_iters, minimum=1)
     if horizon is None:
         if _validate.is_concrete(c) and np.any(np.asarray(c) != 0):
             raise ValueError("horizon is required when c != 0 (alpha = 1/(t (ln T)^c))")
@@ -116,7 +126,14 @@ def bayes_ucb(
 
     def choose(key_tie, t, stats, succ, arm_mask):
         alpha = tail_level(t + 1, c, horizon)
-        index = bayes_ucb_index(stats, succ, alpha, posterior=posterior, noise_var=noise_var)
+        index = bayes_ucb_index(
+            stats,
+            succ,
+            alpha,
+            posterior=posterior,
+            noise_var=noise_var,
+            num_iters=num_iters,
+        )
         return arms.argmax_masked(index, arm_mask, key=key_tie, tie_break=tie_break)
 
     def init_fn(key, arm_mask):
@@ -124,7 +141,9 @@ def bayes_ucb(
         stats = arms.init_stats(num_arms)
         succ = jnp.zeros_like(stats.counts)
         t = jnp.zeros((), jnp.int32)
-        return BayesUCBState(stats, succ, arm_mask, t, choose(key_tie, t, stats, succ, arm_mask))
+        return BayesUCBState(
+            stats, succ, arm_mask, t, choose(key_tie, t, stats, succ, arm_mask)
+        )
 
     def step_fn(state, key, reward):
         key_bin, key_tie = jax.random.split(key)

@@ -9,10 +9,23 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
-from jbandits.policies.regret._index import IndexState, counts_at_least_one, index_policy
-from jbandits.types import ArrayLike, Policy
+from jbandits.policies.regret._index import (
+    IndexState,
+    counts_at_least_one,
+    index_policy,
+)
+from jbandits.types import Array, ArrayLike, Policy
 
 MOSSState = IndexState
+
+
+def moss_index(
+    stats: arms.ArmStats, h: ArrayLike, num_real: ArrayLike, alpha: ArrayLike
+) -> Array:
+    """``mean_j + sqrt(alpha max(ln(h / (K z_j)), 0) / z_j)``; ``h`` = T or ``n + 1``."""
+    z = counts_at_least_one(stats)
+    log_term = jnp.maximum(jnp.log(jnp.asarray(h, z.dtype) / (num_real * z)), 0.0)
+    return arms.mean(stats) + jnp.sqrt(alpha * log_term / z)
 
 
 def moss(
@@ -49,13 +62,12 @@ def moss(
     _validate.in_range("alpha", alpha, 0.0)
     if not anytime:
         if horizon is None:
-            raise ValueError("horizon must be given for the horizon form (anytime=False)")
+            raise ValueError(
+                "horizon must be given for the horizon form (anytime=False)"
+            )
         _validate.in_range("horizon", horizon, 1.0)
 
     def index_fn(stats, n, num_real):
-        z = counts_at_least_one(stats)
-        h = (n + 1).astype(z.dtype) if anytime else jnp.asarray(horizon, z.dtype)
-        log_term = jnp.maximum(jnp.log(h / (num_real * z)), 0.0)
-        return arms.mean(stats) + jnp.sqrt(alpha * log_term / z)
+        return moss_index(stats, n + 1 if anytime else horizon, num_real, alpha)
 
     return index_policy(num_arms, index_fn, tie_break)

@@ -9,10 +9,28 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
-from jbandits.policies.regret._index import IndexState, counts_at_least_one, index_policy
-from jbandits.types import ArrayLike, Policy
+from jbandits.policies.regret._index import (
+    IndexState,
+    counts_at_least_one,
+    index_policy,
+)
+from jbandits.types import Array, ArrayLike, Policy
 
 OCUCBState = IndexState
+
+
+def ocucb_index(
+    stats: arms.ArmStats,
+    n: ArrayLike,
+    horizon: ArrayLike,
+    alpha: ArrayLike,
+    psi: ArrayLike,
+) -> Array:
+    """``mean_j + sqrt((alpha / z_j) max(ln(psi T / (n + 1)), 0))``."""
+    z = counts_at_least_one(stats)
+    t = (jnp.asarray(n) + 1).astype(z.dtype)
+    log_term = jnp.maximum(jnp.log(psi * horizon / t), 0.0)
+    return arms.mean(stats) + jnp.sqrt(alpha / z * log_term)
 
 
 def ocucb(
@@ -49,9 +67,6 @@ def ocucb(
 
     def index_fn(stats, n, num_real):
         del num_real
-        z = counts_at_least_one(stats)
-        t = (n + 1).astype(z.dtype)
-        log_term = jnp.maximum(jnp.log(psi * horizon / t), 0.0)
-        return arms.mean(stats) + jnp.sqrt(alpha / z * log_term)
+        return ocucb_index(stats, n, horizon, alpha, psi)
 
     return index_policy(num_arms, index_fn, tie_break)

@@ -9,10 +9,21 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
-from jbandits.policies.regret._index import IndexState, counts_at_least_one, index_policy
-from jbandits.types import ArrayLike, Policy
+from jbandits.policies.regret._index import (
+    IndexState,
+    counts_at_least_one,
+    index_policy,
+)
+from jbandits.types import Array, ArrayLike, Policy
 
 UCB1State = IndexState
+
+
+def ucb1_index(stats: arms.ArmStats, n: ArrayLike, alpha: ArrayLike) -> Array:
+    """``mean_j + sqrt(alpha ln(n) / z_j)`` (``z_j`` guarded by ``max(z_j, 1)``)."""
+    z = counts_at_least_one(stats)
+    log_n = jnp.log(jnp.maximum(n, 1).astype(z.dtype))
+    return arms.mean(stats) + jnp.sqrt(alpha * log_n / z)
 
 
 def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") -> Policy:
@@ -32,8 +43,9 @@ def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") ->
       largest empirical mean (lowest index on ties).
 
     Examples:
-      >>> import jax, jax.numpy as jnp, jbandits
-      >>> policy = jbandits.ucb1(num_arms=3)
+      >>> import jax, jax.numpy as jnp
+      >>> from jbandits.policies.regret import ucb1
+      >>> policy = ucb1(num_arms=3)
       >>> int(policy.init(jax.random.key(0), jnp.ones(3, bool)).arm)
       0
 
@@ -45,8 +57,6 @@ def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") ->
 
     def index_fn(stats, n, num_real):
         del num_real
-        z = counts_at_least_one(stats)
-        log_n = jnp.log(jnp.maximum(n, 1).astype(z.dtype))
-        return arms.mean(stats) + jnp.sqrt(alpha * log_n / z)
+        return ucb1_index(stats, n, alpha)
 
     return index_policy(num_arms, index_fn, tie_break)

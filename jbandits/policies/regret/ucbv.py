@@ -10,10 +10,24 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
-from jbandits.policies.regret._index import IndexState, counts_at_least_one, index_policy
-from jbandits.types import ArrayLike, Policy
+from jbandits.policies.regret._index import (
+    IndexState,
+    counts_at_least_one,
+    index_policy,
+)
+from jbandits.types import Array, ArrayLike, Policy
 
 UCBVState = IndexState
+
+
+def ucbv_index(
+    stats: arms.ArmStats, n: ArrayLike, zeta: ArrayLike, c: ArrayLike, b: ArrayLike
+) -> Array:
+    """``mean_j + sqrt(2 v_j E / z_j) + c 3 b E / z_j`` with ``E = zeta ln(n + 1)``."""
+    z = counts_at_least_one(stats)
+    v = arms.var_biased(stats)
+    e = zeta * jnp.log((jnp.asarray(n) + 1).astype(z.dtype))
+    return arms.mean(stats) + jnp.sqrt(2.0 * v * e / z) + c * 3.0 * b * e / z
 
 
 def ucbv(
@@ -51,9 +65,6 @@ def ucbv(
 
     def index_fn(stats, n, num_real):
         del num_real
-        z = counts_at_least_one(stats)
-        v = arms.var_biased(stats)
-        e = zeta * jnp.log((n + 1).astype(z.dtype))
-        return arms.mean(stats) + jnp.sqrt(2.0 * v * e / z) + c * 3.0 * b * e / z
+        return ucbv_index(stats, n, zeta, c, b)
 
     return index_policy(num_arms, index_fn, tie_break)

@@ -41,7 +41,7 @@ def beta_upper_quantile(a, b, alpha, steps=BISECTION_STEPS):
     return (lo + hi) / 2.0
 
 
-def make(posterior: str, tie_break: str):
+def make(posterior: str, tie_break: str, steps: int = BISECTION_STEPS):
     def reference(inst, draws):
         k = inst.num_arms
         c = float(inst.hp.get("c", 0.0))
@@ -60,7 +60,7 @@ def make(posterior: str, tie_break: str):
             if posterior == "beta":
                 a = [1.0 + succ[j] for j in range(k)]
                 b = [1.0 + arms[j].n - succ[j] for j in range(k)]
-                index = beta_upper_quantile(a, b, alpha)
+                index = beta_upper_quantile(a, b, alpha, steps)
             else:
                 z = -ndtri(alpha)
                 index = [
