@@ -55,11 +55,7 @@ def update(stats: ArmStats, arm: ArrayLike, reward: ArrayLike, weight=True) -> A
     s_new = s_old + reward
     mean_old = s_old / jnp.maximum(n_old, 1.0)
     mean_new = s_new / n_new
-    # `m2 + (a * b) * 1` rather than `m2 + a * b`: XLA on CPU contracts the latter into
-    # an FMA, rounded differently from the plain-Python references (ties in variances
-    # then break differently); an FMA of `p * 1 + m2` is exact.
-    prod = (reward - mean_old) * (reward - mean_new)
-    m2_new = m2_old + prod * live.astype(s_old.dtype)
+    m2_new = m2_old + (reward - mean_old) * (reward - mean_new)
     return ArmStats(
         counts=stats.counts.at[i].set(jnp.where(live, n_new, n_old)),
         sums=stats.sums.at[i].set(jnp.where(live, s_new, s_old)),
@@ -107,6 +103,11 @@ def _pick(
     return _first_true(tied & (u == jnp.max(u)))
 
 
+# In the two selections below ``s`` passes an optimization barrier before both the
+# reduction and the tie comparison: otherwise XLA may recompute it in two fusions that
+# contract multiply-adds differently, so that no entry equals the reduced extreme.
+
+
 def argmax_masked(
     score: Array,
     eligible: Array | None = None,
@@ -123,7 +124,7 @@ def argmax_masked(
     ok = ~jnp.isnan(score)
     if eligible is not None:
         ok = ok & eligible
-    s = jnp.where(ok, score, -jnp.inf)
+    s = jax.lax.optimization_barrier(jnp.where(ok, score, -jnp.inf))
     return _pick(s, ok, jnp.max(s), key, tie_break)
 
 
@@ -138,7 +139,7 @@ def argmin_masked(
     ok = ~jnp.isnan(score)
     if eligible is not None:
         ok = ok & eligible
-    s = jnp.where(ok, score, jnp.inf)
+    s = jax.lax.optimization_barrier(jnp.where(ok, score, jnp.inf))
     return _pick(s, ok, jnp.min(s), key, tie_break)
 
 

@@ -41,10 +41,17 @@ def empirical_gaps(stats: arms.ArmStats, arm_mask: Array) -> Array:
     return mu - jnp.where(idx == j1, v2, v1)
 
 
-def gape_index(stats: arms.ArmStats, arm_mask: Array, a: ArrayLike, b: ArrayLike) -> Array:
-    """B_k = -|Delta_k| + b sqrt(a / n_k) (n_k >= 1 after the initial pulls)."""
+def gape_index(
+    stats: arms.ArmStats, arm_mask: Array, a: ArrayLike, b: ArrayLike
+) -> Array:
+    """B_k = -|Delta_k| + b sqrt(a / n_k) (n_k >= 1 after the initial pulls).
+
+    ``b sqrt(a / n_k)`` is evaluated as ``sqrt(a (b b) / n_k)`` so that no product
+    feeds the sum: XLA on CPU would contract it into an FMA, rounded differently from
+    the plain-Python reference (and possibly differently between two fusions).
+    """
     n = jnp.maximum(stats.counts, 1.0)
-    return -jnp.abs(empirical_gaps(stats, arm_mask)) + b * jnp.sqrt(a / n)
+    return -jnp.abs(empirical_gaps(stats, arm_mask)) + jnp.sqrt(a * (b * b) / n)
 
 
 def _log2_k(num_real: int) -> float:
@@ -72,7 +79,9 @@ def gape_oracle_params(means, stds, budget: int, arm_mask=None) -> tuple[float, 
         raise ValueError(f"budget must be >= K = {num_real}, got {budget}")
     b = s004_range(means, stds, budget, arm_mask)
     h = b * b * truth.h1(gaps)
-    a = truth.oracle_parameter("gape", 16.0 * (budget - num_real), h * _log2_k(num_real))
+    a = truth.oracle_parameter(
+        "gape", 16.0 * (budget - num_real), h * _log2_k(num_real)
+    )
     return a, b
 
 
@@ -101,8 +110,12 @@ def gape(
 
     def init_fn(key, arm_mask):
         del key
-        return GapEState(arms.init_stats(num_arms), arm_mask, jnp.zeros((), jnp.int32),
-                         arms.round_robin(0, arm_mask))
+        return GapEState(
+            arms.init_stats(num_arms),
+            arm_mask,
+            jnp.zeros((), jnp.int32),
+            arms.round_robin(0, arm_mask),
+        )
 
     def step_fn(state, key, reward):
         stats = arms.update(state.stats, state.arm, reward)

@@ -32,11 +32,14 @@ def gape_v_index(
     """B_k = -|Delta_k| + sqrt(2 a s_k^2 / n_k) + 7 a b / (3 (n_k - 1)) (n_k >= 2)."""
     n = jnp.maximum(stats.counts, 2.0)
     var = arms.var_unbiased(stats)
-    width = jnp.sqrt(2 * a * var / n) + 7 * a * b / (3 * (n - 1))
-    return -jnp.abs(empirical_gaps(stats, arm_mask)) + width
+    gap = jnp.abs(empirical_gaps(stats, arm_mask))
+    # summed left to right, as written in the spec (exact float reproducibility)
+    return -gap + jnp.sqrt(2 * a * var / n) + 7 * a * b / (3 * (n - 1))
 
 
-def gape_v_oracle_params(means, stds, budget: int, arm_mask=None) -> tuple[float, float]:
+def gape_v_oracle_params(
+    means, stds, budget: int, arm_mask=None
+) -> tuple[float, float]:
     """S004's oracle tuning of GapE-V: ``(a, b)`` on the host (float64).
 
     ``b = max_i (mu_i + sigma_i sqrt(ln T))``, ``a = 16 (T - 2K) / (H^sigma log2 K)``,
@@ -83,8 +86,12 @@ def gape_v(
 
     def init_fn(key, arm_mask):
         del key
-        return GapEVState(arms.init_stats(num_arms), arm_mask,
-                          jnp.zeros((), jnp.int32), arms.round_robin(0, arm_mask))
+        return GapEVState(
+            arms.init_stats(num_arms),
+            arm_mask,
+            jnp.zeros((), jnp.int32),
+            arms.round_robin(0, arm_mask),
+        )
 
     def step_fn(state, key, reward):
         stats = arms.update(state.stats, state.arm, reward)

@@ -65,8 +65,12 @@ def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:
 
     def init_fn(key, arm_mask):
         del key
-        return UCBEState(arms.init_stats(num_arms), arm_mask, jnp.zeros((), jnp.int32),
-                         arms.round_robin(0, arm_mask))
+        return UCBEState(
+            arms.init_stats(num_arms),
+            arm_mask,
+            jnp.zeros((), jnp.int32),
+            arms.round_robin(0, arm_mask),
+        )
 
     def step_fn(state, key, reward):
         stats = arms.update(state.stats, state.arm, reward)

@@ -50,9 +50,14 @@ class Selection(NamedTuple):
 def ugape_width(
     stats: arms.ArmStats, confidence: str, a: ArrayLike, b: ArrayLike
 ) -> Array:
-    """Confidence widths ``beta_k`` from the pull counts ``T_k`` (module docstring)."""
+    """Confidence widths ``beta_k`` from the pull counts ``T_k`` (module docstring).
+
+    Hoeffding's ``b sqrt(a / T_k)`` is evaluated as ``sqrt(a (b b) / T_k)``: no product
+    then feeds a sum downstream, which XLA on CPU would contract into an FMA (rounded
+    differently from the plain-Python reference and between fusions).
+    """
     if confidence == "hoeffding":
-        return b * jnp.sqrt(a / jnp.maximum(stats.counts, 1.0))
+        return jnp.sqrt(a * (b * b) / jnp.maximum(stats.counts, 1.0))
     n = jnp.maximum(stats.counts, 2.0)
     return jnp.sqrt(2 * a * arms.var_unbiased(stats) / n) + 7 * a * b / (3 * (n - 1))
 
@@ -67,25 +72,37 @@ def ugapec_exploration(
 
 
 def _first_of_best(primary: Array, beta: Array, eligible: Array) -> Array:
-    """arg-max of ``primary`` over ``eligible``; ties -> larger ``beta``, then first."""
-    top = jnp.max(jnp.where(eligible, primary, -jnp.inf))
-    return arms.argmax_masked(beta, eligible & (primary == top))
+    """arg-max of ``primary`` over ``eligible``; ties -> larger ``beta``, then first.
+
+    One lexicographic sort rather than ``primary == max(primary)``: XLA on CPU may
+    contract ``mean +- b * sqrt(.)`` into an FMA in one fusion and not in another, so
+    a recomputed ``primary`` need not equal its own maximum bit for bit.
+    """
+    key = jnp.where(eligible, -primary, jnp.inf)
+    order = jnp.lexsort((jnp.arange(primary.shape[-1]), -beta, key))
+    return order[0].astype(jnp.int32)
 
 
 def select_arm(means: Array, beta: Array, arm_mask: Array, m: int) -> Selection:
     """UGapE's SELECT-ARM (spec §6.2) on ``[K]`` means and widths; ``m`` static.
 
-    Needs ``1 <= m < K_real``. Pure: exposed for tests (spec TV-7).
+    Needs ``1 <= m < K_real``. Pure: exposed for tests (spec TV-7). The m-th largest
+    ``U_i`` over ``i != k`` is read from one stable sort of U (ties: lowest index), and
+    ``B_k`` is evaluated as ``(mean_j - mean_k) + (beta_j + beta_k)`` for that arm j, so
+    that the frequent exact ties of the mathematics (two arms with equal means) are
+    exact ties in floating point too.
     """
     num_arms = means.shape[-1]
     upper = means + beta
     lower = means - beta
-    u_real = jnp.where(arm_mask, upper, -jnp.inf)
-    order = jnp.argsort(-u_real, stable=True)
-    u_sorted = u_real[order]
+    order = jnp.argsort(jnp.where(arm_mask, -upper, jnp.inf), stable=True)
     rank = jnp.empty_like(order).at[order].set(jnp.arange(num_arms))
-    mth_other = jnp.where(rank < m, u_sorted[m], u_sorted[m - 1])
-    index = jnp.where(arm_mask, mth_other - lower, jnp.inf)
+    # j_k: the arm holding the m-th largest U among i != k (U sorted stably, §3.5)
+    other = jnp.where(rank < m, order[m], order[m - 1])
+    # B_k = U_j - L_k evaluated as (mean_j - mean_k) + (beta_j + beta_k): arms j, k
+    # with equal means get bit-identical B_k = B_j (frequent with Bernoulli rewards)
+    index = (means[other] - means) + (beta[other] + beta)
+    index = jnp.where(arm_mask, index, jnp.inf)
     chosen = arms.keep_top(-index, arm_mask, m)
     index_chosen = jnp.max(jnp.where(chosen, index, -jnp.inf))
     u = _first_of_best(upper, beta, arm_mask & ~chosen)
@@ -132,11 +149,17 @@ class UGapEbState(NamedTuple):
     t: Array  # [] int32: pulls done
     best_index: Array  # [] smallest B_J(t) so far (+inf before the first SELECT-ARM)
     best_set: Array  # [K] bool: J(t) achieving it
-    arm: Array  # [] int32: next arm (-1 once the budget is spent)
+    arm: Array  # [] int32: next arm (never idle: the engine stops at the budget)
 
 
 def ugapeb_oracle_a(
-    means, m: int, epsilon: float, budget: int, *, eta: float = 1.0, b: float = 1.0,
+    means,
+    m: int,
+    epsilon: float,
+    budget: int,
+    *,
+    eta: float = 1.0,
+    b: float = 1.0,
     arm_mask=None,
 ) -> float:
     """Oracle ``a = eta (n - K) / (4 H_eps)`` (S003 Theorem 1; Hoeffding widths).
@@ -173,7 +196,8 @@ def ugapeb(
     Args:
       num_arms: static K (including padded arms).
       m: static number of arms to return, ``1 <= m < K``.
-      budget: n (traced); candidate times stop at n and the policy idles after n pulls.
+      budget: n (traced); only ``t <= n`` are candidate times. The policy never goes
+        idle by itself (the engine stops at the budget; ``stopped`` stays False).
       a: exploration parameter a > 0 (traced).
       epsilon: accuracy eps >= 0 (traced; unused by the sampling rule, validated).
       b: reward range b > 0 (traced; rewards in [0, b]).
@@ -193,9 +217,13 @@ def ugapeb(
         del key
         _check_mask(arm_mask, m, passes, budget)
         return UGapEbState(
-            arms.init_stats(num_arms), arm_mask, jnp.zeros((), jnp.int32),
+            arms.init_stats(num_arms),
+            arm_mask,
+            jnp.zeros((), jnp.int32),
             jnp.asarray(jnp.inf, jnp.result_type(float)),
-            jnp.zeros((num_arms,), bool), arms.round_robin(0, arm_mask))
+            jnp.zeros((num_arms,), bool),
+            arms.round_robin(0, arm_mask),
+        )
 
     def step_fn(state, key, reward):
         del key
@@ -207,8 +235,7 @@ def ugapeb(
         better = ~forced & (t < budget) & (sel.index_chosen <= state.best_index)
         best_index = jnp.where(better, sel.index_chosen, state.best_index)
         best_set = jnp.where(better, sel.chosen, state.best_set)
-        arm = jnp.where(forced, rr, sel.arm)
-        arm = jnp.where(t >= budget, -1, arm).astype(jnp.int32)
+        arm = jnp.where(forced, rr, sel.arm).astype(jnp.int32)
         return UGapEbState(stats, state.arm_mask, t, best_index, best_set, arm)
 
     def output_fn(state):
@@ -275,8 +302,13 @@ def ugapec(
     def init_fn(key, arm_mask):
         del key
         _check_mask(arm_mask, m, passes)
-        return UGapEcState(arms.init_stats(num_arms), arm_mask, jnp.zeros((), jnp.int32),
-                           jnp.zeros((num_arms,), bool), arms.round_robin(0, arm_mask))
+        return UGapEcState(
+            arms.init_stats(num_arms),
+            arm_mask,
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((num_arms,), bool),
+            arms.round_robin(0, arm_mask),
+        )
 
     def step_fn(state, key, reward):
         del key

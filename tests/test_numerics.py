@@ -1,0 +1,177 @@
+"""jbandits.numerics against SciPy (spec §3, §8 item 5)."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.optimize import brentq
+from scipy.special import xlogy
+
+from jbandits import numerics
+
+
+def _kl(p, q):
+    return xlogy(p, p) - xlogy(p, q) + xlogy(1 - p, 1 - p) - xlogy(1 - p, 1 - q)
+
+
+def _klucb_brentq(mu: float, d: float) -> float:
+    """Root of kl(mu, q) = d on [mu, 1); 1 when kl(mu, 1 - 1e-15) is still <= d."""
+    top = 1.0 - 1e-15
+    if mu >= 1.0 or _kl(mu, top) <= d:
+        return 1.0
+    if d <= 0.0:
+        return mu
+    return brentq(lambda q: _kl(mu, q) - d, mu, top, xtol=1e-15, rtol=1e-15)
+
+
+# spec §3.1 grid: mu in {0, .03, .07, .1, .5, .99, 1}, z in 1..1000, at t = 60 000
+MUS = [0.0, 0.03, 0.07, 0.1, 0.5, 0.99, 1.0]
+ZS = [1, 2, 3, 5, 10, 30, 100, 300, 1000]
+
+
+def _klucb_grid(t=60_000):
+    mu, z = np.meshgrid(MUS, ZS)
+    d = math.log(t) / z
+    ref = np.vectorize(_klucb_brentq)(mu, d)
+    return mu, d, ref
+
+
+def test_kl_bernoulli_matches_closed_form_and_edges():
+    p = np.array([0.0, 0.0, 1.0, 1.0, 0.3, 0.3, 0.7])
+    q = np.array([0.5, 0.0, 0.5, 1.0, 0.3, 0.9, 0.1])
+    got = np.asarray(numerics.kl_bernoulli(p, q))
+    expected = [
+        math.log(2),
+        0.0,
+        math.log(2),
+        0.0,
+        0.0,
+        0.3 * math.log(0.3 / 0.9) + 0.7 * math.log(0.7 / 0.1),
+        0.7 * math.log(7) + 0.3 * math.log(0.3 / 0.9),
+    ]
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
+    # q at the boundary with p != q is +inf, never NaN
+    edge = np.asarray(
+        numerics.kl_bernoulli(jnp.array([0.5, 0.0, 1.0]), jnp.array([1.0, 1.0, 0.0]))
+    )
+    assert np.all(np.isposinf(edge))
+
+
+def test_kl_gaussian():
+    got = numerics.kl_gaussian(jnp.array([0.0, 1.0]), jnp.array([2.0, 0.5]), 0.5)
+    np.testing.assert_allclose(np.asarray(got), [4.0, 0.25], rtol=1e-6)
+
+
+def test_klucb_bernoulli_float32_24_iterations_vs_brentq():
+    mu, d, ref = _klucb_grid()
+    got = numerics.klucb_bernoulli(
+        jnp.asarray(mu, jnp.float32), jnp.asarray(d, jnp.float32)
+    )
+    assert got.dtype == jnp.float32
+    assert np.max(np.abs(np.asarray(got, np.float64) - ref)) <= 1e-6
+
+
+def test_klucb_bernoulli_float64_vs_brentq():
+    mu, d, ref = _klucb_grid(t=1_000)
+    with jax.enable_x64(True):
+        got = np.asarray(numerics.klucb_bernoulli(jnp.asarray(mu), jnp.asarray(d)))
+    # 50 halvings of a bracket of width <= 1: |error| <= 2^-51 plus kl rounding
+    assert np.max(np.abs(got - ref)) <= 1e-12
+
+
+def test_klucb_bernoulli_properties():
+    mu = jnp.array([0.0, 0.2, 0.5, 0.9, 1.0])
+    d = jnp.full(5, 0.3)
+    u = numerics.klucb_bernoulli(mu, d)
+    assert np.all(np.asarray(u) >= np.asarray(mu))
+    assert float(u[-1]) == 1.0  # mu = 1 gives exactly 1
+    # the returned point is within one final half-bracket of the root: kl(mu, u) ~ d
+    np.testing.assert_allclose(
+        np.asarray(numerics.kl_bernoulli(mu[:4], u[:4])), 0.3, rtol=1e-4
+    )
+    np.testing.assert_array_equal(numerics.klucb_bernoulli(mu, jnp.zeros(5)), mu)
+    # larger exploration level -> larger bound
+    assert np.all(
+        np.diff(np.asarray(numerics.klucb_bernoulli(0.3, jnp.array([0.01, 0.1, 1.0]))))
+        > 0
+    )
+
+
+def test_klucb_gaussian_closed_form_is_the_kl_maximiser():
+    mu, d, sigma2 = 0.4, 0.7, 0.25
+    u = float(numerics.klucb_gaussian(mu, d, sigma2))
+    assert abs(float(numerics.kl_gaussian(mu, u, sigma2)) - d) <= 1e-6
+    assert u == pytest.approx(mu + math.sqrt(2 * sigma2 * d), rel=1e-6)
+
+
+# spec §3.2 grid: t in {2, 100, 6e4, 1.1e6}, (S, N) from (0, 0) to (700, 1000), (0, 5000)
+SN = [
+    (0, 0),
+    (0, 1),
+    (1, 1),
+    (1, 3),
+    (3, 10),
+    (10, 10),
+    (50, 100),
+    (99, 100),
+    (700, 1000),
+    (0, 5000),
+    (5000, 5000),
+]
+
+
+@pytest.mark.parametrize("t", [2, 100, 60_000, 1_100_000])
+def test_beta_upper_quantile_float32_30_iterations_vs_scipy(t):
+    s = np.array([p[0] for p in SN], float)
+    n = np.array([p[1] for p in SN], float)
+    a, b, alpha = 1.0 + s, 1.0 + n - s, 1.0 / t
+    got = numerics.beta_upper_quantile(
+        jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32), jnp.float32(alpha)
+    )
+    assert got.dtype == jnp.float32
+    expected = stats.beta.isf(alpha, a, b)
+    assert np.max(np.abs(np.asarray(got, np.float64) - expected)) <= 5e-6
+
+
+def test_beta_upper_quantile_float64_and_limits():
+    with jax.enable_x64(True):
+        got = numerics.beta_upper_quantile(
+            jnp.array([2.0, 5.0]), jnp.array([3.0, 1.0]), 0.05
+        )
+        np.testing.assert_allclose(
+            np.asarray(got), stats.beta.isf(0.05, [2, 5], [3, 1]), atol=1e-12
+        )
+        # alpha = 1: the quantile is 0 (the bisection's midpoint sits within 2^-51)
+        assert float(numerics.beta_upper_quantile(3.0, 4.0, 1.0)) <= 2.0**-50
+
+
+def test_normal_upper_quantile():
+    alpha = np.array([1.0 / 60_000, 0.01, 0.5, 0.9])
+    got = np.asarray(numerics.normal_upper_quantile(jnp.asarray(alpha, jnp.float32)))
+    np.testing.assert_allclose(got, stats.norm.isf(alpha), rtol=1e-5, atol=1e-6)
+    assert got[0] == pytest.approx(4.1494, abs=1e-4)  # spec §3.3
+    assert float(numerics.normal_upper_quantile(1.0)) == -math.inf
+
+
+def test_iteration_counts_follow_the_dtype():
+    assert numerics._iters(numerics.KLUCB_ITERS, jnp.float32, None) == 24
+    assert numerics._iters(numerics.KLUCB_ITERS, jnp.float64, None) == 50
+    assert numerics._iters(numerics.BETA_ITERS, jnp.float32, None) == 30
+    assert numerics._iters(numerics.BETA_ITERS, jnp.float64, None) == 50
+    # fewer iterations -> coarser: a 4-step bisection is off by up to 2^-5
+    coarse = float(numerics.klucb_bernoulli(0.5, 0.2, num_iters=4))
+    fine = float(numerics.klucb_bernoulli(0.5, 0.2))
+    assert 0 < abs(coarse - fine) <= 2.0**-5
+
+
+def test_vectorised_under_jit_and_vmap():
+    mu = jnp.linspace(0.0, 1.0, 12).reshape(3, 4)
+    d = jnp.full((3, 4), 0.2)
+    direct = numerics.klucb_bernoulli(mu, d)
+    mapped = jax.jit(jax.vmap(numerics.klucb_bernoulli))(mu, d)
+    np.testing.assert_array_equal(np.asarray(direct), np.asarray(mapped))
