@@ -33,14 +33,20 @@ def uniform(num_arms: int, *, threshold: ArrayLike | None = None) -> Policy:
 
     def init_fn(key, arm_mask):
         del key
-        return UniformState(arms.init_stats(num_arms), arm_mask,
-                            jnp.zeros((), jnp.int32), arms.round_robin(0, arm_mask))
+        return UniformState(
+            arms.init_stats(num_arms),
+            arm_mask,
+            jnp.zeros((), jnp.int32),
+            arms.round_robin(0, arm_mask),
+        )
 
     def step_fn(state, key, reward):
         del key
         stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
-        return UniformState(stats, state.arm_mask, t, arms.round_robin(t, state.arm_mask))
+        return UniformState(
+            stats, state.arm_mask, t, arms.round_robin(t, state.arm_mask)
+        )
 
     def output_fn(state):
         if threshold is None:
