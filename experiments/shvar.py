@@ -462,8 +462,11 @@ def _claims_arms(err, ks) -> list:
 
 
 # ------------------------------------------------------------------ Figures 5 and 6
-# used only when neither a path (cfg.extra["data"]) nor $JBANDITS_DATA is given
-LOCAL_DATA = "/work/shared/data/movielens"
+# used only when neither a path (cfg.extra["data"]) nor $JBANDITS_DATA is given: the
+# data folder of the workspace beside the repository (never committed into it)
+LOCAL_DATA = os.path.normpath(
+    os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "movielens")
+)
 
 
 def _data_path(cfg: _core.Config):
