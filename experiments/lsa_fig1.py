@@ -3,11 +3,16 @@
 Anytime algorithms are read at C budgets from one run of length T_max (curves are
 correlated across T, as the spec notes); budget-dependent algorithms (UCBE) are run
 once per budget through a compiled budget sweep. Every algorithm uses the same
-replication keys, so comparisons at one T are paired (common random numbers).
+replication keys, so comparisons at one T are paired (common random numbers). Arm
+labels are permuted per replication (spec §1.6): Bernoulli rewards make exact index
+ties common, and "first" tie-breaking would otherwise favour low arm indices.
 """
 
 from __future__ import annotations
 
+import contextlib
+
+import jax
 import numpy as np
 
 import jbandits
@@ -60,6 +65,7 @@ def budget_dependent(
             num_reps=reps,
             horizon=horizon,
             metric=metrics.thresholding(tau),
+            permute=True,
         )
         out[f"UCBE({b})"] = res.metrics["misclassified"][:, :, -1].T  # [R, P]
     return out
@@ -75,17 +81,23 @@ def run_setup(number: int, cfg: _core.Config) -> tuple[dict, dict, np.ndarray]:
     regrets = {}
     times = None
     for label, policy in anytime_algorithms(k, tau).items():
-        res = jbandits.simulate(
-            policy,
-            bandit,
-            params,
-            key,
-            budget=t_max,
-            num_reps=reps,
-            num_checkpoints=c,
-            metric=metrics.thresholding(tau),
-            batch_size=min(reps, 1000),
-        )
+        # Opt-KG's posterior gains need float64 over thousands of pulls (its docstring;
+        # float32 drifts: regret/K 0.138 vs 0.127 +- 0.009 at T = 20 000, Setup 3)
+        x64 = label.startswith("Opt-KG")
+        with jax.enable_x64(True) if x64 else contextlib.nullcontext():
+            b, p = jbandits.envs.bernoulli(problem.means) if x64 else (bandit, params)
+            res = jbandits.simulate(
+                policy,
+                b,
+                p,
+                key,
+                budget=t_max,
+                num_reps=reps,
+                num_checkpoints=c,
+                metric=metrics.thresholding(tau),
+                batch_size=min(reps, 1000),
+                permute=True,
+            )
         regrets[label] = res.metrics["misclassified"]  # [R, C]
         times = res.times[0]
     regrets.update(
@@ -133,13 +145,72 @@ def _claims(number: int, regrets: dict, times: np.ndarray) -> list:
         f"LSA lowest mean at {lowest}/{n} budgets; significantly better (paired z<-1.96) "
         f"than: {summary}; significantly worse: {'; '.join(worse_any) or 'never'}"
     )
-    return [_core.Claim(text, ours, verdict)]
+    claims = [_core.Claim(text, ours, verdict)]
+    if number == 1:
+        claims.append(_setup1_exception(better, len(times)))
+    return claims
+
+
+def _setup1_exception(better: dict, n: int) -> _core.Claim:
+    """S001: LSA is significantly better than most methods except APT(.05), APT(.025)."""
+    exempt = ("APT(0.05)", "APT(0.025)")
+    rest = [k for k in better if k not in exempt]
+    not_sig = [k for k in exempt if better.get(k, n) <= n // 2]
+    most = sum(better[k] > n // 2 for k in rest)
+    ok = len(not_sig) == len(exempt) and most > len(rest) / 2
+    ours = (
+        f"budgets with LSA significantly better (of {n}): "
+        + ", ".join(f"{k}: {better[k]}" for k in exempt if k in better)
+        + f"; other methods with a majority of significant budgets: {most}/{len(rest)}"
+    )
+    return _core.Claim(
+        "Setup 1: paired tests find LSA significantly better than most other methods, "
+        "except APT(.05) and APT(.025)",
+        ours,
+        "reproduced" if ok else ("partly" if not_sig or most else "not reproduced"),
+        "per budget, two-sided paired z-test at 5% on our correlated anytime curves; "
+        "the paper's Table 1 (Appendix F.2) is not in the seed text",
+    )
+
+
+def _apt_epsilon_claim(all_regrets: dict, all_times: dict) -> _core.Claim:
+    """S001: in Setup 2 the best APT eps at small T differs from bigger T / setups."""
+    best = {}
+    for number, regrets in all_regrets.items():
+        apts = {k: v for k, v in regrets.items() if k.startswith("APT(")}
+        for c in (0, len(all_times[number]) - 1):
+            means = {k: v[:, c].mean() for k, v in apts.items()}
+            best[number, c] = min(means, key=means.get)
+    last = len(all_times[2]) - 1
+    small, big = best[2, 0], best[2, last]
+    others = {best[n, len(all_times[n]) - 1] for n in all_regrets if n != 2}
+    differs = small != big
+    ours = (
+        f"Setup 2 best APT at T={int(all_times[2][0])}: {small}, at "
+        f"T={int(all_times[2][-1])}: {big}; best at the largest T of Setups 1 and 3: "
+        + ", ".join(sorted(others))
+    )
+    if differs and small not in others:
+        verdict = "reproduced"
+    elif differs or small not in others:
+        verdict = "partly"
+    else:
+        verdict = "not reproduced"
+    return _core.Claim(
+        "Setup 2: APT works reasonably well at small T, but its best epsilon differs "
+        "from that for bigger T and other setups",
+        ours,
+        verdict,
+        "best = lowest mean aggregate regret among APT(0, .025, .05, .1)",
+    )
 
 
 def run(cfg: _core.Config) -> _core.Outcome:
     panels, table, claims, arrays = [], [], [], {}
+    all_regrets, all_times = {}, {}
     for number in (1, 2, 3):
         regrets, info, times = run_setup(number, cfg)
+        all_regrets[number], all_times[number] = regrets, times
         k = info["K"]
         curves = {
             label: _core.curve(times, v / k, transform=np.log)
@@ -167,6 +238,7 @@ def run(cfg: _core.Config) -> _core.Outcome:
             )
         arrays[f"setup{number}/T"] = times
         claims += _claims(number, regrets, times)
+    claims.append(_apt_epsilon_claim(all_regrets, all_times))
     notes = [
         "Anytime methods are read at several T from one run (correlated across T).",
         "Paired comparisons use common random numbers (same replication keys).",
