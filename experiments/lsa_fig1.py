@@ -10,8 +10,6 @@ ties common, and "first" tie-breaking would otherwise favour low arm indices.
 
 from __future__ import annotations
 
-import contextlib
-
 import jax
 import numpy as np
 
@@ -22,88 +20,120 @@ from jbandits import metrics, problems
 SETUPS = {  # setup -> (T_max, checkpoints) for the full and the quick version
     1: ((1000, 10), (1000, 10)),
     2: ((40_000, 20), (10_000, 10)),
-    3: ((100_000, 20), (20_000, 10)),
+    3: ((100_000, 20), (10_000, 10)),
 }
-FULL_REPS, QUICK_REPS = 5000, 500
+FULL_REPS, QUICK_REPS = 5000, 300
 
 
-def anytime_algorithms(num_arms: int, tau: float) -> dict:
-    """label -> Policy for the anytime methods of Figure 1 that are registered."""
-    algos = {
-        f"APT({e:g})": jbandits.apt(num_arms, threshold=tau, epsilon=e)
-        for e in (0.0, 0.025, 0.05, 0.1)
-    }
-    if "optkg" in jbandits.names():
-        for a in (1.0, 0.5):
-            algos[f"Opt-KG({a:g},{a:g})"] = jbandits.make(
-                "optkg", num_arms=num_arms, threshold=tau, prior_a=a, prior_b=a
-            )
-    algos["Uniform"] = jbandits.uniform(num_arms, threshold=tau)
-    algos["LSA"] = jbandits.lsa(num_arms, threshold=tau, alpha=1.35)
-    return algos
+EPSILONS = (0.0, 0.025, 0.05, 0.1)
+PRIORS = (1.0, 0.5)
+UCBE_EXPONENTS = (-1, 0, 4)
 
 
-def budget_dependent(
-    problem, num_arms, tau, budgets, bandit, params, key, reps, horizon
-):
-    """UCBE(b), b in {-1, 0, 4}: a = 4^b (T - K) / H, one run per budget (a sweep)."""
-    if "ucbe" not in jbandits.names():
-        return {}
-    h = jbandits.truth.h1(jbandits.truth.tbp_gaps(problem.means, tau))
+def _sweep(make, grid, bandit, params, key, reps, budget, horizon, checkpoints, tau):
+    """One compilation for all grid points; [P, R, C] aggregate regrets."""
+    res = jbandits.sweep(
+        make,
+        bandit,
+        params,
+        key,
+        grid=grid,
+        num_reps=reps,
+        budget=budget,
+        horizon=horizon,
+        num_checkpoints=checkpoints,
+        metric=metrics.thresholding(tau),
+        permute=True,
+    )
+    return res.metrics["misclassified"], res.times[0, 0]
+
+
+def anytime_regrets(
+    problem, bandit, params, key, reps, t_max, c
+) -> tuple[dict, np.ndarray]:
+    """APT(eps) x4, Opt-KG(a,a) x2, Uniform, LSA: read at C budgets of one run each.
+
+    Hyper-parameter variants of one algorithm share one compiled sweep.
+    """
+    k, tau = problem.means.size, problem.threshold
+    args = (bandit, params, key, reps, t_max, t_max, c, tau)
     out = {}
-    for b in (-1, 0, 4):
-        a = np.array([4.0**b * (t - num_arms) / h for t in budgets])
-        grid = {"budget": np.asarray(budgets), "a": a}
-        res = jbandits.sweep(
-            lambda budget, a: jbandits.make(
-                "ucbe", num_arms=num_arms, threshold=tau, a=a
+    apt, times = _sweep(
+        lambda epsilon: jbandits.apt(k, threshold=tau, epsilon=epsilon),
+        {"epsilon": np.asarray(EPSILONS)},
+        *args,
+    )
+    out.update({f"APT({e:g})": apt[i] for i, e in enumerate(EPSILONS)})
+    # Opt-KG's posterior gains need float64 over thousands of pulls (its docstring;
+    # float32 drifts: regret/K 0.138 vs 0.127 +- 0.009 at T = 20 000, Setup 3)
+    with jax.enable_x64(True):
+        b64, p64 = jbandits.envs.bernoulli(problem.means)
+        kg, _ = _sweep(
+            lambda prior: jbandits.optkg(
+                k, threshold=tau, prior_a=prior, prior_b=prior
             ),
+            {"prior": np.asarray(PRIORS)},
+            b64,
+            p64,
+            *args[2:],
+        )
+    out.update({f"Opt-KG({a:g},{a:g})": kg[i] for i, a in enumerate(PRIORS)})
+    for label, policy in (
+        ("Uniform", jbandits.uniform(k, threshold=tau)),
+        ("LSA", jbandits.lsa(k, threshold=tau, alpha=1.35)),
+    ):
+        res = jbandits.simulate(
+            policy,
             bandit,
             params,
             key,
-            grid=grid,
+            budget=t_max,
             num_reps=reps,
-            horizon=horizon,
+            num_checkpoints=c,
             metric=metrics.thresholding(tau),
+            batch_size=min(reps, 1000),
             permute=True,
         )
-        out[f"UCBE({b})"] = res.metrics["misclassified"][:, :, -1].T  # [R, P]
-    return out
+        out[label] = res.metrics["misclassified"]  # [R, C]
+    return out, np.asarray(times)
+
+
+def budget_dependent(problem, budgets, bandit, params, key, reps, horizon) -> dict:
+    """UCBE(b), b in {-1, 0, 4}: a = 4^b (T - K) / H, one run per budget.
+
+    All (b, budget) pairs form one compiled sweep.
+    """
+    k, tau = problem.means.size, problem.threshold
+    h = jbandits.truth.h1(jbandits.truth.tbp_gaps(problem.means, tau))
+    bs = np.repeat(UCBE_EXPONENTS, len(budgets))
+    ts = np.tile(np.asarray(budgets), len(UCBE_EXPONENTS))
+    grid = {"budget": ts, "a": 4.0**bs * (ts - k) / h}
+    res = jbandits.sweep(
+        lambda budget, a: jbandits.ucbe(k, threshold=tau, a=a),
+        bandit,
+        params,
+        key,
+        grid=grid,
+        num_reps=reps,
+        horizon=horizon,
+        metric=metrics.thresholding(tau),
+        permute=True,
+    )
+    final = res.metrics["misclassified"][:, :, -1].reshape(
+        len(UCBE_EXPONENTS), len(budgets), -1
+    )
+    return {f"UCBE({b})": final[i].T for i, b in enumerate(UCBE_EXPONENTS)}  # [R, B]
 
 
 def run_setup(number: int, cfg: _core.Config) -> tuple[dict, dict, np.ndarray]:
     problem = problems.lsa_setup(number)
     (t_max, c) = SETUPS[number][1 if cfg.quick else 0]
     reps = cfg.num_reps(FULL_REPS, QUICK_REPS)
-    k, tau = problem.means.size, problem.threshold
     bandit, params = jbandits.envs.bernoulli(problem.means)
     key = jax_key(cfg.seed * 1000 + number)
-    regrets = {}
-    times = None
-    for label, policy in anytime_algorithms(k, tau).items():
-        # Opt-KG's posterior gains need float64 over thousands of pulls (its docstring;
-        # float32 drifts: regret/K 0.138 vs 0.127 +- 0.009 at T = 20 000, Setup 3)
-        x64 = label.startswith("Opt-KG")
-        with jax.enable_x64(True) if x64 else contextlib.nullcontext():
-            b, p = jbandits.envs.bernoulli(problem.means) if x64 else (bandit, params)
-            res = jbandits.simulate(
-                policy,
-                b,
-                p,
-                key,
-                budget=t_max,
-                num_reps=reps,
-                num_checkpoints=c,
-                metric=metrics.thresholding(tau),
-                batch_size=min(reps, 1000),
-                permute=True,
-            )
-        regrets[label] = res.metrics["misclassified"]  # [R, C]
-        times = res.times[0]
-    regrets.update(
-        budget_dependent(problem, k, tau, times, bandit, params, key, reps, t_max)
-    )
-    return regrets, {"K": k, "T_max": t_max, "reps": reps}, times
+    regrets, times = anytime_regrets(problem, bandit, params, key, reps, t_max, c)
+    regrets.update(budget_dependent(problem, times, bandit, params, key, reps, t_max))
+    return regrets, {"K": problem.means.size, "T_max": t_max, "reps": reps}, times
 
 
 def jax_key(seed: int):
