@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from scipy.optimize import brentq
-from scipy.special import xlogy
+from scipy.special import gammaln, xlogy
 
 from jbandits import numerics
 
@@ -175,3 +175,122 @@ def test_vectorised_under_jit_and_vmap():
     direct = numerics.klucb_bernoulli(mu, d)
     mapped = jax.jit(jax.vmap(numerics.klucb_bernoulli))(mu, d)
     np.testing.assert_array_equal(np.asarray(direct), np.asarray(mapped))
+
+
+# ---------------------------------------------------- warm-started Beta quantile
+def _expt1_grid():
+    """(a, b, alpha) over Expt 1's range: counts n < t up to 60 000, t up to 1.1e6."""
+    rows = []
+    for n in [0, 1, 3, 10, 100, 1000, 5000, 20000, 59999]:
+        for p in [0.0, 0.03, 0.07, 0.1, 0.5, 0.9, 1.0]:
+            s = round(p * n)
+            for t in [2, 3, 10, 100, 1000, 60_000, 1_100_000]:
+                if n < t:
+                    rows.append((1.0 + s, 1.0 + n - s, 1.0 / t))
+    return np.array(rows).T
+
+
+def test_log1pmx_and_stirling_error_float32():
+    e = np.array(
+        [-1.0, -0.9, -0.25, -0.1, -1e-3, -1e-7, 0.0, 1e-6, 0.01, 0.25, 0.3, 5.0]
+    )
+    got = np.asarray(numerics.log1pmx(jnp.asarray(e, jnp.float32)), np.float64)
+    with np.errstate(divide="ignore"):
+        # float64 series for small |e| (direct form cancels there)
+        ref = np.where(
+            np.abs(e) < 1e-2,
+            -(e**2) / 2 + e**3 / 3 - e**4 / 4 + e**5 / 5,
+            np.log1p(e) - e,
+        )
+    assert got[0] == -math.inf
+    np.testing.assert_allclose(got[1:], ref[1:], rtol=2e-6, atol=0)
+    z = np.array([1.0, 2.5, 9.9, 10.0, 60_000.0])
+    ref = gammaln(z) - ((z - 0.5) * np.log(z) - z + 0.5 * math.log(2 * math.pi))
+    got = np.asarray(numerics.stirling_error(jnp.asarray(z, jnp.float32)))
+    np.testing.assert_allclose(got, ref, rtol=3e-5, atol=2e-6)
+
+
+def test_beta_sf_float32_is_accurate_at_large_counts():
+    # at Expt 1's quantiles; XLA's betainc loses ~1e-2 relative here (gammaln(6e4)
+    # carries an absolute error ~0.03 in float32)
+    a, b, alpha = _expt1_grid()
+    x = np.asarray(np.float32(stats.beta.isf(alpha, a, b)), np.float64)
+    keep = x < 1.0  # roots closer to 1 than float32 resolves
+    a, b, x = a[keep], b[keep], x[keep]
+    a32, b32 = jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)
+    log_tail, ratio = numerics.beta_sf(
+        a32, b32, jnp.asarray(x, jnp.float32), numerics.beta_log_norm(a32, b32), 24
+    )
+    ref = stats.beta.sf(x, a, b)
+    rel = np.abs(np.exp(np.asarray(log_tail, np.float64)) / ref - 1)
+    mills = ref / stats.beta.pdf(x, a, b)
+    # worst: Beta(1, 6e4) (Lentz round-off in float32, 2e-3); what matters is the
+    # root shift it causes, rel * P(X > x) / pdf(x)
+    assert np.max(rel) <= 5e-3
+    assert np.max(rel * mills) <= 5e-7
+    np.testing.assert_allclose(np.asarray(ratio, np.float64), mills, rtol=5e-3)
+
+
+def _cold_newton(a, b, alpha, calls, **kw):
+    warm = (jnp.zeros_like(a), jnp.zeros_like(a), jnp.full_like(a, jnp.inf))
+    for _ in range(calls):
+        q, warm = numerics.beta_quantile_newton(a, b, alpha, *warm, **kw)
+    return q
+
+
+def test_beta_quantile_newton_float32_vs_scipy_expt1_range():
+    a, b, alpha = _expt1_grid()
+    f32 = [jnp.asarray(v, jnp.float32) for v in (a, b, alpha)]
+    q = jax.jit(lambda *v: _cold_newton(*v, calls=12))(*f32)
+    assert q.dtype == jnp.float32
+    err = np.abs(np.asarray(q, np.float64) - stats.beta.isf(alpha, a, b))
+    # half a 2^-20 cell (4.8e-7) plus float32 rounding; the spec allows 5e-6
+    assert np.max(err) <= 6e-7
+
+
+def test_beta_quantile_newton_snaps_to_the_bisection_midpoint():
+    # converged Newton + snap with grid_bits = m is exactly m bisection halvings
+    a, b, alpha = _expt1_grid()
+    # betainc (float64) converges within its 600 terms; t = 2 has dyadic roots (1/2),
+    # where either neighbouring cell is a rounding away
+    keep = ((a + b) < 5000) & (alpha < 0.5)
+    with jax.enable_x64(True):  # (float32 alpha would make 1 - alpha dyadic)
+        a, b, alpha = (jnp.asarray(v[keep], jnp.float64) for v in (a, b, alpha))
+        q = _cold_newton(a, b, alpha, calls=15, grid_bits=30, num_terms=200)
+        bis = numerics.beta_upper_quantile(a, b, alpha, num_iters=30)
+        np.testing.assert_array_equal(np.asarray(q), np.asarray(bis))
+
+
+def test_beta_quantile_newton_warm_start_tracks_a_decreasing_level():
+    # one arm's posterior changes every 3rd decision while alpha = 1/t falls; as in
+    # Bayes-UCB: the changed posterior is re-evaluated at the warm point and gets 3
+    # extra Newton steps, then every decision takes 2
+    a, b = 1.0, 1.0
+    warm = (jnp.float32(0.0), jnp.float32(0.0), jnp.float32(jnp.inf))
+    step = jax.jit(numerics.beta_quantile_newton, static_argnames="num_newton")
+    worst, worst_late = 0.0, 0.0
+    for t in range(1, 400):
+        alpha = jnp.float32(1.0 / t)
+        if t % 3 == 0:  # alternately a failure and a success
+            a, b = (a + 1.0, b) if t % 6 == 0 else (a, b + 1.0)
+            a32, b32 = jnp.float32(a), jnp.float32(b)
+            sf = numerics.beta_sf(
+                a32, b32, warm[0], numerics.beta_log_norm(a32, b32), 24
+            )
+            _, warm = step(a32, b32, alpha, warm[0], *sf, num_newton=3)
+        q, warm = step(jnp.float32(a), jnp.float32(b), alpha, *warm)
+        err = abs(float(q) - stats.beta.isf(1.0 / t, a, b))
+        worst = max(worst, err)
+        worst_late = max(worst_late, err if t > 20 else 0.0)
+    assert worst <= 5e-6
+    # converged: within half a 2^-20 cell plus float32 rounding
+    assert worst_late <= 6e-7
+
+
+def test_beta_quantile_newton_float64_vs_scipy():
+    a, b, alpha = _expt1_grid()
+    with jax.enable_x64(True):
+        q = _cold_newton(*(jnp.asarray(v, jnp.float64) for v in (a, b, alpha)), 12)
+        # half a 2^-40 cell is 4.5e-13
+        err = np.abs(np.asarray(q) - stats.beta.isf(alpha, a, b))
+    assert np.max(err) <= 1e-12

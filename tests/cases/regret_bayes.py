@@ -92,9 +92,10 @@ CASES = []
 for _tie in ("random", "first"):
     for _post in ("beta", "gauss"):
         _static = {"posterior": _post, "tie_break": _tie}
-        # Bayes-UCB-Beta: 30 halvings (not float64's 50) so that exact ties between
-        # different posteriors (Beta(1,2), Beta(2,3) at alpha = 1/9: both 2/3) are
-        # not decided by last-ulp differences between XLA's and SciPy's betainc
+        # Bayes-UCB-Beta: a 2^-30 snap grid (not float64's 2^-40) so that exact ties
+        # between different posteriors (Beta(1,2), Beta(2,3) at alpha = 1/9: both
+        # 2/3) and between equal posteriors reached along different warm starts are
+        # not decided by last-ulp differences between XLA and NumPy
         _bu_static = dict(_static, num_iters=BU_ITERS) if _post == "beta" else _static
         CASES.append(
             _case(
