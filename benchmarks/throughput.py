@@ -8,18 +8,27 @@ registered policies (AugUCB; UCB1, Thompson sampling, Bayes-UCB, KL-UCB) are rep
 as jbandits pulls/second next to APT / UCB1.
 
     python -m benchmarks.throughput [--reps 500] [--budget 10000] [--numpy-reps 4]
+
+On CPU the script exposes every core as a JAX host device (XLA_FLAGS
+``--xla_force_host_platform_device_count``, set before JAX starts unless XLA_FLAGS is
+already set), so :func:`jbandits.simulate` shards the replications over the cores; numba
+is measured both single-threaded and with ``prange`` over replications on all cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
-import jax
-import numpy as np
+if "XLA_FLAGS" not in os.environ:
+    os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
 
-import jbandits
-from jbandits import problems
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+import jbandits  # noqa: E402
+from jbandits import problems  # noqa: E402
 
 
 def instance():
@@ -58,15 +67,17 @@ def apt_numpy(means, stds, budget, tau, eps, seed):
     return s / n >= tau
 
 
-def make_numba():
+def make_numba(parallel: bool = False):
     import numba
 
-    @numba.njit(cache=False)
+    loop = numba.prange if parallel else range
+
+    @numba.njit(cache=False, parallel=parallel)
     def apt_numba(means, stds, budget, tau, eps, reps, seed):
         np.random.seed(seed)
         k = means.size
         out = np.zeros((reps, k), np.bool_)
-        for r in range(reps):
+        for r in loop(reps):
             n = np.zeros(k)
             s = np.zeros(k)
             for t in range(budget):
@@ -110,7 +121,10 @@ def main(argv=None):
     means, stds = instance()
     k, tau, eps = means.size, 0.5, 0.05
     bandit, params = jbandits.envs.gaussian(means, stds)
-    print(f"device: {jax.devices()[0]}  K={k}  T={args.budget}  R={args.reps}")
+    print(
+        f"devices: {len(jax.devices())} x {jax.devices()[0].platform}  K={k}  "
+        f"T={args.budget}  R={args.reps}"
+    )
 
     apt = jbandits.apt(k, threshold=tau, epsilon=eps)
     jb, comp = time_jbandits(apt, bandit, params, args.budget, args.reps)
@@ -124,18 +138,24 @@ def main(argv=None):
         f"NumPy loop APT    : {npy:14,.0f} pulls/s   ({args.numpy_reps} replications)"
     )
 
-    try:
-        apt_numba = make_numba()
-        apt_numba(means, stds, args.budget, tau, eps, 1, 0)  # compile
-        t0 = time.perf_counter()
-        apt_numba(means, stds, args.budget, tau, eps, args.reps, 1)
-        nb = args.budget * args.reps / (time.perf_counter() - t0)
-        print(f"numba loop APT    : {nb:14,.0f} pulls/s   ({args.reps} replications)")
-    except ImportError:
-        nb = float("nan")
-        print("numba loop APT    : numba not installed (pip install -e .[bench])")
-    print(f"ratio jbandits / NumPy loop : {jb / npy:8.1f}x")
-    print(f"ratio jbandits / numba loop : {jb / nb:8.2f}x")
+    rates = {}
+    for parallel in (False, True):
+        label = "numba prange APT  " if parallel else "numba loop APT    "
+        try:
+            apt_numba = make_numba(parallel)
+            apt_numba(means, stds, args.budget, tau, eps, 2, 0)  # compile
+            t0 = time.perf_counter()
+            apt_numba(means, stds, args.budget, tau, eps, args.reps, 1)
+            rates[parallel] = args.budget * args.reps / (time.perf_counter() - t0)
+            print(
+                f"{label}: {rates[parallel]:14,.0f} pulls/s   ({args.reps} replications)"
+            )
+        except ImportError:
+            rates[parallel] = float("nan")
+            print(f"{label}: numba not installed (pip install -e .[bench])")
+    print(f"ratio jbandits / NumPy loop          : {jb / npy:8.1f}x")
+    print(f"ratio jbandits / numba single thread : {jb / rates[False]:8.2f}x")
+    print(f"ratio jbandits / numba prange        : {jb / rates[True]:8.2f}x")
 
     if args.skip_others:
         return
@@ -143,24 +163,28 @@ def main(argv=None):
         "augucb": dict(threshold=tau, budget=args.budget),
         "ucb1": {},
         "thompson": dict(posterior="gauss"),
+        "thompson[beta]": dict(posterior="beta"),
         "bayes_ucb": dict(posterior="gauss"),
+        "bayes_ucb[beta]": dict(posterior="beta"),
         "klucb": dict(kl="gauss"),
+        "klucb[bernoulli]": dict(kl="bernoulli"),
     }
     base = {"apt": jb}
-    for name, kw in others.items():
+    for label, kw in others.items():
+        name = label.split("[")[0]
         if name not in jbandits.names():
             continue
         try:
             pol = jbandits.make(name, num_arms=k, **kw)
         except TypeError as err:  # signature drift: report instead of guessing
-            print(f"{name:17s} : skipped ({err})")
+            print(f"{label:17s} : skipped ({err})")
             continue
         rate, comp = time_jbandits(pol, bandit, params, args.budget, args.reps)
-        base[name] = rate
+        base[label] = rate
         ref = "apt" if name == "augucb" else "ucb1"
         rel = f"{rate / base[ref]:.2f}x {ref}" if ref in base else ""
         print(
-            f"jbandits {name:9s}: {rate:14,.0f} pulls/s   {rel}  (compile {comp:.1f} s)"
+            f"jbandits {label:16s}: {rate:12,.0f} pulls/s  {rel}  (compile {comp:.1f} s)"
         )
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
+
+# Expose every CPU core as a JAX host device before JAX starts, so that
+# jbandits.simulate shards replications over the cores (DESIGN §1 "Engine").
+if "XLA_FLAGS" not in os.environ:
+    os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
 
 import experiments
 from experiments import _core
