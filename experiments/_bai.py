@@ -42,6 +42,19 @@ def broadcast_pn(tree, num_points: int, num_instances: int):
     return jax.tree_util.tree_map(one, tree)
 
 
+def _shard_instances(tree, axis: int):
+    """Split the instance axis over the JAX devices (every core when the experiments
+    runner exposes them); a no-op on one device or when the chunk does not divide."""
+    devices = jax.devices()
+    leaves = jax.tree_util.tree_leaves(tree)
+    if len(devices) < 2 or any(x.shape[axis] % len(devices) for x in leaves):
+        return tree
+    mesh = jax.sharding.Mesh(np.array(devices), ("i",))
+    spec = jax.sharding.PartitionSpec(*([None] * axis), "i")
+    sharding = jax.sharding.NamedSharding(mesh, spec)
+    return jax.tree_util.tree_map(lambda x: jax.device_put(x, sharding), tree)
+
+
 def run_grid(
     make_policy,
     bandit,
@@ -114,9 +127,15 @@ def run_grid(
 
     for start in range(0, num_inst, size):
         stop = min(start + size, num_inst)
-        h = take(hp, start, start + size)
+        h = _shard_instances(take(hp, start, start + size), 1)
         p = take(params, start, start + size, axes)
-        k = keys[np.arange(start, start + size) % num_inst]
+        p = type(p)(
+            *[
+                x if ax is None else _shard_instances(x, 1)
+                for x, ax in zip(p, axes, strict=True)
+            ]
+        )
+        k = _shard_instances(keys[np.arange(start, start + size) % num_inst], 0)
         out = jax.device_get(fn(h, p, k, budgets))
         parts.append(jax.tree_util.tree_map(lambda x: x[:, : stop - start], out))
         if progress:
