@@ -11,20 +11,15 @@ S004 (:func:`gape_oracle_params`).
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
 from jbandits import _validate, arms, truth
+from jbandits.policies._index import IndexState, index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
-
-class GapEState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: pulls done
-    arm: Array  # [] int32: next arm
+GapEState = IndexState  # the shared state of index policies
 
 
 def empirical_gaps(stats: arms.ArmStats, arm_mask: Array) -> Array:
@@ -108,24 +103,11 @@ def gape(
     _validate.in_range("b", b, 0.0, low_open=True)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
 
-    def init_fn(key, arm_mask):
-        del key
-        return GapEState(
-            arms.init_stats(num_arms),
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            arms.round_robin(0, arm_mask),
-        )
-
-    def step_fn(state, key, reward):
-        stats = arms.update(state.stats, state.arm, reward)
-        t = state.t + 1
-        forced, rr = arms.forced_arm(t, state.arm_mask)
-        index = gape_index(stats, state.arm_mask, a, b)
-        best = arms.argmax_masked(index, state.arm_mask, key=key, tie_break=tie_break)
-        return GapEState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
-
-    def output_fn(state):
-        return arms.best_empirical(state.stats, state.arm_mask)
-
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return index_policy(
+        num_arms,
+        lambda stats, mask: gape_index(stats, mask, a, b),
+        select="max",
+        output=arms.best_empirical,
+        setting="identification",
+        tie_break=tie_break,
+    )

@@ -10,20 +10,14 @@ empirical_gaps`) and ``s_k^2`` the unbiased sample variance; output ``argmax_k m
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, truth
+from jbandits.policies._index import IndexState, index_policy
 from jbandits.policies.identification.gape import _log2_k, empirical_gaps, s004_range
 from jbandits.types import Array, ArrayLike, Policy
 
-
-class GapEVState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: pulls done
-    arm: Array  # [] int32: next arm
+GapEVState = IndexState  # the shared state of index policies
 
 
 def gape_v_index(
@@ -84,24 +78,12 @@ def gape_v(
     _validate.in_range("b", b, 0.0, low_open=True)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
 
-    def init_fn(key, arm_mask):
-        del key
-        return GapEVState(
-            arms.init_stats(num_arms),
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            arms.round_robin(0, arm_mask),
-        )
-
-    def step_fn(state, key, reward):
-        stats = arms.update(state.stats, state.arm, reward)
-        t = state.t + 1
-        forced, rr = arms.forced_arm(t, state.arm_mask, passes=2)
-        index = gape_v_index(stats, state.arm_mask, a, b)
-        best = arms.argmax_masked(index, state.arm_mask, key=key, tie_break=tie_break)
-        return GapEVState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
-
-    def output_fn(state):
-        return arms.best_empirical(state.stats, state.arm_mask)
-
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return index_policy(
+        num_arms,
+        lambda stats, mask: gape_v_index(stats, mask, a, b),
+        select="max",
+        output=arms.best_empirical,
+        setting="identification",
+        passes=2,
+        tie_break=tie_break,
+    )

@@ -8,19 +8,13 @@ The exploration parameter ``a`` is oracle-tuned from the budget and the complexi
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, truth
+from jbandits.policies._index import IndexState, index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
-
-class UCBEState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: pulls done
-    arm: Array  # [] int32: next arm
+UCBEState = IndexState  # the shared state of index policies
 
 
 def ucb_e_index(stats: arms.ArmStats, a: ArrayLike) -> Array:
@@ -63,24 +57,11 @@ def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:
     _validate.in_range("a", a, 0.0, low_open=True)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
 
-    def init_fn(key, arm_mask):
-        del key
-        return UCBEState(
-            arms.init_stats(num_arms),
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            arms.round_robin(0, arm_mask),
-        )
-
-    def step_fn(state, key, reward):
-        stats = arms.update(state.stats, state.arm, reward)
-        t = state.t + 1
-        forced, rr = arms.forced_arm(t, state.arm_mask)
-        index = ucb_e_index(stats, a)
-        best = arms.argmax_masked(index, state.arm_mask, key=key, tie_break=tie_break)
-        return UCBEState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
-
-    def output_fn(state):
-        return arms.best_empirical(state.stats, state.arm_mask)
-
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return index_policy(
+        num_arms,
+        lambda stats, mask: ucb_e_index(stats, a),
+        select="max",
+        output=arms.best_empirical,
+        setting="identification",
+        tie_break=tie_break,
+    )
