@@ -10,47 +10,51 @@ Quick start::
     res.metrics["error"].mean()
 """
 
-from jbandits import arms, envs, metrics, problems, schedules, truth, tune
-from jbandits.engine import RunResult, product_grid, run, simulate, sweep
-from jbandits.policies.identification import (
-    gape,
-    gape_v,
-    sar,
-    sequential_halving,
-    shadavar,
-    shvar,
-    successive_rejects,
-    ucb_e,
-    ugapeb,
-    ugapec,
-    vbr_provisional,
-)
-from jbandits.policies.regret import (
-    bayes_ucb,
-    dmed,
-    eucbv,
-    klucb,
-    median_elimination,
-    moss,
-    ocucb,
-    thompson,
-    ucb1,
-    ucb_improved,
-    ucbv,
-)
-from jbandits.policies.thresholding import (
-    apt,
-    augucb,
-    csar,
-    lsa,
-    optkg,
-    ua,
-    ucbe,
-    ucbev,
-    uniform,
-)
+from jbandits import arms, envs, metrics, problems, runner, schedules, truth, tune
+from jbandits.engine import RunResult, run
 from jbandits.registry import factory, make, names, register
 from jbandits.types import Bandit, Policy
+from jbandits.sweeps import (
+    SweepResult,
+    product_grid,
+    simulate,
+    sweep,
+    sweep_grid,
+)
+
+# Top-level factories build policies that remember their arguments (policy.spec),
+# so the runner compiles one program per policy rather than one per closure.
+apt = factory("apt")
+augucb = factory("augucb")
+bayes_ucb = factory("bayes_ucb")
+csar = factory("csar")
+dmed = factory("dmed")
+eucbv = factory("eucbv")
+gape = factory("gape")
+gape_v = factory("gape_v")
+klucb = factory("klucb")
+lsa = factory("lsa")
+median_elimination = factory("median_elimination")
+moss = factory("moss")
+ocucb = factory("ocucb")
+optkg = factory("optkg")
+sar = factory("sar")
+sequential_halving = factory("sequential_halving")
+shadavar = factory("shadavar")
+shvar = factory("shvar")
+successive_rejects = factory("successive_rejects")
+thompson = factory("thompson")
+ua = factory("ua")
+ucb1 = factory("ucb1")
+ucb_e = factory("ucb_e")
+ucb_improved = factory("ucb_improved")
+ucbe = factory("ucbe")
+ucbev = factory("ucbev")
+ucbv = factory("ucbv")
+ugapeb = factory("ugapeb")
+ugapec = factory("ugapec")
+uniform = factory("uniform")
+vbr_provisional = factory("vbr_provisional")
 
 __version__ = "0.1.0"
 
@@ -58,6 +62,7 @@ __all__ = [
     "Bandit",
     "Policy",
     "RunResult",
+    "SweepResult",
     "apt",
     "arms",
     "augucb",
@@ -82,6 +87,7 @@ __all__ = [
     "product_grid",
     "register",
     "run",
+    "runner",
     "sar",
     "schedules",
     "sequential_halving",
@@ -90,6 +96,7 @@ __all__ = [
     "simulate",
     "successive_rejects",
     "sweep",
+    "sweep_grid",
     "thompson",
     "truth",
     "tune",

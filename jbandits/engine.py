@@ -1,16 +1,16 @@
-"""The engine: one replication as a ``lax.scan``; ``vmap`` adds every batch axis.
+"""The engine: one replication of a policy on one instance, as a pure function.
 
-:func:`run` plays one replication of a policy on one instance. The budget is traced:
-the scan has a static length ``horizon`` and steps past ``budget`` are no-ops, so a
-sweep over budgets compiles once. Anytime metrics are read at ``num_checkpoints``
-evenly spaced steps by a nested scan (outer over checkpoints, inner over the steps
-between them), so memory is O(K + C) per replication, independent of the horizon.
+:func:`run` plays one replication. The budget is traced: ``horizon`` is a static
+upper bound and steps past ``budget`` are no-ops, so a sweep over budgets compiles
+once. Anytime metrics are read at ``num_checkpoints`` evenly spaced steps: the outer
+loop runs over checkpoints; between two checkpoints a ``lax.while_loop`` runs segments
+of ``segment`` steps (an inner ``lax.scan``) only while the replication still has
+budget left and its policy is not idle. Under ``vmap`` the loop runs while *any* lane
+is live, so a batch stops at its largest budget rather than at the static horizon;
+memory is O(K + C) per replication, independent of the horizon.
 
-:func:`simulate` vmaps :func:`run` over replications (and instances when the params
-have a leading axis), shards replications over ``jax.devices()``, caches the compiled
-function and prints progress for long runs. :func:`sweep` builds the policy *inside*
-the vmapped function from a grid of traced hyper-parameters (optax closure pattern), so
-a sweep over hyper-parameters x budgets x padded instances is one compilation.
+Every batch axis (replications, instances, grid points) is added by the one batched
+runner, :mod:`jbandits.runner` (``simulate``, ``sweep``, ``sweep_grid``).
 
 Randomness of one replication: ``key`` splits into (init, steps, rewards, permutation).
 The policy's step after pull ``t`` (0-based) gets ``fold_in(steps_key, t)``; the
@@ -21,13 +21,10 @@ every policy run with the same key (common random numbers).
 from __future__ import annotations
 
 import math
-import sys
-import time
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jbandits import _validate
 from jbandits.types import Array, Bandit, Key, Policy
@@ -49,6 +46,7 @@ class RunResult(NamedTuple):
         None  # final policy state (policy numbering) if return_state, else None
     )
     perm: Any = None  # [K] policy arm a is bandit arm perm[a] (if return_state)
+    segments: Any = None  # [C] int32 segments of the inner loop this lane needed
 
 
 def split_key(key: Key) -> tuple[Key, Key, Key, Key]:
@@ -68,6 +66,11 @@ def _to_bandit_numbering(out: Array, perm: Array) -> Array:
     return jnp.zeros_like(out).at[perm].set(out)
 
 
+def default_segment(inner: int) -> int:
+    """Steps per inner-loop segment: about 1/32 of a checkpoint interval, >= 32."""
+    return min(inner, max(32, -(-inner // 32)))
+
+
 def run(
     policy: Policy,
     bandit: Bandit,
@@ -81,32 +84,48 @@ def run(
     record_arms: bool = False,
     permute: bool = False,
     return_state: bool = False,
+    segment: int | None = None,
 ) -> RunResult:
     """One replication of ``policy`` on one instance; pure and jittable.
+
+    ``permute`` defaults to False here, so one replication plays the arms as numbered
+    (what the trace-equivalence references assume). The batched entry points
+    (:func:`jbandits.simulate`, :func:`jbandits.sweep`, :func:`jbandits.sweep_grid`)
+    default to ``permute=True``: the papers break ties arbitrarily or at random, and
+    the policies here break them toward the lowest index, which favours or penalises
+    whichever arm a user lists first.
 
     Args:
       policy: a :class:`~jbandits.types.Policy`.
       bandit, params: the reward family and one instance (``params.arm_mask`` [K]).
       key: the replication key.
       budget: number of pulls (may be traced); must be <= ``horizon``.
-      horizon: static scan length (rounded up to a multiple of ``num_checkpoints``).
+      horizon: static upper bound on the budget; checkpoint ``c`` (1-based) is read
+        after ``min(c * ceil(horizon / C), budget)`` pulls.
       num_checkpoints: static number C of evenly spaced metric read-outs.
       metric: a callable ``(output, means, arm_mask) -> dict`` (see
         :mod:`jbandits.metrics`), or None for regret only.
       record_arms: also return the pulled arm of every step (small horizons only).
-      permute: relabel the arms by a random permutation per replication (spec §1.6),
-        so that "first" tie-breaking is unbiased with respect to arm identity.
+      permute: relabel the arms by a random permutation per replication, so that
+        "first" tie-breaking is unbiased with respect to arm identity.
       return_state: also return the final policy state and the permutation (for
         diagnostics such as EUCBV's active set).
+      segment: static steps per inner segment (default :func:`default_segment`); only
+        the granularity at which a finished batch stops, never the result.
 
     Returns:
       A :class:`RunResult`.
+
+    Raises:
+      ValueError: ``horizon``, ``num_checkpoints`` or ``segment`` not a positive int.
     """
     horizon = _validate.static_int("horizon", horizon, minimum=1)
     num_checkpoints = _validate.static_int(
         "num_checkpoints", num_checkpoints, minimum=1
     )
     inner = math.ceil(horizon / num_checkpoints)
+    seg = default_segment(inner) if segment is None else segment
+    seg = _validate.static_int("segment", seg, minimum=1)
     mask = params.arm_mask
     num_arms = mask.shape[-1]
     key_init, key_steps, key_env, key_perm = split_key(key)
@@ -119,24 +138,49 @@ def run(
     budget = jnp.asarray(budget, jnp.int32)
     ftype = jnp.result_type(float)
 
-    def one_step(carry, _):
-        state, counts, t, regret, total = carry
-        live = (t < budget) & (state.arm >= 0)
-        arm = perm[jnp.maximum(state.arm, 0)]
-        reward = bandit.sample(params, key_env, arm, counts[arm])
-        new = policy.step(state, step_key(key_steps, t), reward)
-        state = jax.tree_util.tree_map(lambda n, o: jnp.where(live, n, o), new, state)
-        counts = counts.at[arm].add(live.astype(jnp.int32))
-        regret = regret + jnp.where(live, gaps[arm], 0.0)
-        total = total + jnp.where(live, reward, 0.0)
-        ys = jnp.where(live, arm, -1).astype(jnp.int32) if record_arms else None
-        return (state, counts, t + 1, regret, total), ys
+    def one_step(limit):
+        def body(carry, _):
+            state, counts, t, regret, total = carry
+            live = (t < limit) & (state.arm >= 0)
+            arm = perm[jnp.maximum(state.arm, 0)]
+            reward = bandit.sample(params, key_env, arm, counts[arm])
+            new = policy.step(state, step_key(key_steps, t), reward)
+            state = jax.tree_util.tree_map(
+                lambda n, o: jnp.where(live, n, o), new, state
+            )
+            counts = counts.at[arm].add(live.astype(jnp.int32))
+            regret = regret + jnp.where(live, gaps[arm], 0.0)
+            total = total + jnp.where(live, reward, 0.0)
+            ys = jnp.where(live, arm, -1).astype(jnp.int32) if record_arms else None
+            return (state, counts, t + live.astype(jnp.int32), regret, total), ys
 
-    def block(carry, _):
-        carry, arms = jax.lax.scan(one_step, carry, None, length=inner, unroll=UNROLL)
+        return body
+
+    def block(carry, c):
+        limit = jnp.minimum(budget, (c + 1) * inner)
+        if record_arms:  # a fixed-length scan, so that every step has an output
+            carry, arms = jax.lax.scan(one_step(limit), carry, None, length=inner)
+            used = jnp.asarray(-(-inner // seg), jnp.int32)
+        else:
+            arms = None
+
+            def live(loop):
+                (state, _, t, _, _), _ = loop
+                return (t < limit) & (state.arm >= 0)
+
+            def segment_(loop):
+                inner_carry, n = loop
+                inner_carry, _ = jax.lax.scan(
+                    one_step(limit), inner_carry, None, length=seg, unroll=UNROLL
+                )
+                return inner_carry, n + 1
+
+            carry, used = jax.lax.while_loop(
+                live, segment_, (carry, jnp.zeros((), jnp.int32))
+            )
         out = _to_bandit_numbering(policy.output(carry[0]), perm)
         values = metric(out, means, mask) if metric is not None else {}
-        return carry, (values, carry[3], carry[4], arms)
+        return carry, (values, carry[3], carry[4], arms, used)
 
     state0 = policy.init(key_init, mask[perm])
     carry0 = (
@@ -146,8 +190,8 @@ def run(
         jnp.zeros((), ftype),
         jnp.zeros((), ftype),
     )
-    carry, (values, regret, total, arms) = jax.lax.scan(
-        block, carry0, None, length=num_checkpoints
+    carry, (values, regret, total, arms, used) = jax.lax.scan(
+        block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
     )
     state, counts = carry[0], carry[1]
     times = jnp.minimum(jnp.arange(1, num_checkpoints + 1) * inner, budget)
@@ -163,209 +207,5 @@ def run(
         arms=None if arms is None else arms.reshape(-1)[:horizon],
         state=state if return_state else None,
         perm=perm if return_state else None,
+        segments=used,
     )
-
-
-# ------------------------------------------------------------------ batched front-ends
-_CACHE: dict = {}
-
-
-def _cached(key, build):
-    fn = _CACHE.get(key)
-    if fn is None:
-        fn = _CACHE[key] = build()
-    return fn
-
-
-def _shard(keys: Array) -> Array:
-    devices = jax.devices()
-    if len(devices) < 2 or keys.shape[0] % len(devices):
-        return keys
-    mesh = jax.sharding.Mesh(np.array(devices), ("reps",))
-    spec = jax.sharding.PartitionSpec("reps")
-    return jax.device_put(keys, jax.sharding.NamedSharding(mesh, spec))
-
-
-def _default_horizon(budget) -> int:
-    b = _validate.concrete_int("budget", np.max(np.asarray(jax.device_get(budget))))
-    if b is None:
-        raise ValueError("horizon must be given when budget is traced")
-    return b
-
-
-def _check_budget(bandit: Bandit, params, budget, horizon: int) -> None:
-    bandit.check(params, budget)
-    if _validate.is_concrete(budget):
-        b = np.asarray(jax.device_get(budget))
-        if np.any(b > horizon):
-            raise ValueError(f"budget {budget} exceeds horizon {horizon}")
-        num_real = np.asarray(jax.device_get(params.arm_mask)).sum(axis=-1)
-        if np.min(b) < np.max(num_real):
-            raise ValueError(
-                f"budget {budget} is smaller than the number of arms {num_real}: "
-                "every algorithm here needs at least one pull per arm"
-            )
-
-
-def simulate(
-    policy: Policy,
-    bandit: Bandit,
-    params: Any,
-    key: Key,
-    *,
-    budget: Any,
-    num_reps: int,
-    horizon: int | None = None,
-    num_checkpoints: int = 1,
-    metric: Any = None,
-    record_arms: bool = False,
-    permute: bool = False,
-    batch_size: int | None = None,
-    progress: bool = False,
-    return_state: bool = False,
-) -> RunResult:
-    """Run ``num_reps`` replications (vmapped, jitted; results ``[R, ...]``).
-
-    When ``params`` carries a leading instance axis (``arm_mask`` of shape ``[N, K]``),
-    results are ``[N, R, ...]`` and instance ``n`` uses keys ``fold_in(key, n)``.
-    ``batch_size`` splits the replications into chunks (bounded memory, progress lines
-    on stderr when ``progress=True``); every chunk reuses one compilation.
-    """
-    num_reps = _validate.static_int("num_reps", num_reps, minimum=1)
-    horizon = _default_horizon(budget) if horizon is None else horizon
-    _check_budget(bandit, params, budget, horizon)
-    batched = params.arm_mask.ndim == 2
-    statics = (
-        policy,
-        bandit,
-        horizon,
-        num_checkpoints,
-        metric,
-        record_arms,
-        permute,
-        return_state,
-    )
-
-    def build():
-        def one(p, k, b):
-            return run(
-                policy,
-                bandit,
-                p,
-                k,
-                budget=b,
-                horizon=horizon,
-                num_checkpoints=num_checkpoints,
-                metric=metric,
-                record_arms=record_arms,
-                permute=permute,
-                return_state=return_state,
-            )
-
-        over_reps = jax.vmap(one, in_axes=(None, 0, None))
-        if batched:
-            over_reps = jax.vmap(over_reps, in_axes=(0, 0, None))
-        return jax.jit(over_reps)
-
-    fn = _cached(("simulate", batched, *statics), build)
-    if batched:
-        num_inst = params.arm_mask.shape[0]
-        inst_keys = jax.vmap(lambda n: jax.random.fold_in(key, n))(jnp.arange(num_inst))
-        keys = jax.vmap(lambda k: jax.random.split(k, num_reps))(inst_keys)
-    else:
-        keys = jax.random.split(key, num_reps)
-    size = num_reps if batch_size is None else min(batch_size, num_reps)
-    chunks, start, t0 = [], 0, time.perf_counter()
-    while start < num_reps:
-        stop = min(start + size, num_reps)
-        part = keys[:, start:stop] if batched else _shard(keys[start:stop])
-        if stop - start < size:  # pad the last chunk to reuse the compilation
-            pad = size - (stop - start)
-            part = jnp.concatenate(
-                [part, part[..., :pad, :]] if batched else [part, part[:pad]],
-                axis=1 if batched else 0,
-            )
-        out = fn(params, part, budget)
-        out = jax.tree_util.tree_map(
-            lambda x: x[:, : stop - start] if batched else x[: stop - start], out
-        )
-        chunks.append(jax.device_get(out))
-        start = stop
-        if progress:
-            rate = start / (time.perf_counter() - t0)
-            print(f"  {start}/{num_reps} replications ({rate:.1f}/s)", file=sys.stderr)
-    axis = 1 if batched else 0
-    return jax.tree_util.tree_map(lambda *xs: np.concatenate(xs, axis=axis), *chunks)
-
-
-def product_grid(**axes) -> dict:
-    """Cartesian product of 1-D value lists -> dict of flat arrays ``[P]``."""
-    names = list(axes)
-    values = [np.asarray(axes[n]) for n in names]
-    mesh = np.meshgrid(*values, indexing="ij")
-    return {n: m.reshape(-1) for n, m in zip(names, mesh, strict=True)}
-
-
-def sweep(
-    make_policy,
-    bandit: Bandit,
-    params: Any,
-    key: Key,
-    *,
-    grid: dict,
-    num_reps: int,
-    horizon: int,
-    budget: Any = None,
-    num_checkpoints: int = 1,
-    metric: Any = None,
-    permute: bool = False,
-) -> RunResult:
-    """Sweep hyper-parameters (and budgets) x instances x replications in one compile.
-
-    ``make_policy(**hp)`` is called *inside* the vmapped function with traced scalars
-    ``hp`` drawn from ``grid`` (a dict of arrays with a common leading length P; use
-    :func:`product_grid`). A ``"budget"`` entry in ``grid`` is also the engine budget.
-    ``params`` may carry an instance axis ``[N, K]`` (pad with
-    :func:`jbandits.envs.pad_arms`). Every grid point uses the same replication keys
-    (common random numbers). Results are ``[P, N, R, ...]`` (``[P, R, ...]`` without an
-    instance axis).
-    """
-    num_reps = _validate.static_int("num_reps", num_reps, minimum=1)
-    grid = {k: jnp.asarray(v) for k, v in grid.items()}
-    sizes = {v.shape[0] for v in grid.values()}
-    if len(sizes) != 1:
-        raise ValueError(f"grid entries must share one leading length, got {sizes}")
-    if "budget" not in grid and budget is None:
-        raise ValueError("give budget, or a 'budget' entry in grid")
-    _check_budget(bandit, params, grid.get("budget", budget), horizon)
-    batched = params.arm_mask.ndim == 2
-
-    def per_point(hp, p, keys):
-        b = hp.get("budget", budget)
-        pol = make_policy(**hp)
-        return jax.vmap(
-            lambda k: run(
-                pol,
-                bandit,
-                p,
-                k,
-                budget=b,
-                horizon=horizon,
-                num_checkpoints=num_checkpoints,
-                metric=metric,
-                permute=permute,
-            )
-        )(keys)
-
-    fn = per_point
-    if batched:
-        fn = jax.vmap(fn, in_axes=(None, 0, 0))
-    fn = jax.jit(jax.vmap(fn, in_axes=(0, None, None)))
-    if batched:
-        num_inst = params.arm_mask.shape[0]
-        keys = jax.vmap(
-            lambda n: jax.random.split(jax.random.fold_in(key, n), num_reps)
-        )(jnp.arange(num_inst))
-    else:
-        keys = jax.random.split(key, num_reps)
-    return jax.device_get(fn(grid, params, keys))

@@ -2,29 +2,70 @@
 
 Every registered name joins the shared contract and trace-equivalence tests (each name
 must have a trace case in ``tests/cases``; a test fails otherwise).
+
+A policy built by :func:`make` (or by the top-level factories such as
+``jbandits.apt``) remembers its name and keyword arguments in ``policy.spec``. The
+batched runner (:mod:`jbandits.runner`) splits them with :func:`split_kwargs` into
+*static* arguments, which fix shapes or control flow and key the compile cache, and
+*numeric* ones (ε, α, ρ, budgets, horizons, schedules, ...), which it traces, so that
+``make()`` + ``simulate`` in a loop over ε compiles once.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from typing import Any
 
-from jbandits.types import Policy
+import numpy as np
+
+from jbandits.types import Policy, PolicySpec
 
 _POLICIES: dict[str, Callable[..., Policy]] = {}
+_PREPARE: dict[str, Callable[..., dict]] = {}
+
+# Integer arguments that fix shapes or loop counts (all strings, bools and None are
+# static too, and so is ``num_arms``); every other number is traced by the runner.
+STATIC_INTS = frozenset({"num_arms", "m", "num_iters"})
+# Per-policy arguments that size host-side round tables (kept static).
+STATIC_BY_POLICY = {"eucbv": frozenset({"horizon"}), "ucb_improved": frozenset({"horizon"})}
 
 
-def register(name: str, factory: Callable[..., Policy]) -> None:
-    """Register ``factory(num_arms, **params) -> Policy`` under ``name``."""
+def register(
+    name: str,
+    factory: Callable[..., Policy],
+    *,
+    prepare: Callable[..., dict] | None = None,
+) -> None:
+    """Register ``factory(num_arms, **params) -> Policy`` under ``name``.
+
+    ``prepare(num_arms, num_real_arms, budget, **kwargs) -> dict`` (optional) returns
+    extra keyword arguments computed on the host for one cell of a sweep (exact phase
+    schedules for the real number of arms and a concrete budget).
+    """
     if not isinstance(name, str) or not name or name in _POLICIES:
         raise ValueError(f"invalid or duplicate policy name {name!r}")
     _POLICIES[name] = factory
+    if prepare is not None:
+        _PREPARE[name] = prepare
+
+
+def _check_name(name: str) -> None:
+    if name not in _POLICIES:
+        raise ValueError(f"unknown policy {name!r}; known: {sorted(_POLICIES)}")
 
 
 def make(name: str, **params) -> Policy:
-    """Build the policy registered as ``name`` (``num_arms`` is a keyword)."""
-    if name not in _POLICIES:
-        raise ValueError(f"unknown policy {name!r}; known: {sorted(_POLICIES)}")
-    return _POLICIES[name](**params)
+    """Build the policy registered as ``name`` (``num_arms`` is a keyword).
+
+    Raises:
+      ValueError: unknown ``name`` (the message lists the known ones), or a bad
+        argument (the policy's factory names it).
+    """
+    _check_name(name)
+    policy = _POLICIES[name](**params)
+    spec = PolicySpec(name, tuple(sorted(params.items())))
+    return policy._replace(spec=spec)
 
 
 def names() -> list[str]:
@@ -33,18 +74,54 @@ def names() -> list[str]:
 
 
 def factory(name: str) -> Callable[..., Policy]:
-    if name not in _POLICIES:
-        raise ValueError(f"unknown policy {name!r}; known: {sorted(_POLICIES)}")
+    """The factory of ``name``, wrapped so that the policies it builds carry a spec."""
+    _check_name(name)
+    raw = _POLICIES[name]
+
+    @functools.wraps(raw)
+    def build(num_arms=None, /, **params):
+        if num_arms is not None:
+            params["num_arms"] = num_arms
+        return make(name, **params)
+
+    return build
+
+
+def raw_factory(name: str) -> Callable[..., Policy]:
+    """The registered factory itself (no spec attached)."""
+    _check_name(name)
     return _POLICIES[name]
 
 
+def prepare_hook(name: str) -> Callable[..., dict] | None:
+    """The host-side per-cell ``prepare`` of ``name``, or None."""
+    _check_name(name)
+    return _PREPARE.get(name)
+
+
+def is_static(key: str, value: Any, name: str = "") -> bool:
+    """Whether a keyword argument of policy ``name`` fixes the program."""
+    if key in STATIC_INTS or key in STATIC_BY_POLICY.get(name, ()):
+        return True
+    return value is None or isinstance(value, (str, bool, np.bool_))
+
+
+def split_kwargs(kwargs: dict, name: str = "") -> tuple[dict, dict]:
+    """``(static, numeric)`` parts of the keyword arguments of policy ``name``."""
+    static, numeric = {}, {}
+    for key, value in kwargs.items():
+        (static if is_static(key, value, name) else numeric)[key] = value
+    return static, numeric
+
+
 def _register_builtins() -> None:
-    """Each family package exposes ``POLICIES: dict[name, factory]``."""
+    """Each family package exposes ``POLICIES`` (and optionally ``PREPARE``) dicts."""
     from jbandits.policies import identification, regret, thresholding
 
     for family in (thresholding, identification, regret):
+        hooks = getattr(family, "PREPARE", {})
         for name, fn in family.POLICIES.items():
-            register(name, fn)
+            register(name, fn, prepare=hooks.get(name))
 
 
 _register_builtins()

@@ -37,13 +37,25 @@ class Policy(NamedTuple):
     """A bandit algorithm as pure functions; see the module docstring.
 
     ``setting`` is static metadata: one of :data:`SETTINGS`; it tells the engine which
-    metrics apply to ``output``.
+    metrics apply to ``output``. ``spec`` records how a registered policy was built
+    (:class:`PolicySpec`, set by :func:`jbandits.make` and the top-level factories), so
+    the batched runner can rebuild it inside ``jit`` with its numbers traced and cache
+    one compilation per program rather than per closure; hand-built policies leave it
+    None.
     """
 
     init: Callable[[Key, Array], State]
     step: Callable[[State, Key, Array], State]
     output: Callable[[State], Array]
     setting: str
+    spec: Any = None
+
+
+class PolicySpec(NamedTuple):
+    """A registered policy's name and the keyword arguments it was built with."""
+
+    name: str
+    kwargs: tuple  # sorted ((key, value), ...); values may be arrays
 
 
 class Bandit(NamedTuple):

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from compile_log import count_compiles
 from scipy import stats
 
 import jbandits
@@ -13,8 +14,7 @@ from jbandits import metrics
 
 
 def test_sweep_compiles_once_over_alpha_budget_and_padded_k():
-    """8 alpha x 4 budgets x 3 K values (padded to 8 arms) -> one trace of the policy."""
-    traces = []
+    """8 alpha x 4 budgets x 3 K values (padded to 8 arms) -> one compilation."""
     rng = np.random.default_rng(0)
     instances = []
     for k in (3, 5, 7):
@@ -24,25 +24,25 @@ def test_sweep_compiles_once_over_alpha_budget_and_padded_k():
     bandit = jbandits.envs.BERNOULLI
 
     def make_policy(alpha, budget):
-        traces.append(1)
         del budget
         return jbandits.lsa(8, threshold=0.5, alpha=alpha)
 
     grid = jbandits.product_grid(
         alpha=np.linspace(0.5, 4.0, 8), budget=[40, 60, 80, 100]
     )
-    res = jbandits.sweep(
-        make_policy,
-        bandit,
-        params,
-        jax.random.key(0),
-        grid=grid,
-        num_reps=16,
-        horizon=100,
-        num_checkpoints=4,
-        metric=metrics.thresholding(0.5),
-    )
-    assert len(traces) == 1
+    with count_compiles() as compiles:
+        res = jbandits.sweep(
+            make_policy,
+            bandit,
+            params,
+            jax.random.key(0),
+            grid=grid,
+            num_reps=16,
+            horizon=100,
+            num_checkpoints=4,
+            metric=metrics.thresholding(0.5),
+        )
+    assert compiles.count == 1
     assert res.metrics["error"].shape == (32, 3, 16, 4)
     # budgets are honoured per grid point, padded arms never pulled
     np.testing.assert_array_equal(res.num_pulls[:, 0, 0], grid["budget"])
@@ -227,6 +227,7 @@ def test_uniform_error_rate_matches_closed_form():
         budget=budget,
         num_reps=reps,
         metric=metrics.thresholding(tau),
+        permute=False,  # the closed form gives arm 0 the odd pull
     )
     p = _uniform_two_arm_error(p0, p1, budget, tau)
     se = math.sqrt(p * (1 - p) / reps)
@@ -260,6 +261,7 @@ def test_return_state_gives_the_final_policy_state():
         budget=9,
         num_reps=2,
         return_state=True,
+        permute=False,
     )
     np.testing.assert_array_equal(res.state.stats.counts, [[3, 3, 3], [3, 3, 3]])
     np.testing.assert_array_equal(res.perm, [[0, 1, 2], [0, 1, 2]])

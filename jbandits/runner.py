@@ -1,0 +1,549 @@
+"""The one batched runner: lanes of (cell, replication), chunked, sharded, cached.
+
+Every batched entry point — :func:`jbandits.simulate`, :func:`jbandits.sweep`,
+:func:`jbandits.sweep_grid`, the tuner and the experiments — describes its work as
+*cells* (a policy's numeric hyper-parameters, an instance, a budget) times
+replications, and hands them to :func:`execute`. A *lane* is one replication of one
+cell: one call of :func:`jbandits.engine.run`. :func:`execute`
+
+* builds the policy *inside* the compiled function from traced numbers (ε, α, ρ, δ,
+  budgets, horizons, host-computed schedules), so one compiled *program* serves every
+  value; programs are cached on what changes them — the policy factory and its static
+  arguments, the bandit family, K, the horizon, checkpoint count, metric, dtypes and
+  chunk shape — never on closures or numbers, in a bounded LRU cache;
+* orders lanes by budget and runs them in fixed-size chunks, so a chunk stops at its
+  own largest budget (the engine's inner loop exits once every lane is done) and the
+  last chunk reuses the compilation (padded);
+* chooses the chunk size from a memory budget (the per-lane state size from
+  ``jax.eval_shape``), shards every chunk's lane axis over ``jax.local_devices()``,
+  splits chunks over processes under ``jax.distributed``, shows a progress bar and,
+  given a :class:`jbandits.store.Store`, writes each chunk atomically and skips the
+  chunks already written (resume).
+
+Lane keys: the cell key is ``fold_in(key, instance)`` for a batch of instances, else
+``key``; replication ``r`` uses ``fold_in(cell_key, r)`` (equal to
+``jax.random.split(cell_key, R)[r]``), the same for every grid point and policy
+(common random numbers).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbandits import _validate, registry
+from jbandits.engine import RunResult, default_segment, run
+from jbandits.types import Bandit, Key, Policy
+
+CACHE_SIZE = 32  # compiled programs kept (least recently used dropped first)
+_CACHE: collections.OrderedDict = collections.OrderedDict()
+STATS = {"programs_built": 0, "traces": 0}  # counters for tests and benchmarks
+
+
+# --------------------------------------------------------------------------- policies
+@dataclass(frozen=True)
+class Source:
+    """How to build the policy inside the compiled function.
+
+    ``build(**static, **numeric)`` returns a Policy; ``static`` is hashable and part of
+    the cache key, the numeric keyword arguments are traced per cell.
+    """
+
+    build: Any
+    static: tuple = ()
+    ident: Any = None  # what identifies ``build`` in the cache key
+    name: str = ""
+    prepare: Any = None  # host hook (num_arms, num_real_arms, budget, **kw) -> dict
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError as err:
+        raise ValueError(f"static policy argument {value!r} is not hashable") from err
+    return value
+
+
+def source_of(policy) -> tuple[Source, dict]:
+    """(Source, numeric kwargs) of a Policy, a registered name, or a factory callable."""
+    if isinstance(policy, Source):
+        return policy, {}
+    if isinstance(policy, Policy):
+        if policy.spec is None:  # hand-built: cached on the closures themselves
+            return Source(lambda: policy, (), ident=policy, name="policy"), {}
+        name, kwargs = policy.spec.name, dict(policy.spec.kwargs)
+        static, numeric = registry.split_kwargs(kwargs, name)
+        return _registered(name, static), numeric
+    if isinstance(policy, str):
+        return _registered(policy, {}), {}
+    if callable(policy):
+        return Source(policy, (), ident=policy, name=getattr(policy, "__name__", "")), {}
+    raise ValueError(
+        "policy must be a jbandits Policy, a registered name or a factory callable, "
+        f"got {type(policy).__name__}"
+    )
+
+
+def _registered(name: str, static: dict) -> Source:
+    items = tuple(sorted((k, _hashable(v)) for k, v in static.items()))
+    return Source(
+        registry.raw_factory(name),
+        items,
+        ident=("registered", name),
+        name=name,
+        prepare=registry.prepare_hook(name),
+    )
+
+
+# ------------------------------------------------------------------------------ lanes
+@dataclass
+class Lanes:
+    """Host-side description of the work: ``num_cells`` cells x ``num_reps`` lanes.
+
+    Attributes:
+      hp: numeric policy arguments, a dict of pytrees with leaves ``[num_cells, ...]``.
+      params: instance pytree with leaves ``[num_instances, ...]`` (except the fields
+        named in ``shared``, one array for all instances).
+      instance: ``[num_cells]`` int, the instance of each cell.
+      budget: ``[num_cells]`` int budgets.
+      keys: ``[num_cells, 2]`` uint32 key data, each cell's key.
+      num_reps: replications per cell.
+      fold_reps: lane key ``fold_in(cell key, rep)``; False: the cell key itself
+        (needs ``num_reps == 1``).
+    """
+
+    hp: dict
+    params: Any
+    instance: np.ndarray
+    budget: np.ndarray
+    keys: np.ndarray
+    num_reps: int
+    shared: tuple = ()
+    fold_reps: bool = True
+
+    @property
+    def num_cells(self) -> int:
+        return int(self.budget.shape[0])
+
+    @property
+    def num_lanes(self) -> int:
+        return self.num_cells * self.num_reps
+
+
+def key_data(key: Key) -> np.ndarray:
+    """uint32 data ``[..., 2]`` of a typed or legacy key."""
+    if jnp.issubdtype(jnp.asarray(key).dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(key))
+    arr = np.asarray(key)
+    if arr.dtype != np.uint32 or arr.shape[-1:] != (2,):
+        raise ValueError(f"key must be a jax.random.key, got {key!r}")
+    return arr
+
+
+def instance_keys(key: Key, num_instances: int) -> np.ndarray:
+    """Key data of ``fold_in(key, n)`` for n < ``num_instances``."""
+    k = jax.random.wrap_key_data(jnp.asarray(key_data(key)))
+    return np.asarray(
+        jax.random.key_data(
+            jax.vmap(lambda n: jax.random.fold_in(k, n))(jnp.arange(num_instances))
+        )
+    )
+
+
+# ---------------------------------------------------------------------- the programs
+@dataclass(frozen=True)
+class Options:
+    """Static run options (part of the program's cache key)."""
+
+    horizon: int
+    num_checkpoints: int = 1
+    metric: Any = None
+    permute: bool = True
+    record_arms: bool = False
+    return_state: bool = False
+    segment: int | None = None
+
+
+def _axes(params, shared):
+    if not shared:
+        return 0
+    return type(params)(*[None if f in shared else 0 for f in params._fields])
+
+
+def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold: bool):
+    key = (source.ident, source.static, bandit, opts, shared, fold, jax.config.x64_enabled)
+    fn = _CACHE.get(key)
+    if fn is not None:
+        _CACHE.move_to_end(key)
+        return fn
+    static = dict(source.static)
+
+    def lane(hp, params, kdata, rep, budget):
+        STATS["traces"] += 1
+        k = jax.random.wrap_key_data(kdata)
+        if fold:
+            k = jax.random.fold_in(k, rep)
+        policy = source.build(**static, **hp)
+        return run(
+            policy,
+            bandit,
+            params,
+            k,
+            budget=budget,
+            horizon=opts.horizon,
+            num_checkpoints=opts.num_checkpoints,
+            metric=opts.metric,
+            record_arms=opts.record_arms,
+            permute=opts.permute,
+            return_state=opts.return_state,
+            segment=opts.segment,
+        )
+
+    def lanes(hp, params, kdata, rep, budget):
+        return jax.vmap(lane, in_axes=(0, _axes(params, shared), 0, 0, 0))(
+            hp, params, kdata, rep, budget
+        )
+
+    lanes.__name__ = "jbandits_lanes"
+    fn = jax.jit(lanes)
+    STATS["programs_built"] += 1
+    _CACHE[key] = fn
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return fn
+
+
+def clear_cache() -> None:
+    """Drop every cached program (their executables are freed with them)."""
+    _CACHE.clear()
+
+
+# ---------------------------------------------------------------------- chunk sizing
+def _available_memory() -> int:
+    dev = jax.local_devices()[0]
+    if dev.platform != "cpu":
+        stats = dev.memory_stats() or {}
+        if "bytes_limit" in stats:
+            return int(stats["bytes_limit"] - stats.get("bytes_in_use", 0))
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 8 << 30
+
+
+def default_memory_budget() -> int:
+    """Bytes a chunk may use: 40% of what the first local device (or host) has free."""
+    return int(0.4 * _available_memory())
+
+
+# On CPU, lanes beyond what fits in the caches only cost memory: cap the chunk there.
+CPU_MAX_LANE_BYTES = 64 << 20
+
+
+def _nbytes(tree) -> int:
+    return sum(
+        math.prod(x.shape) * np.dtype(x.dtype).itemsize
+        for x in jax.tree_util.tree_leaves(tree)
+    )
+
+
+_BYTES: dict = {}
+
+
+def _lane_bytes_cached(fn, probe) -> int:
+    sig = (fn, jax.tree_util.tree_structure(probe), tuple(
+        (np.shape(x), np.asarray(x).dtype.str) for x in jax.tree_util.tree_leaves(probe)
+    ))
+    if sig not in _BYTES:
+        _BYTES[sig] = lane_bytes(fn, *probe)
+    return _BYTES[sig]
+
+
+def lane_bytes(fn, hp, params, kdata, rep, budget) -> int:
+    """Estimated bytes one lane needs: inputs, outputs and ~6 copies of the carry."""
+    abstract = jax.eval_shape(fn, hp, params, kdata, rep, budget)
+    n = int(budget.shape[0])
+    out = _nbytes(abstract) // n
+    inputs = _nbytes((hp, kdata, rep, budget)) // n + _nbytes(params) // max(
+        1, jax.tree_util.tree_leaves(params)[0].shape[0]
+    )
+    return 8 * (out + inputs) + 1024
+
+
+def choose_chunk(
+    per_lane: int,
+    total: int,
+    *,
+    memory_budget: int | None,
+    batch_size: int | None,
+    multiple: int,
+) -> int:
+    """Lanes per chunk: the user's ``batch_size``, else what the memory budget allows.
+
+    Always a multiple of ``multiple`` (the device count) and never above the work.
+    """
+    if batch_size is not None:
+        size = _validate.static_int("batch_size", batch_size, minimum=1)
+    else:
+        budget = default_memory_budget() if memory_budget is None else memory_budget
+        budget = _validate.static_int("memory_budget", budget, minimum=1)
+        if jax.local_devices()[0].platform == "cpu":
+            budget = min(budget, CPU_MAX_LANE_BYTES)
+        size = max(1, budget // per_lane)
+        if batch_size is None and size < 1:
+            raise ValueError(
+                f"memory_budget={budget} bytes holds no lane (one lane ~{per_lane} B)"
+            )
+    size = min(size, total)
+    size = max(multiple, size - size % multiple) if size >= multiple else multiple
+    # round down to a power of two times the multiple: fewer distinct chunk shapes
+    size = multiple * (1 << ((size // multiple).bit_length() - 1))
+    return size
+
+
+# ----------------------------------------------------------------------- the executor
+@dataclass
+class Report:
+    """What an :func:`execute` call did (for progress, benchmarks and notes)."""
+
+    lanes: int = 0
+    chunks: int = 0
+    chunks_skipped: int = 0
+    chunk_size: int = 0
+    lane_steps_executed: int = 0
+    pulls: int = 0
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def noop_fraction(self) -> float:
+        """Lane-steps run that pulled nothing (past a lane's budget, or idle)."""
+        if not self.lane_steps_executed:
+            return 0.0
+        return 1.0 - self.pulls / self.lane_steps_executed
+
+
+def _progress_bar(total: int, desc: str, enabled):
+    if enabled is False:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return None
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit="rep",
+        unit_scale=True,
+        delay=0 if enabled else 2.0,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        leave=bool(enabled),
+    )
+
+
+def _sharding(num_devices: int):
+    devices = jax.local_devices()[:num_devices]
+    mesh = jax.sharding.Mesh(np.array(devices), ("lanes",))
+    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("lanes"))
+
+
+def _process_share(chunk: int, num_chunks: int) -> bool:
+    return chunk % jax.process_count() == jax.process_index()
+
+
+def execute(
+    policy,
+    bandit: Bandit,
+    lanes: Lanes,
+    opts: Options,
+    *,
+    batch_size: int | None = None,
+    memory_budget: int | None = None,
+    progress: bool | None = None,
+    label: str = "",
+    store=None,
+    group: str = "g0",
+    order: np.ndarray | None = None,
+    report: Report | None = None,
+) -> dict:
+    """Run every lane; returns RunResult fields as NumPy arrays ``[cells, reps, ...]``.
+
+    Args:
+      policy: a Policy (``make()``/factory-built ones are rebuilt from their spec), a
+        registered name or a factory callable ``(**hp) -> Policy``.
+      bandit: the reward family.
+      lanes: the cells and replications (:class:`Lanes`).
+      opts: static run options (:class:`Options`).
+      batch_size: lanes per chunk (default: from ``memory_budget``); must be >= 1.
+      memory_budget: bytes a chunk may use (default :func:`default_memory_budget`).
+      progress: True shows a bar at once, None (default) after 2 s, False never.
+      label: progress-bar label.
+      store: a :class:`jbandits.store.Store` (optional): each chunk is written
+        atomically under ``group``; chunks already there are read, not recomputed.
+      order: cell order (default: by budget, so chunks stop at their own budget).
+      report: a :class:`Report` to fill.
+
+    Raises:
+      ValueError: bad ``batch_size`` / ``memory_budget``.
+    """
+    source, numeric = source_of(policy)
+    hp = {**numeric, **lanes.hp} if numeric else lanes.hp
+    report = Report() if report is None else report
+    num_cells, reps = lanes.num_cells, lanes.num_reps
+    if not lanes.fold_reps and reps != 1:
+        raise ValueError("fold_reps=False needs num_reps == 1")
+    total = num_cells * reps
+    fn = _program(source, bandit, opts, lanes.shared, lanes.fold_reps)
+    order = np.argsort(lanes.budget, kind="stable") if order is None else order
+    ndev = len(jax.local_devices())
+    # per-cell numeric arguments broadcast over cells (scalars given once)
+    hp = jax.tree_util.tree_map(lambda x: _per_cell(x, num_cells), hp)
+    batched = [f for f in lanes.params._fields if f not in lanes.shared]
+
+    def gather(lane_ids):
+        cells = order[lane_ids // reps]
+        rep = (lane_ids % reps).astype(np.int32)
+        h = jax.tree_util.tree_map(lambda x: x[cells], hp)
+        inst = lanes.instance[cells]
+        p = lanes.params._replace(
+            **{f: np.asarray(getattr(lanes.params, f))[inst] for f in batched}
+        )
+        return h, p, lanes.keys[cells], rep, lanes.budget[cells].astype(np.int32)
+
+    per_lane = _lane_bytes_cached(fn, gather(np.zeros(1, np.int64)))
+    size = choose_chunk(
+        per_lane, total, memory_budget=memory_budget, batch_size=batch_size,
+        multiple=ndev,
+    )
+    num_chunks = -(-total // size)
+    sharding = _sharding(ndev) if ndev > 1 else None
+    report.lanes += total
+    report.chunk_size = size
+    out: dict = {}
+    bar = _progress_bar(total, label or source.name, progress)
+    t0 = time.perf_counter()
+    seg = opts.segment or default_segment(math.ceil(opts.horizon / opts.num_checkpoints))
+    for chunk in range(num_chunks):
+        start, stop = chunk * size, min(total, (chunk + 1) * size)
+        lane_ids = np.arange(start, start + size) % total  # pad: wrap around
+        cells = order[lane_ids[: stop - start] // reps]
+        rep = lane_ids[: stop - start] % reps
+        part = None
+        if store is not None and store.has(group, chunk):
+            part = store.read(group, chunk)
+            report.chunks_skipped += 1
+        elif _process_share(chunk, num_chunks):
+            args = gather(lane_ids)
+            if sharding is not None:
+                args = jax.device_put(args, sharding)
+            res = jax.device_get(fn(*args))
+            part = _host(res, stop - start)
+            used = np.asarray(res.segments)  # [size, C]
+            report.lane_steps_executed += int(used.max(axis=0).sum()) * seg * size
+            report.pulls += int(np.asarray(res.num_pulls).sum())
+            if store is not None:
+                store.write(group, chunk, part)
+            report.chunks += 1
+        if part is not None:
+            _scatter(out, part, cells, rep, num_cells, reps)
+        if bar is not None:
+            bar.update(stop - start)
+    if bar is not None:
+        bar.close()
+    if store is not None and jax.process_count() > 1:
+        store.wait(group, num_chunks)
+        for chunk in range(num_chunks):
+            if not _process_share(chunk, num_chunks):
+                start, stop = chunk * size, min(total, (chunk + 1) * size)
+                ids = np.arange(start, stop)
+                _scatter(out, store.read(group, chunk), order[ids // reps],
+                         ids % reps, num_cells, reps)
+    report.seconds += time.perf_counter() - t0
+    return out
+
+
+def _per_cell(x, num_cells: int):
+    x = np.asarray(x)
+    if x.ndim == 0 or x.shape[0] != num_cells:
+        return np.broadcast_to(x, (num_cells, *x.shape))
+    return x
+
+
+def _host(res: RunResult, n: int) -> dict:
+    """Flatten a chunk's RunResult into ``{field: array [n, ...]}`` (padding cut)."""
+    flat = {}
+    for name, value in res._asdict().items():
+        if value is None or name == "segments":
+            continue
+        if name == "metrics":
+            for m, v in value.items():
+                flat[f"metric.{m}"] = np.asarray(v)[:n]
+        elif name == "state":
+            leaves, treedef = jax.tree_util.tree_flatten(value)
+            for i, leaf in enumerate(leaves):
+                flat[f"state.{i}"] = np.asarray(leaf)[:n]
+            flat["_state_treedef"] = treedef
+        else:
+            flat[name] = np.asarray(value)[:n]
+    return flat
+
+
+def _scatter(out: dict, part: dict, cells, rep, num_cells: int, reps: int) -> None:
+    for name, value in part.items():
+        if name.startswith("_"):
+            out[name] = value
+            continue
+        if name not in out:
+            out[name] = np.zeros((num_cells, reps, *value.shape[1:]), value.dtype)
+        out[name][cells, rep] = value
+
+
+def to_result(flat: dict, lead: tuple) -> RunResult:
+    """A RunResult with leaves ``[*lead, ...]`` from :func:`execute`'s flat dict."""
+
+    def shape(x):
+        return x.reshape(*lead, *x.shape[2:])
+
+    state_tree = None
+    if "_state_treedef" in flat:
+        count = flat["_state_treedef"].num_leaves
+        state_tree = jax.tree_util.tree_unflatten(
+            flat["_state_treedef"], [shape(flat[f"state.{i}"]) for i in range(count)]
+        )
+
+    metrics = {k[7:]: shape(v) for k, v in flat.items() if k.startswith("metric.")}
+    return RunResult(
+        times=shape(flat["times"]),
+        metrics=metrics,
+        regret=shape(flat["regret"]),
+        reward=shape(flat["reward"]),
+        pulls=shape(flat["pulls"]),
+        num_pulls=shape(flat["num_pulls"]),
+        stopped=shape(flat["stopped"]),
+        output=shape(flat["output"]),
+        arms=shape(flat["arms"]) if "arms" in flat else None,
+        state=state_tree,
+        perm=shape(flat["perm"]) if "perm" in flat else None,
+    )
+
+
+def environ_devices() -> None:  # pragma: no cover - CLI helper
+    """Expose every CPU core as a JAX host device (call before JAX starts)."""
+    if "XLA_FLAGS" not in os.environ:
+        os.environ["XLA_FLAGS"] = (
+            f"--xla_force_host_platform_device_count={os.cpu_count()}"
+        )

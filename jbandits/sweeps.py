@@ -1,0 +1,559 @@
+"""Batched entry points over the one runner (:mod:`jbandits.runner`).
+
+* :func:`simulate`: one policy on one instance (or a stack of instances), ``R``
+  replications -> :class:`~jbandits.engine.RunResult` with leaves ``[R, ...]``
+  (``[N, R, ...]``).
+* :func:`sweep`: ``make_policy(**hp)`` over a grid of ``P`` traced hyper-parameter
+  points x instances x replications -> leaves ``[P, (N,) R, ...]``.
+* :func:`sweep_grid`: the declarative sweep — policies x hyper-parameter grids x K x
+  budgets x replications, padded to K buckets and horizon buckets (one compiled
+  program per policy and bucket), with a resumable store and a tidy table
+  (:class:`SweepResult`).
+
+All of them default to ``permute=True`` (a random relabelling of the arms per
+replication): the policies break ties toward the lowest index, which is faithful to
+the papers only when arm labels are random.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import numpy as np
+
+from jbandits import _validate, runner
+from jbandits.engine import RunResult
+from jbandits.types import Bandit, Key
+
+
+# ------------------------------------------------------------------------ validation
+def _budget_array(name: str, budget, count: int | None = None) -> np.ndarray:
+    if isinstance(budget, (str, bytes)) or budget is None:
+        raise ValueError(f"{name} must be an integer (or integer array), got {budget!r}")
+    if not _validate.is_concrete(budget):
+        raise ValueError(f"{name} must be concrete (host) numbers here, got a tracer")
+    try:
+        arr = np.asarray(jax.device_get(budget))
+    except Exception as err:  # noqa: BLE001 - anything unconvertible is a bad budget
+        raise ValueError(f"{name} must be integers, got {budget!r}") from err
+    if arr.dtype.kind not in "iuf" or arr.ndim > 1:
+        raise ValueError(f"{name} must be an integer scalar or 1-D array, got {budget!r}")
+    if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+        raise ValueError(f"{name} must hold whole numbers, got {budget!r}")
+    if np.any(arr < 1):
+        raise ValueError(f"{name} must be >= 1, got {budget!r}")
+    arr = arr.astype(np.int64)
+    if count is not None and arr.ndim == 1 and arr.shape[0] != count:
+        raise ValueError(f"{name} has {arr.shape[0]} entries, expected {count}")
+    return arr
+
+
+def _mask(params) -> np.ndarray:
+    if not hasattr(params, "arm_mask"):
+        raise ValueError(
+            f"params must be an instance pytree with an arm_mask (from jbandits.envs), "
+            f"got {type(params).__name__}"
+        )
+    mask = np.asarray(jax.device_get(params.arm_mask))
+    if mask.ndim not in (1, 2):
+        raise ValueError(
+            f"params.arm_mask must be [K] or [N, K] (a stack of instances), "
+            f"got shape {mask.shape}"
+        )
+    return mask
+
+
+def _check_cells(bandit, params, budgets, real_arms, horizon) -> None:
+    if not isinstance(bandit, Bandit):
+        raise ValueError(f"bandit must be a jbandits Bandit, got {type(bandit).__name__}")
+    bandit.check(params, int(np.max(budgets)))
+    if np.any(budgets > horizon):
+        raise ValueError(f"budget {budgets.max()} exceeds horizon {horizon}")
+    small = budgets < real_arms
+    if np.any(small):
+        raise ValueError(
+            f"budget {budgets[small].min()} is smaller than the number of arms "
+            f"{real_arms[small].max()}: every algorithm here needs at least one pull "
+            "per arm"
+        )
+
+
+def _check_policy(policy, num_arms: int, budgets: np.ndarray) -> None:
+    spec = getattr(policy, "spec", None)
+    if spec is None:
+        return
+    kw = dict(spec.kwargs)
+    if "num_arms" in kw and kw["num_arms"] != num_arms:
+        raise ValueError(
+            f"policy was built with num_arms={kw['num_arms']} but the bandit has "
+            f"K={num_arms} arms (padded instances: build with num_arms=K_max)"
+        )
+    own = kw.get("budget")
+    if own is not None and _validate.is_concrete(own):
+        own = np.asarray(own)
+        if own.ndim == 0 and np.any(budgets != int(own)):
+            raise ValueError(
+                f"policy was built with budget={int(own)} but is run with budget "
+                f"{sorted(set(budgets.tolist()))}; build it with the run's budget"
+            )
+
+
+def _prepared(policy_source, numeric: dict, num_arms: int, real, budgets) -> dict:
+    """Per-cell host arguments (exact schedules) from the policy's prepare hook."""
+    hook = policy_source.prepare
+    if hook is None:
+        return {}
+    static = dict(policy_source.static)
+    static.pop("num_arms", None)
+    cache, rows = {}, []
+    for k_real, b in zip(real.tolist(), budgets.tolist(), strict=True):
+        if (k_real, b) not in cache:
+            kw = {**static, **{k: v for k, v in numeric.items() if k != "budget"}}
+            cache[(k_real, b)] = hook(num_arms, k_real, b, **kw)
+        rows.append(cache[(k_real, b)])
+    if not rows[0]:
+        return {}
+    return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *rows)
+
+
+# -------------------------------------------------------------------------- simulate
+def simulate(
+    policy,
+    bandit: Bandit,
+    params: Any,
+    key: Key,
+    *,
+    budget: Any,
+    num_reps: int,
+    horizon: int | None = None,
+    num_checkpoints: int = 1,
+    metric: Any = None,
+    record_arms: bool = False,
+    permute: bool = True,
+    batch_size: int | None = None,
+    memory_budget: int | None = None,
+    progress: bool | None = None,
+    return_state: bool = False,
+    store=None,
+    report: runner.Report | None = None,
+) -> RunResult:
+    """Run ``num_reps`` replications of ``policy`` (compiled once, chunked, sharded).
+
+    Args:
+      policy: a Policy. Policies from :func:`jbandits.make` or the top-level
+        factories are rebuilt inside the compiled function with their numbers traced,
+        so calling ``make`` + ``simulate`` in a loop over, say, ε compiles once.
+      bandit, params: reward family and instance; ``params.arm_mask`` ``[N, K]``
+        (a stack from :func:`jbandits.envs.stack_instances`) runs N instances.
+      key: the experiment key. Instance ``n`` of a stack uses ``fold_in(key, n)``;
+        replication ``r`` uses ``fold_in(instance key, r)``.
+      budget: pulls per replication: an int, or ``[N]`` ints for a stack.
+      num_reps: replications per instance (>= 1).
+      horizon: static scan bound (default: the largest budget).
+      num_checkpoints: metric read-outs at ``min(c * ceil(horizon / C), budget)``.
+      metric: a :mod:`jbandits.metrics` metric, or None (regret and reward only).
+      record_arms: also return the arm of every step (small horizons only).
+      permute: random arm relabelling per replication (default True: faithful
+        tie-breaking); pass False to play the arms as numbered.
+      batch_size: replications per chunk (default: chosen from ``memory_budget``).
+      memory_budget: bytes a chunk may use (default 40% of free device memory).
+      progress: True: progress bar at once; None: after 2 s; False: never.
+      return_state: also return the final policy states (``res.state``).
+      store: optional :class:`jbandits.store.Store` (resumable chunks).
+      report: optional :class:`jbandits.runner.Report` filled with what ran.
+
+    Returns:
+      A :class:`~jbandits.engine.RunResult` of NumPy arrays ``[R, ...]``
+      (``[N, R, ...]`` for a stack).
+
+    Raises:
+      ValueError: a bad argument, named in the message (budget not a positive whole
+        number, smaller than K or beyond ``horizon``, ``num_reps`` < 1, a policy built
+        for another K or budget, ``batch_size`` < 1, ...).
+
+    Example::
+
+        bandit, params = jbandits.envs.bernoulli([0.2, 0.45, 0.55, 0.8])
+        pol = jbandits.make("apt", num_arms=4, threshold=0.5, epsilon=0.05)
+        res = jbandits.simulate(pol, bandit, params, jax.random.key(0), budget=200,
+                                num_reps=1000, metric=jbandits.metrics.thresholding(0.5))
+        res.metrics["error"].mean()
+    """
+    num_reps = _validate.static_int("num_reps", num_reps, minimum=1)
+    mask = _mask(params)
+    batched = mask.ndim == 2
+    num_inst = mask.shape[0] if batched else 1
+    budgets = _budget_array("budget", budget, num_inst if batched else None)
+    if budgets.ndim == 1 and not batched:
+        raise ValueError("budget must be a scalar for a single instance")
+    budgets = np.broadcast_to(budgets, (num_inst,))
+    horizon = int(budgets.max()) if horizon is None else horizon
+    horizon = _validate.static_int("horizon", horizon, minimum=1)
+    real = mask.reshape(num_inst, -1).sum(-1)
+    _check_cells(bandit, params, budgets, real, horizon)
+    _check_policy(policy, mask.shape[-1], budgets)
+    if store is not None and return_state:
+        raise ValueError("return_state cannot be combined with a store")
+    source, numeric = runner.source_of(policy)
+    hp = _prepared(source, numeric, mask.shape[-1], real, budgets)
+    if batched:
+        keys = runner.instance_keys(key, num_inst)
+        inst_params = params
+    else:
+        keys = runner.key_data(key)[None]
+        inst_params = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
+    lanes = runner.Lanes(
+        hp=hp,
+        params=inst_params,
+        instance=np.arange(num_inst),
+        budget=budgets,
+        keys=keys,
+        num_reps=num_reps,
+    )
+    opts = runner.Options(
+        horizon=horizon,
+        num_checkpoints=num_checkpoints,
+        metric=metric,
+        permute=permute,
+        record_arms=record_arms,
+        return_state=return_state,
+    )
+    flat = runner.execute(
+        policy, bandit, lanes, opts, batch_size=batch_size,
+        memory_budget=memory_budget, progress=progress, store=store, report=report,
+    )
+    lead = (num_inst, num_reps) if batched else (num_reps,)
+    return runner.to_result(flat, lead)
+
+
+# ----------------------------------------------------------------------------- sweep
+def product_grid(**axes) -> dict:
+    """Cartesian product of 1-D value lists -> dict of flat arrays ``[P]``.
+
+    Raises:
+      ValueError: an axis that is not a non-empty 1-D list.
+    """
+    names = list(axes)
+    values = []
+    for n in names:
+        v = np.asarray(axes[n])
+        if v.ndim != 1 or v.size == 0:
+            raise ValueError(f"grid axis {n!r} must be a non-empty 1-D list, got {axes[n]!r}")
+        values.append(v)
+    mesh = np.meshgrid(*values, indexing="ij")
+    return {n: m.reshape(-1) for n, m in zip(names, mesh, strict=True)}
+
+
+def sweep(
+    make_policy,
+    bandit: Bandit,
+    params: Any,
+    key: Key,
+    *,
+    grid: dict,
+    num_reps: int,
+    horizon: int,
+    budget: Any = None,
+    num_checkpoints: int = 1,
+    metric: Any = None,
+    permute: bool = True,
+    batch_size: int | None = None,
+    memory_budget: int | None = None,
+    progress: bool | None = None,
+    store=None,
+    report: runner.Report | None = None,
+) -> RunResult:
+    """Hyper-parameters (and budgets) x instances x replications, compiled once.
+
+    Args:
+      make_policy: ``(**hp) -> Policy`` called inside the compiled function with
+        traced scalars ``hp`` (the optax closure pattern), or a registered name
+        (its numeric arguments come from ``grid``).
+      bandit, params: reward family and instance(s); ``params.arm_mask`` ``[N, K]``
+        for padded instances (:func:`jbandits.envs.pad_arms`).
+      key: experiment key; every grid point uses the same replication keys (common
+        random numbers), instance ``n`` of a stack uses ``fold_in(key, n)``.
+      grid: dict of 1-D arrays with a common length P (see :func:`product_grid`);
+        a ``"budget"`` entry is also each point's engine budget.
+      num_reps: replications per (point, instance).
+      horizon: static scan bound (>= every budget).
+      budget: the budget when ``grid`` has none.
+      num_checkpoints, metric, permute, batch_size, memory_budget, progress, store,
+        report: as in :func:`simulate`.
+
+    Returns:
+      RunResult with leaves ``[P, N, R, ...]`` (``[P, R, ...]`` for one instance).
+
+    Raises:
+      ValueError: grid entries that are not 1-D of one length, a missing budget, ...
+    """
+    num_reps = _validate.static_int("num_reps", num_reps, minimum=1)
+    horizon = _validate.static_int("horizon", horizon, minimum=1)
+    if not isinstance(grid, dict) or not grid:
+        raise ValueError(f"grid must be a non-empty dict of 1-D arrays, got {grid!r}")
+    arrays = {}
+    for k, v in grid.items():
+        a = np.asarray(jax.device_get(v))
+        if a.ndim != 1:
+            raise ValueError(
+                f"grid[{k!r}] must be a 1-D array of values (one per point), got "
+                f"shape {a.shape}; wrap a single value in a list"
+            )
+        arrays[k] = a
+    sizes = {v.shape[0] for v in arrays.values()}
+    if len(sizes) != 1:
+        raise ValueError(f"grid entries must share one leading length, got {sizes}")
+    num_points = sizes.pop()
+    if "budget" not in arrays and budget is None:
+        raise ValueError("give budget, or a 'budget' entry in grid")
+    mask = _mask(params)
+    batched = mask.ndim == 2
+    num_inst = mask.shape[0] if batched else 1
+    point_budget = _budget_array(
+        "budget", arrays.get("budget", budget)
+    )
+    point_budget = np.broadcast_to(point_budget, (num_points,))
+    real = mask.reshape(num_inst, -1).sum(-1)
+    cell_budget = np.repeat(point_budget, num_inst)
+    cell_inst = np.tile(np.arange(num_inst), num_points)
+    _check_cells(bandit, params, cell_budget, real[cell_inst], horizon)
+    hp = {k: np.repeat(v, num_inst, axis=0) for k, v in arrays.items()}
+    if batched:
+        keys = np.tile(runner.instance_keys(key, num_inst), (num_points, 1))
+        inst_params = params
+    else:
+        keys = np.tile(runner.key_data(key)[None], (num_points, 1))
+        inst_params = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
+    if isinstance(make_policy, str):
+        source, _ = runner.source_of(make_policy)
+        hp.update(_prepared(source, hp, mask.shape[-1], real[cell_inst], cell_budget))
+    lanes = runner.Lanes(
+        hp=hp,
+        params=inst_params,
+        instance=cell_inst,
+        budget=cell_budget,
+        keys=keys,
+        num_reps=num_reps,
+    )
+    opts = runner.Options(
+        horizon=horizon, num_checkpoints=num_checkpoints, metric=metric, permute=permute
+    )
+    flat = runner.execute(
+        make_policy, bandit, lanes, opts, batch_size=batch_size,
+        memory_budget=memory_budget, progress=progress, store=store, report=report,
+    )
+    lead = (num_points, num_inst, num_reps) if batched else (num_points, num_reps)
+    return runner.to_result(flat, lead)
+
+
+# ------------------------------------------------------------------------ sweep_grid
+def k_bucket(num_arms: int) -> int:
+    """K bucket: the next power of two (at least 4)."""
+    return max(4, 1 << (int(num_arms) - 1).bit_length())
+
+
+def horizon_bucket(budget: int) -> int:
+    """Horizon bucket: the next power of two (at least 64)."""
+    return max(64, 1 << (int(budget) - 1).bit_length())
+
+
+@dataclass
+class SweepResult:
+    """Labelled results of :func:`sweep_grid`.
+
+    Attributes:
+      cells: list of dicts, one per cell: policy, hyper-parameters, K, instance,
+        budget, horizon bucket (the labels).
+      values: ``{field: array [cells, reps, ...]}`` (``metric.NAME`` ``[.., C]``,
+        ``regret``, ``times``, ``num_pulls``, ...).
+      report: what ran (:class:`jbandits.runner.Report`), incl. the no-op fraction.
+    """
+
+    cells: list
+    values: dict
+    report: runner.Report = field(default_factory=runner.Report)
+
+    def to_dataframe(self):
+        """Tidy table: one row per (cell, replication, checkpoint) (needs pandas)."""
+        import pandas as pd
+
+        num_cells, reps, num_ckpt = self.values["times"].shape
+        idx = np.arange(num_cells * reps * num_ckpt)
+        cell = idx // (reps * num_ckpt)
+        frame = pd.DataFrame(self.cells).iloc[cell].reset_index(drop=True)
+        frame["rep"] = (idx // num_ckpt) % reps
+        frame["checkpoint"] = idx % num_ckpt
+        for name, value in self.values.items():
+            if value.shape[2:] == (num_ckpt,):
+                frame[name.removeprefix("metric.")] = value.reshape(-1)
+        return frame
+
+    def summary(self, z: float = 1.959963984540054):
+        """Mean, standard error and normal CI per (cell, checkpoint) of each value."""
+        import pandas as pd
+
+        rows = []
+        num_ckpt = self.values["times"].shape[2]
+        for c, labels in enumerate(self.cells):
+            for j in range(num_ckpt):
+                row = {**labels, "checkpoint": j, "time": int(self.values["times"][c, 0, j])}
+                for name, value in self.values.items():
+                    if name == "times" or value.shape[2:] != (num_ckpt,):
+                        continue
+                    x = value[c, :, j].astype(np.float64)
+                    se = x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else 0.0
+                    short = name.removeprefix("metric.")
+                    row[short] = x.mean()
+                    row[short + "_lo"] = x.mean() - z * se
+                    row[short + "_hi"] = x.mean() + z * se
+                rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def _grid_points(hp: dict) -> list[dict]:
+    """Cartesian product of list-valued entries; scalars are shared."""
+    keys = [k for k, v in hp.items() if isinstance(v, (list, tuple))]
+    fixed = {k: v for k, v in hp.items() if k not in keys}
+    points = []
+    for combo in itertools.product(*(hp[k] for k in keys)):
+        points.append({**fixed, **dict(zip(keys, combo, strict=True))})
+    return points
+
+
+def sweep_grid(
+    policies,
+    bandit: Bandit,
+    instances,
+    key: Key,
+    *,
+    budgets,
+    num_reps: int,
+    num_checkpoints: int = 1,
+    metric: Any = None,
+    permute: bool = True,
+    memory_budget: int | None = None,
+    batch_size: int | None = None,
+    progress: bool | None = None,
+    store=None,
+    skip_invalid: bool = True,
+) -> SweepResult:
+    """Policies x hyper-parameter grids x instances (any K) x budgets x replications.
+
+    Instances are padded to K buckets (:func:`k_bucket`) and budgets grouped into
+    horizon buckets (:func:`horizon_bucket`); each (policy, K bucket, horizon bucket)
+    is one compiled program, and within a bucket every lane stops at its own budget.
+
+    Args:
+      policies: list of ``(name, hp)``: a registered policy name and a dict of its
+        keyword arguments; a list value is a grid axis (cartesian product), a scalar
+        is shared. ``num_arms`` and ``budget`` are filled in per cell.
+      bandit: the reward family.
+      instances: list of instance pytrees (e.g. ``bandit_params`` from
+        :func:`jbandits.envs.bernoulli`), any K each.
+      key: experiment key; instance ``n`` uses ``fold_in(key, n)``, replication ``r``
+        ``fold_in(instance key, r)``, the same for every policy, grid point and
+        budget (common random numbers).
+      budgets: list of budgets.
+      num_reps: replications per cell.
+      skip_invalid: drop cells whose budget is below the instance's K (with a
+        warning line); False raises instead.
+      num_checkpoints, metric, permute, memory_budget, batch_size, progress, store:
+        as in :func:`simulate`.
+
+    Returns:
+      A :class:`SweepResult`.
+    """
+    from jbandits.envs import pad_arms
+
+    num_reps = _validate.static_int("num_reps", num_reps, minimum=1)
+    budgets = _budget_array("budgets", list(budgets))
+    if not isinstance(policies, (list, tuple)) or not policies:
+        raise ValueError("policies must be a non-empty list of (name, hp) pairs")
+    instances = list(instances)
+    inst_keys = runner.instance_keys(key, len(instances))
+    real = [int(np.asarray(p.arm_mask).sum()) for p in instances]
+    cells, groups = [], {}
+    skipped = 0
+    for name, hp in policies:
+        for point in _grid_points(dict(hp)):
+            for n, inst in enumerate(instances):
+                for b in budgets.tolist():
+                    if b < real[n]:
+                        if not skip_invalid:
+                            raise ValueError(f"budget {b} < K={real[n]} (instance {n})")
+                        skipped += 1
+                        continue
+                    kb = k_bucket(np.asarray(inst.arm_mask).shape[-1])
+                    hb = horizon_bucket(b)
+                    static, _ = runner.registry.split_kwargs(point, name)
+                    gkey = (name, kb, hb, tuple(sorted(static.items())))
+                    groups.setdefault(gkey, []).append(len(cells))
+                    cells.append({"policy": name, **{
+                        k: v for k, v in point.items() if not isinstance(v, str)
+                    }, "K": real[n], "instance": n, "budget": b, "horizon": hb,
+                        "_point": point})
+    if skipped:
+        print(f"sweep_grid: skipped {skipped} cells with budget < K", flush=True)
+    values: dict = {}
+    report = runner.Report()
+    for gi, ((name, kb, hb, _), ids) in enumerate(sorted(groups.items())):
+        ids = np.asarray(ids)
+        padded = {}
+        for i in ids:
+            n = cells[i]["instance"]
+            if n not in padded:
+                inst = instances[n]
+                padded[n] = pad_arms(inst, kb) if inst.arm_mask.shape[-1] < kb else inst
+        inst_order = sorted(padded)
+        pos = {n: j for j, n in enumerate(inst_order)}
+        params = jax.tree_util.tree_map(
+            lambda *xs: np.stack([np.asarray(x) for x in xs]),
+            *[padded[n] for n in inst_order],
+        )
+        point0 = cells[ids[0]]["_point"]
+        static, _ = runner.registry.split_kwargs(point0, name)
+        numeric_keys = [k for k in point0 if k not in static]
+        hp = {
+            k: np.asarray([cells[i]["_point"][k] for i in ids], np.float64)
+            for k in numeric_keys
+        }
+        cell_budget = np.asarray([cells[i]["budget"] for i in ids])
+        accepted = inspect.signature(runner.registry.raw_factory(name)).parameters
+        for arg in ("budget", "horizon"):
+            if arg in accepted and arg not in hp:
+                hp[arg] = cell_budget
+        source = runner._registered(name, {**static, "num_arms": kb})
+        cell_real = np.asarray([real[cells[i]["instance"]] for i in ids])
+        hp.update(_prepared(source, hp, kb, cell_real, cell_budget))
+        hp = {k: (v.astype(np.float32) if v.dtype == np.float64 else v)
+              for k, v in hp.items()}
+        lanes = runner.Lanes(
+            hp=hp,
+            params=params,
+            instance=np.asarray([pos[cells[i]["instance"]] for i in ids]),
+            budget=cell_budget,
+            keys=inst_keys[[cells[i]["instance"] for i in ids]],
+            num_reps=num_reps,
+        )
+        opts = runner.Options(
+            horizon=hb, num_checkpoints=num_checkpoints, metric=metric, permute=permute
+        )
+        flat = runner.execute(
+            source, bandit, lanes, opts, batch_size=batch_size,
+            memory_budget=memory_budget, progress=progress, store=store,
+            group=f"g{gi}", report=report, label=f"{name} K<={kb} T<={hb}",
+        )
+        for f, v in flat.items():
+            if f.startswith("_") or f in ("pulls", "output"):
+                continue  # K-shaped fields differ across buckets
+            if f not in values:
+                values[f] = np.zeros((len(cells), num_reps, *v.shape[2:]), v.dtype)
+            values[f][ids] = v
+    for c in cells:
+        c.pop("_point")
+    return SweepResult(cells, values, report)

@@ -1,0 +1,36 @@
+"""Count XLA compilations of the runner's program with JAX's own compile log."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+import jax
+
+
+class _Counter(logging.Handler):
+    def __init__(self, name: str):
+        super().__init__(logging.DEBUG)
+        self.name_ = name
+        self.count = 0
+
+    def emit(self, record):
+        msg = record.getMessage()
+        if msg.startswith("Finished XLA compilation") and f"jit({self.name_})" in msg:
+            self.count += 1
+
+
+@contextlib.contextmanager
+def count_compiles(name: str = "jbandits_lanes"):
+    """Yields a counter whose ``.count`` is the number of compilations of ``name``."""
+    logger = logging.getLogger("jax._src.dispatch")
+    handler = _Counter(name)
+    old = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        with jax.log_compiles():
+            yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old)
