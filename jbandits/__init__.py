@@ -13,7 +13,6 @@ Quick start::
 from jbandits import arms, envs, metrics, problems, runner, schedules, truth, tune
 from jbandits.engine import RunResult, run
 from jbandits.registry import factory, make, names, register
-from jbandits.types import Bandit, Policy
 from jbandits.sweeps import (
     SweepResult,
     product_grid,
@@ -21,6 +20,7 @@ from jbandits.sweeps import (
     sweep,
     sweep_grid,
 )
+from jbandits.types import Bandit, Policy
 
 # Top-level factories build policies that remember their arguments (policy.spec),
 # so the runner compiles one program per policy rather than one per closure.

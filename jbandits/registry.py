@@ -28,7 +28,10 @@ _PREPARE: dict[str, Callable[..., dict]] = {}
 # static too, and so is ``num_arms``); every other number is traced by the runner.
 STATIC_INTS = frozenset({"num_arms", "m", "num_iters"})
 # Per-policy arguments that size host-side round tables (kept static).
-STATIC_BY_POLICY = {"eucbv": frozenset({"horizon"}), "ucb_improved": frozenset({"horizon"})}
+STATIC_BY_POLICY = {
+    "eucbv": frozenset({"horizon"}),
+    "ucb_improved": frozenset({"horizon"}),
+}
 
 
 def register(

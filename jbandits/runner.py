@@ -86,7 +86,9 @@ def source_of(policy) -> tuple[Source, dict]:
     if isinstance(policy, str):
         return _registered(policy, {}), {}
     if callable(policy):
-        return Source(policy, (), ident=policy, name=getattr(policy, "__name__", "")), {}
+        return Source(
+            policy, (), ident=policy, name=getattr(policy, "__name__", "")
+        ), {}
     raise ValueError(
         "policy must be a jbandits Policy, a registered name or a factory callable, "
         f"got {type(policy).__name__}"
@@ -180,7 +182,15 @@ def _axes(params, shared):
 
 
 def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold: bool):
-    key = (source.ident, source.static, bandit, opts, shared, fold, jax.config.x64_enabled)
+    key = (
+        source.ident,
+        source.static,
+        bandit,
+        opts,
+        shared,
+        fold,
+        jax.config.x64_enabled,
+    )
     fn = _CACHE.get(key)
     if fn is not None:
         _CACHE.move_to_end(key)
@@ -264,9 +274,14 @@ _BYTES: dict = {}
 
 
 def _lane_bytes_cached(fn, probe) -> int:
-    sig = (fn, jax.tree_util.tree_structure(probe), tuple(
-        (np.shape(x), np.asarray(x).dtype.str) for x in jax.tree_util.tree_leaves(probe)
-    ))
+    sig = (
+        fn,
+        jax.tree_util.tree_structure(probe),
+        tuple(
+            (np.shape(x), np.asarray(x).dtype.str)
+            for x in jax.tree_util.tree_leaves(probe)
+        ),
+    )
     if sig not in _BYTES:
         _BYTES[sig] = lane_bytes(fn, *probe)
     return _BYTES[sig]
@@ -426,7 +441,10 @@ def execute(
 
     per_lane = _lane_bytes_cached(fn, gather(np.zeros(1, np.int64)))
     size = choose_chunk(
-        per_lane, total, memory_budget=memory_budget, batch_size=batch_size,
+        per_lane,
+        total,
+        memory_budget=memory_budget,
+        batch_size=batch_size,
         multiple=ndev,
     )
     num_chunks = -(-total // size)
@@ -436,7 +454,9 @@ def execute(
     out: dict = {}
     bar = _progress_bar(total, label or source.name, progress)
     t0 = time.perf_counter()
-    seg = opts.segment or default_segment(math.ceil(opts.horizon / opts.num_checkpoints))
+    seg = opts.segment or default_segment(
+        math.ceil(opts.horizon / opts.num_checkpoints)
+    )
     for chunk in range(num_chunks):
         start, stop = chunk * size, min(total, (chunk + 1) * size)
         lane_ids = np.arange(start, start + size) % total  # pad: wrap around
@@ -470,8 +490,14 @@ def execute(
             if not _process_share(chunk, num_chunks):
                 start, stop = chunk * size, min(total, (chunk + 1) * size)
                 ids = np.arange(start, stop)
-                _scatter(out, store.read(group, chunk), order[ids // reps],
-                         ids % reps, num_cells, reps)
+                _scatter(
+                    out,
+                    store.read(group, chunk),
+                    order[ids // reps],
+                    ids % reps,
+                    num_cells,
+                    reps,
+                )
     report.seconds += time.perf_counter() - t0
     return out
 

@@ -34,7 +34,9 @@ from jbandits.types import Bandit, Key
 # ------------------------------------------------------------------------ validation
 def _budget_array(name: str, budget, count: int | None = None) -> np.ndarray:
     if isinstance(budget, (str, bytes)) or budget is None:
-        raise ValueError(f"{name} must be an integer (or integer array), got {budget!r}")
+        raise ValueError(
+            f"{name} must be an integer (or integer array), got {budget!r}"
+        )
     if not _validate.is_concrete(budget):
         raise ValueError(f"{name} must be concrete (host) numbers here, got a tracer")
     try:
@@ -42,7 +44,9 @@ def _budget_array(name: str, budget, count: int | None = None) -> np.ndarray:
     except Exception as err:  # noqa: BLE001 - anything unconvertible is a bad budget
         raise ValueError(f"{name} must be integers, got {budget!r}") from err
     if arr.dtype.kind not in "iuf" or arr.ndim > 1:
-        raise ValueError(f"{name} must be an integer scalar or 1-D array, got {budget!r}")
+        raise ValueError(
+            f"{name} must be an integer scalar or 1-D array, got {budget!r}"
+        )
     if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must hold whole numbers, got {budget!r}")
     if np.any(arr < 1):
@@ -70,7 +74,9 @@ def _mask(params) -> np.ndarray:
 
 def _check_cells(bandit, params, budgets, real_arms, horizon) -> None:
     if not isinstance(bandit, Bandit):
-        raise ValueError(f"bandit must be a jbandits Bandit, got {type(bandit).__name__}")
+        raise ValueError(
+            f"bandit must be a jbandits Bandit, got {type(bandit).__name__}"
+        )
     bandit.check(params, int(np.max(budgets)))
     if np.any(budgets > horizon):
         raise ValueError(f"budget {budgets.max()} exceeds horizon {horizon}")
@@ -224,8 +230,15 @@ def simulate(
         return_state=return_state,
     )
     flat = runner.execute(
-        policy, bandit, lanes, opts, batch_size=batch_size,
-        memory_budget=memory_budget, progress=progress, store=store, report=report,
+        policy,
+        bandit,
+        lanes,
+        opts,
+        batch_size=batch_size,
+        memory_budget=memory_budget,
+        progress=progress,
+        store=store,
+        report=report,
     )
     lead = (num_inst, num_reps) if batched else (num_reps,)
     return runner.to_result(flat, lead)
@@ -243,7 +256,9 @@ def product_grid(**axes) -> dict:
     for n in names:
         v = np.asarray(axes[n])
         if v.ndim != 1 or v.size == 0:
-            raise ValueError(f"grid axis {n!r} must be a non-empty 1-D list, got {axes[n]!r}")
+            raise ValueError(
+                f"grid axis {n!r} must be a non-empty 1-D list, got {axes[n]!r}"
+            )
         values.append(v)
     mesh = np.meshgrid(*values, indexing="ij")
     return {n: m.reshape(-1) for n, m in zip(names, mesh, strict=True)}
@@ -314,9 +329,7 @@ def sweep(
     mask = _mask(params)
     batched = mask.ndim == 2
     num_inst = mask.shape[0] if batched else 1
-    point_budget = _budget_array(
-        "budget", arrays.get("budget", budget)
-    )
+    point_budget = _budget_array("budget", arrays.get("budget", budget))
     point_budget = np.broadcast_to(point_budget, (num_points,))
     real = mask.reshape(num_inst, -1).sum(-1)
     cell_budget = np.repeat(point_budget, num_inst)
@@ -344,8 +357,15 @@ def sweep(
         horizon=horizon, num_checkpoints=num_checkpoints, metric=metric, permute=permute
     )
     flat = runner.execute(
-        make_policy, bandit, lanes, opts, batch_size=batch_size,
-        memory_budget=memory_budget, progress=progress, store=store, report=report,
+        make_policy,
+        bandit,
+        lanes,
+        opts,
+        batch_size=batch_size,
+        memory_budget=memory_budget,
+        progress=progress,
+        store=store,
+        report=report,
     )
     lead = (num_points, num_inst, num_reps) if batched else (num_points, num_reps)
     return runner.to_result(flat, lead)
@@ -401,7 +421,11 @@ class SweepResult:
         num_ckpt = self.values["times"].shape[2]
         for c, labels in enumerate(self.cells):
             for j in range(num_ckpt):
-                row = {**labels, "checkpoint": j, "time": int(self.values["times"][c, 0, j])}
+                row = {
+                    **labels,
+                    "checkpoint": j,
+                    "time": int(self.values["times"][c, 0, j]),
+                }
                 for name, value in self.values.items():
                     if name == "times" or value.shape[2:] != (num_ckpt,):
                         continue
@@ -493,10 +517,19 @@ def sweep_grid(
                     static, _ = runner.registry.split_kwargs(point, name)
                     gkey = (name, kb, hb, tuple(sorted(static.items())))
                     groups.setdefault(gkey, []).append(len(cells))
-                    cells.append({"policy": name, **{
-                        k: v for k, v in point.items() if not isinstance(v, str)
-                    }, "K": real[n], "instance": n, "budget": b, "horizon": hb,
-                        "_point": point})
+                    cells.append(
+                        {
+                            "policy": name,
+                            **{
+                                k: v for k, v in point.items() if not isinstance(v, str)
+                            },
+                            "K": real[n],
+                            "instance": n,
+                            "budget": b,
+                            "horizon": hb,
+                            "_point": point,
+                        }
+                    )
     if skipped:
         print(f"sweep_grid: skipped {skipped} cells with budget < K", flush=True)
     values: dict = {}
@@ -530,8 +563,10 @@ def sweep_grid(
         source = runner._registered(name, {**static, "num_arms": kb})
         cell_real = np.asarray([real[cells[i]["instance"]] for i in ids])
         hp.update(_prepared(source, hp, kb, cell_real, cell_budget))
-        hp = {k: (v.astype(np.float32) if v.dtype == np.float64 else v)
-              for k, v in hp.items()}
+        hp = {
+            k: (v.astype(np.float32) if v.dtype == np.float64 else v)
+            for k, v in hp.items()
+        }
         lanes = runner.Lanes(
             hp=hp,
             params=params,
@@ -544,9 +579,17 @@ def sweep_grid(
             horizon=hb, num_checkpoints=num_checkpoints, metric=metric, permute=permute
         )
         flat = runner.execute(
-            source, bandit, lanes, opts, batch_size=batch_size,
-            memory_budget=memory_budget, progress=progress, store=store,
-            group=f"g{gi}", report=report, label=f"{name} K<={kb} T<={hb}",
+            source,
+            bandit,
+            lanes,
+            opts,
+            batch_size=batch_size,
+            memory_budget=memory_budget,
+            progress=progress,
+            store=store,
+            group=f"g{gi}",
+            report=report,
+            label=f"{name} K<={kb} T<={hb}",
         )
         for f, v in flat.items():
             if f.startswith("_") or f in ("pulls", "output"):
