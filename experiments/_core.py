@@ -6,8 +6,10 @@ import json
 import math
 import os
 import platform
+import shutil
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
@@ -54,6 +56,9 @@ class Experiment:
     title: str
     source: str
     run: Callable[[Config], Outcome]
+    # rough wall time of the full and quick versions on a laptop-class CPU, shown by
+    # ``python -m experiments list`` (e.g. "full ~5 min, quick ~1 min"; "" = unknown)
+    estimate: str = ""
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
@@ -101,27 +106,117 @@ def markdown_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def device_summary(devices=None) -> str:
+    """``"2 x cpu"`` / ``"1 x gpu (NVIDIA H100 80GB HBM3)"``: count and kind of devices."""
+    devices = jax.devices() if devices is None else devices
+    groups: dict[str, int] = {}
+    for d in devices:
+        kind = d.platform
+        if getattr(d, "device_kind", kind).lower() != kind.lower():
+            kind = f"{kind} ({d.device_kind})"
+        groups[kind] = groups.get(kind, 0) + 1
+    return ", ".join(f"{n} x {kind}" for kind, n in groups.items())
+
+
 def versions() -> dict:
+    devices = jax.devices()
     return {
         "jbandits": jbandits.__version__,
         "jax": jax.__version__,
         "numpy": np.__version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "devices": [str(d) for d in jax.devices()],
+        "device_count": len(devices),
+        "device_kind": device_summary(devices),
+        "devices": [str(d) for d in devices],
     }
 
 
+def output_dir(cfg: Config) -> str:
+    """``OUT/NAME[-quick][-repsR][-seedS]``: reps and seed appear when not default."""
+    name = cfg.name + ("-quick" if cfg.quick else "")
+    if cfg.reps is not None:
+        name += f"-reps{cfg.reps}"
+    if cfg.seed != 0:
+        name += f"-seed{cfg.seed}"
+    return os.path.join(cfg.out, name)
+
+
+def command_line(cfg: Config) -> str:
+    """The ``python -m experiments run ...`` line that reproduces ``cfg``."""
+    cmd = f"python -m experiments run {cfg.name}"
+    if cfg.quick:
+        cmd += " --quick"
+    if cfg.reps is not None:
+        cmd += f" --reps {cfg.reps}"
+    if cfg.seed != 0:
+        cmd += f" --seed {cfg.seed}"
+    return cmd
+
+
+def _publish(tmp: str, final: str) -> None:
+    """Move the complete folder ``tmp`` to ``final``, replacing an older ``final``.
+
+    The older folder is renamed aside first (a directory cannot be renamed onto a
+    non-empty one) and removed once the new one is in place; if that rename fails
+    the older one is put back.
+    """
+    old = None
+    if os.path.lexists(final):
+        parent, base = os.path.split(final)
+        old = os.path.join(parent, f".{base}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(final, old)
+    try:
+        os.replace(tmp, final)
+    except BaseException:
+        if old is not None:
+            os.replace(old, final)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def execute(cfg: Config) -> str:
-    """Run one experiment, write results.npz, meta.json, figure.png and table.md."""
+    """Run one experiment, write results.npz, meta.json, figure.png and table.md.
+
+    The files are written into a hidden temporary folder beside the destination
+    (``OUT/.NAME.partial-XXXXXXXX``) that is renamed to :func:`output_dir` only once
+    all of them are complete; on any error (or ``SystemExit`` from the experiment)
+    the temporary folder is removed and an older complete folder is left untouched.
+    Returns the destination folder.
+    """
     if cfg.name not in EXPERIMENTS:
         raise SystemExit(
             f"unknown experiment {cfg.name!r}; known: {sorted(EXPERIMENTS)}"
         )
     exp = EXPERIMENTS[cfg.name]
-    out = os.path.join(cfg.out, exp.name + ("-quick" if cfg.quick else ""))
-    os.makedirs(out, exist_ok=True)
-    print(f"[{exp.name}] {exp.title} (quick={cfg.quick})", file=sys.stderr)
+    out = output_dir(cfg)
+    os.makedirs(cfg.out, exist_ok=True)
+    tmp = os.path.join(
+        cfg.out, f".{os.path.basename(out)}.partial-{uuid.uuid4().hex[:8]}"
+    )
+    os.mkdir(tmp)
+    try:
+        seconds = _run_into(exp, cfg, tmp)
+        _publish(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    print(
+        f"[{exp.name}] done in {seconds:.1f} s: wrote {out}/ "
+        "(figure.png, table.md, meta.json, results.npz)",
+        file=sys.stderr,
+    )
+    return out
+
+
+def _run_into(exp: Experiment, cfg: Config, out: str) -> float:
+    """Run ``exp`` and write its four files into ``out``; returns the run time (s)."""
+    print(
+        f"[{exp.name}] start: {exp.title} (quick={cfg.quick}, reps="
+        f"{'default' if cfg.reps is None else cfg.reps}, seed={cfg.seed})",
+        file=sys.stderr,
+    )
     t0 = time.perf_counter()
     outcome = exp.run(cfg)
     seconds = time.perf_counter() - t0
@@ -131,6 +226,7 @@ def execute(cfg: Config) -> str:
         "title": exp.title,
         "source": exp.source,
         "config": asdict(cfg),
+        "command": command_line(cfg),
         "seconds": round(seconds, 2),
         "versions": versions(),
     }
@@ -141,9 +237,8 @@ def execute(cfg: Config) -> str:
     lines = [
         f"# {exp.title}",
         "",
-        f"Source: {exp.source}. Run: `python -m experiments run "
-        f"{exp.name}{' --quick' if cfg.quick else ''}` ({seconds:.1f} s, "
-        f"{meta['versions']['devices'][0]}).",
+        f"Source: {exp.source}. Run: `{command_line(cfg)}` ({seconds:.1f} s, "
+        f"{meta['versions']['device_kind']}).",
         "",
         "![figure](figure.png)",
         "",
@@ -159,8 +254,4 @@ def execute(cfg: Config) -> str:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in outcome.notes]
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    print(
-        f"[{exp.name}] wrote {out}/figure.png and {out}/table.md in {seconds:.1f} s",
-        file=sys.stderr,
-    )
-    return out
+    return seconds

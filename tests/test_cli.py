@@ -1,0 +1,313 @@
+"""``python -m experiments``: argument checks, result folders, exit codes, figures.
+
+Fast: the CLI runs tiny fake experiments registered for the test (the real registry
+is swapped out), except for the MovieLens missing-data check, which uses the real
+``shvar-fig5`` (it fails before any simulation).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import jax
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+import experiments.__main__ as cli  # noqa: E402
+from experiments import _core  # noqa: E402
+from jbandits import plotting  # noqa: E402
+
+ENV = ("JBANDITS_DATA", "JBANDITS_PROGRESS", "JBANDITS_COMPILE_CACHE", "XDG_CACHE_HOME")
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    """main() sets environment variables for the run: restore them afterwards."""
+    saved = {k: os.environ.get(k) for k in ENV}
+    for k in ENV:
+        monkeypatch.delenv(k, raising=False)
+    # no persistent compilation cache in tests (test_compile_cache_... checks it)
+    os.environ["JBANDITS_COMPILE_CACHE"] = "0"
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Replace the registry by fake experiments; returns the Configs they ran with."""
+    ran: list[_core.Config] = []
+
+    def ok(cfg):
+        ran.append(cfg)
+        x = np.arange(3.0)
+        curve = {"x": x, "mean": x, "lo": x - 1, "hi": x + 1}
+        return _core.Outcome(
+            panels=[{"title": "t", "curves": {"A": curve, "B": curve}}],
+            table=[{"algorithm": "A", "value": 1.0}],
+            claims=[_core.Claim("c", "o", "reproduced")],
+            arrays={"x": x},
+        )
+
+    def missing(cfg):  # what a MovieLens loader raises without data
+        ran.append(cfg)
+        raise FileNotFoundError("no MovieLens path given and JBANDITS_DATA is not set")
+
+    def exits(cfg):  # what experiments.shvar does today without data
+        ran.append(cfg)
+        print("fake-exit: MovieLens data not available, skipping.")
+        raise SystemExit(0)
+
+    def broken_plot(cfg):  # fails after results.npz and meta.json are written
+        ran.append(cfg)
+        out = ok(cfg)
+        out.panels = [{"curves": {"A": {"x": [0.0], "mean": [0.0, 1.0]}}}]
+        return out
+
+    fakes = {
+        "fake-a": _core.Experiment("fake-a", "Fake A", "test", ok),
+        "fake-b": _core.Experiment("fake-b", "Fake B", "test", ok),
+        "fake-missing": _core.Experiment("fake-missing", "Missing", "test", missing),
+        "fake-exit": _core.Experiment("fake-exit", "Exits", "test", exits),
+        "fake-broken": _core.Experiment("fake-broken", "Broken", "test", broken_plot),
+    }
+    fakes["fake-a"].estimate = "~1 s"  # the others keep the default ""
+    monkeypatch.setattr(_core, "EXPERIMENTS", fakes)
+    monkeypatch.setattr(cli, "_load_all", lambda: None)
+    return ran
+
+
+def run(tmp_path, *args) -> int:
+    """``main(["run", *args, "--out", tmp_path])``; its exit status."""
+    rc = cli.main(["run", *args, "--out", str(tmp_path)])
+    return 0 if rc is None else rc
+
+
+def folders(path) -> list[str]:
+    return sorted(os.listdir(path))
+
+
+# 1 ------------------------------------------------------------------ unknown names
+def test_unknown_name_is_rejected_before_anything_runs(tmp_path, calls, capsys):
+    with pytest.raises(SystemExit) as info:
+        run(tmp_path, "fake-a", "nope")
+    assert info.value.code == 2
+    assert calls == []  # fake-a did not run
+    err = capsys.readouterr().err
+    assert "nope" in err and "fake-a" in err and "fake-b" in err  # lists known names
+    assert not os.path.exists(tmp_path) or folders(tmp_path) == []
+
+
+# 2 ------------------------------------------------------------------ --reps
+@pytest.mark.parametrize("reps", ["0", "-5", "abc"])
+def test_reps_must_be_a_positive_integer(tmp_path, calls, capsys, reps):
+    with pytest.raises(SystemExit) as info:
+        run(tmp_path, "fake-a", f"--reps={reps}")
+    assert info.value.code == 2
+    assert calls == []
+    assert "positive integer" in capsys.readouterr().err
+
+
+# 3 ------------------------------------------------------------------ missing data
+def test_missing_data_fails_at_the_end_and_others_still_run(tmp_path, calls, capsys):
+    rc = run(tmp_path, "fake-a", "fake-missing", "fake-exit", "fake-b")
+    assert rc == 1
+    assert [c.name for c in calls] == ["fake-a", "fake-missing", "fake-exit", "fake-b"]
+    # only complete folders, nothing half-written (no temporary folder left either)
+    assert folders(tmp_path) == ["fake-a", "fake-b"]
+    for name in ("fake-a", "fake-b"):
+        assert set(os.listdir(tmp_path / name)) == {
+            "results.npz",
+            "meta.json",
+            "figure.png",
+            "table.md",
+        }
+    err = capsys.readouterr().err
+    tail = err[err.index("error:") :]
+    assert "fake-missing" in tail and "fake-exit" in tail and "--data" in tail
+
+
+def test_failed_rerun_keeps_the_older_complete_folder(tmp_path, calls):
+    assert run(tmp_path, "fake-a") == 0
+    (tmp_path / "fake-a" / "stale.txt").write_text("from an older run")
+    assert run(tmp_path, "fake-a") == 0  # a complete rerun replaces the whole folder
+    assert "stale.txt" not in os.listdir(tmp_path / "fake-a")
+    (tmp_path / "fake-a" / "stale.txt").write_text("from an older run")
+    _core.EXPERIMENTS["fake-a"].run = _core.EXPERIMENTS["fake-broken"].run
+    with pytest.raises(ValueError):  # the plot fails after two files were written
+        run(tmp_path, "fake-a")
+    assert folders(tmp_path) == ["fake-a"]  # no partial folder left behind
+    assert "stale.txt" in os.listdir(tmp_path / "fake-a")  # older one untouched
+
+
+def test_movielens_without_data_exits_nonzero_and_writes_nothing(tmp_path, capsys):
+    cli._load_all()  # the real registry (outside any monkeypatch of it)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = tmp_path / "out"
+    rc = cli.main(
+        ["run", "shvar-fig5", "--quick", "--data", str(empty), "--out", str(out)]
+        + ["--reps", "2"]
+    )
+    assert rc == 1
+    assert not out.exists() or folders(out) == []
+    assert "shvar-fig5" in capsys.readouterr().err.split("error:")[-1]
+
+
+# 4 ------------------------------------------------------------------ folder names
+def test_reps_and_seed_runs_get_their_own_folder(tmp_path, calls):
+    assert run(tmp_path, "fake-a", "--quick") == 0
+    assert run(tmp_path, "fake-a", "--quick", "--reps", "3", "--seed", "2") == 0
+    assert run(tmp_path, "fake-a", "--seed", "5") == 0
+    assert folders(tmp_path) == [
+        "fake-a-quick",
+        "fake-a-quick-reps3-seed2",
+        "fake-a-seed5",
+    ]
+    table = (tmp_path / "fake-a-quick-reps3-seed2" / "table.md").read_text()
+    assert "run fake-a --quick --reps 3 --seed 2`" in table
+    assert [(c.reps, c.seed) for c in calls] == [(None, 0), (3, 2), (None, 5)]
+
+
+# 5 ------------------------------------------------------------------ --data
+def test_data_option_sets_the_movielens_path(tmp_path, calls):
+    data = tmp_path / "ml"
+    data.mkdir()
+    out = tmp_path / "out"
+    seen = []
+    fake = _core.EXPERIMENTS["fake-a"]
+    inner = fake.run
+    fake.run = lambda cfg: seen.append(os.environ.get("JBANDITS_DATA")) or inner(cfg)
+    assert run(out, "fake-a", "--data", str(data)) == 0
+    assert seen == [str(data)]
+    assert calls[0].extra["data"] == str(data)
+
+
+def test_data_option_must_exist(tmp_path, calls, capsys):
+    with pytest.raises(SystemExit) as info:
+        run(tmp_path, "fake-a", "--data", str(tmp_path / "nowhere"))
+    assert info.value.code == 2 and "no such file" in capsys.readouterr().err
+
+
+# 6 ------------------------------------------------------------------ help and list
+def _option_help(text: str, option: str) -> str:
+    """The help text argparse prints for ``option`` (same line or the next ones)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("  " + option):  # argparse indents arguments by 2
+            rest = line.strip()[len(option) :].split("  ", 1)
+            words = [rest[1]] if len(rest) > 1 else []
+            for nxt in lines[i + 1 :]:
+                if not nxt.startswith(" " * 10) or nxt.strip().startswith("-"):
+                    break
+                words.append(nxt)
+            return " ".join(w.strip() for w in words).strip()
+    raise AssertionError(f"{option} not in help")
+
+
+def test_every_run_option_has_help(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--help"])
+    text = capsys.readouterr().out
+    for option in (
+        "NAME",
+        "--quick",
+        "--reps",
+        "--seed",
+        "--out",
+        "--data",
+        "--quiet",
+        "--no-compile-cache",
+    ):
+        assert len(_option_help(text, option)) > 15, option
+
+
+def test_list_shows_a_runtime_estimate(calls, capsys):
+    cli.main(["list"])
+    lines = {ln.split()[0]: ln for ln in capsys.readouterr().out.splitlines()}
+    assert "~1 s" in lines["fake-a"]
+    assert lines["fake-b"].split()[1] == "?"  # no estimate yet
+
+
+# 7 ------------------------------------------------------------------ progress
+def test_quiet_turns_progress_bars_off_and_messages_stay(tmp_path, calls, capsys):
+    assert run(tmp_path, "fake-a") == 0
+    assert "JBANDITS_PROGRESS" not in os.environ  # runner default: bars after 2 s
+    err = capsys.readouterr().err
+    assert "[fake-a] start" in err and "[fake-a] done in" in err
+    assert run(tmp_path, "fake-a", "--quiet") == 0
+    assert os.environ["JBANDITS_PROGRESS"] == "0"
+    err = capsys.readouterr().err
+    assert "[fake-a] start" in err and "[fake-a] done in" in err
+
+
+# 8 ------------------------------------------------------------------ compile cache
+def test_compile_cache_is_on_by_default(tmp_path, calls, monkeypatch):
+    updates = {}
+    monkeypatch.setattr(jax.config, "update", lambda k, v: updates.__setitem__(k, v))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("JBANDITS_COMPILE_CACHE")
+    assert run(tmp_path / "out", "fake-a") == 0
+    assert updates == {
+        "jax_compilation_cache_dir": str(tmp_path / "xdg" / "jbandits" / "jax"),
+        "jax_persistent_cache_min_compile_time_secs": 0,
+        "jax_persistent_cache_min_entry_size_bytes": -1,
+    }
+    updates.clear()
+    assert run(tmp_path / "out", "fake-a", "--no-compile-cache") == 0
+    assert updates == {}
+    monkeypatch.setenv("JBANDITS_COMPILE_CACHE", "0")
+    assert run(tmp_path / "out", "fake-a") == 0
+    assert updates == {}
+
+
+# 9 ------------------------------------------------------------------ figure
+def test_eleven_series_have_distinct_styles_and_the_legend_hides_nothing(
+    tmp_path, monkeypatch
+):
+    figures = []
+    monkeypatch.setattr(plotting.plt, "close", figures.append)
+    x = np.linspace(1.0, 10.0, 20)
+    curves = {
+        f"series {i}": {"x": x, "mean": np.sin(x + i), "lo": np.sin(x + i) - 0.1}
+        | {"hi": np.sin(x + i) + 0.1}
+        for i in range(11)
+    }
+    panels = [{"title": f"p{j}", "curves": curves} for j in range(3)]
+    plotting.plot_panels(panels, str(tmp_path / "f.png"))
+    (fig,) = figures
+    renderer = fig.canvas.get_renderer()
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    legends = list(fig.legends) + [ax.get_legend() for ax in axes if ax.get_legend()]
+    assert legends
+    for ax in axes:
+        styles = [
+            (matplotlib.colors.to_hex(line.get_color()), line.get_linestyle())
+            for line in ax.get_lines()
+        ]
+        assert len(styles) == 11
+        assert len(set(styles)) == 11, styles
+        box = ax.get_window_extent(renderer)
+        for legend in legends:
+            assert not box.overlaps(legend.get_window_extent(renderer))
+    # the same label has the same style in every panel
+    first = [(line.get_color(), line.get_linestyle()) for line in axes[0].get_lines()]
+    for ax in axes[1:]:
+        assert [(ln.get_color(), ln.get_linestyle()) for ln in ax.get_lines()] == first
+
+
+# 10 ----------------------------------------------------------------- devices
+def test_device_count_and_kind_in_table_and_meta(tmp_path, calls):
+    assert run(tmp_path, "fake-a") == 0
+    n, kind = jax.device_count(), jax.devices()[0].platform
+    meta = json.loads((tmp_path / "fake-a" / "meta.json").read_text())
+    assert meta["versions"]["device_count"] == n
+    assert meta["versions"]["device_kind"].startswith(f"{n} x {kind}")
+    assert f"{n} x {kind}" in (tmp_path / "fake-a" / "table.md").read_text()
