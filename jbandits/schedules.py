@@ -1,21 +1,39 @@
-"""Host-side exact phase schedules (spec §1.5, §3.4).
+"""Host-side exact phase schedules.
 
 Every ceil/floor that depends only on (K, T) is computed here in exact arithmetic
-(``fractions.Fraction``) and handed to JAX as int32 arrays: float evaluation of SR's
-n_k is off by one for K = 8, T = 1871 (spec TV-3). A sweep over budgets (or K) stacks
-the schedules of each point with :func:`stack`; arrays are padded to a common length
-``size`` (phase ends padded with ``NEVER``), so the sweep compiles once.
+(``fractions.Fraction`` and integer division) and handed to JAX as int32 arrays: float
+evaluation of Successive Rejects' n_k is off by one for K = 8, T = 1871. A sweep over
+budgets stacks the schedules of each point with :func:`stack`; arrays are padded to a
+common length ``size`` (phase ends padded with ``NEVER``), so the sweep compiles once.
+
+*By-K tables* serve padded instances (K_max arms, ``arm_mask.sum()`` of them real):
+:func:`by_k` stacks the schedules of every real K = 0..K_max along a leading axis, and
+a policy selects the row ``arm_mask.sum()`` at ``init``. Rows for which no schedule
+exists (K < 2, budget too small for K; the builder raises :class:`Infeasible`) are
+*idle* rows (``idle(size)``): a policy handed one pulls nothing and outputs ``-1``.
+:func:`select` is the device-side half: the row of one instance, inside ``init``.
+Rows are cached per (builder, K, budget, options), and the harmonic numbers behind
+log-bar(K) are computed incrementally, so a table for K_max = 1024 takes well under a
+second.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
+from collections.abc import Callable
 from fractions import Fraction
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import jax.numpy as jnp
 import numpy as np
 
 NEVER = np.iinfo(np.int32).max
+
+
+class Infeasible(ValueError):
+    """No schedule exists for this (K, budget): K < 2 or the budget is too small."""
 
 
 class PhaseSchedule(NamedTuple):
@@ -23,7 +41,14 @@ class PhaseSchedule(NamedTuple):
         np.ndarray
     )  # [P] int32: cumulative pulls per active arm by the end of phase
     ends: np.ndarray  # [P] int32: step count at which each phase ends (NEVER = padding)
-    num_phases: np.ndarray  # [] int32: real number of phases
+    num_phases: np.ndarray  # [] int32: real number of phases (-1: idle row)
+
+    @classmethod
+    def idle(cls, size: int) -> PhaseSchedule:
+        """A row with no phase (``num_phases = -1``): the policy pulls nothing."""
+        return cls(
+            np.zeros(size, np.int32), np.full(size, NEVER, np.int32), np.int32(-1)
+        )
 
 
 class StageSchedule(NamedTuple):
@@ -31,45 +56,69 @@ class StageSchedule(NamedTuple):
     sizes: np.ndarray  # [S] int32: active arms during stage s
     keep: np.ndarray  # [S] int32: arms kept after stage s (ceil(size / 2))
     per_arm: np.ndarray  # [S] int32: pulls per arm in stage s (Karnin; 0 for S004)
-    num_stages: np.ndarray  # [] int32
+    num_stages: np.ndarray  # [] int32 (-1: idle row)
+
+    @classmethod
+    def idle(cls, size: int) -> StageSchedule:
+        """A row with no stage and ``sizes = 0``: the policy pulls nothing."""
+        zeros = np.zeros(size, np.int32)
+        return cls(np.full(size, NEVER, np.int32), zeros, zeros, zeros, np.int32(-1))
 
 
 def _check(num_arms: int, budget: int, minimum: int, what: str) -> tuple[int, int]:
     num_arms, budget = int(num_arms), int(budget)
     if num_arms < 2:
-        raise ValueError(f"num_arms must be >= 2, got {num_arms}")
+        raise Infeasible(f"num_arms must be >= 2, got {num_arms}")
     if budget < minimum:
-        raise ValueError(
+        raise Infeasible(
             f"budget must be >= {minimum} for {what} with K={num_arms}, got {budget}"
         )
     return num_arms, budget
 
 
 def _pad(values, size: int | None, fill) -> np.ndarray:
-    values = list(values)
+    values = np.asarray(values, np.int64)
     size = len(values) if size is None else size
     if size < len(values):
         raise ValueError(f"size {size} is smaller than the {len(values)} phases")
-    return np.asarray(values + [fill] * (size - len(values)), dtype=np.int32)
+    out = np.full(size, fill, np.int64)
+    out[: len(values)] = values
+    return out.astype(np.int32)
 
 
-def log_bar(num_arms: int) -> Fraction:
-    """Audibert et al.'s log-bar(K) = 1/2 + sum_{i=2}^K 1/i (exact)."""
-    return Fraction(1, 2) + sum(
-        (Fraction(1, i) for i in range(2, num_arms + 1)), Fraction(0)
-    )
+_HARMONIC = [Fraction(0)]  # H_0, H_1, ... computed so far
+_HARMONIC_LOCK = threading.Lock()
 
 
 def harmonic(num_arms: int) -> Fraction:
-    return sum((Fraction(1, i) for i in range(1, num_arms + 1)), Fraction(0))
+    """H_K = sum_{i=1}^K 1/i (exact), memoised incrementally: H_K = H_{K-1} + 1/K."""
+    num_arms = int(num_arms)
+    with _HARMONIC_LOCK:
+        while len(_HARMONIC) <= num_arms:
+            _HARMONIC.append(_HARMONIC[-1] + Fraction(1, len(_HARMONIC)))
+        return _HARMONIC[num_arms]
 
 
-def _phases(num_arms: int, per_arm: list[int], sizes: list[int], size) -> PhaseSchedule:
-    ends, total, prev = [], 0, 0
-    for n_k, a_k in zip(per_arm, sizes, strict=True):
-        total += a_k * (n_k - prev)
-        prev = n_k
-        ends.append(total)
+def log_bar(num_arms: int) -> Fraction:
+    """log-bar(K) = 1/2 + sum_{i=2}^K 1/i = H_K - 1/2 (exact), of Audibert, Bubeck,
+    Munos (COLT 2010)."""
+    return harmonic(num_arms) - Fraction(1, 2)
+
+
+def _ceil_quotients(x: Fraction, divisors: np.ndarray) -> np.ndarray:
+    """ceil(x / d) for every positive integer d, exactly.
+
+    Uses ceil(x / d) = ceil(ceil(x) / d) (d a positive integer), so the big rational
+    is divided once and the rest is int64 arithmetic.
+    """
+    c = math.ceil(x)
+    return -(-c // np.asarray(divisors, np.int64))
+
+
+def _phases(per_arm: np.ndarray, sizes: np.ndarray, size) -> PhaseSchedule:
+    """Phase k has ``sizes[k]`` active arms pulled up to ``per_arm[k]`` cumulative
+    pulls each; it ends after sum_{j<=k} sizes[j] (per_arm[j] - per_arm[j-1]) steps."""
+    ends = np.cumsum(sizes * np.diff(per_arm, prepend=0))
     return PhaseSchedule(
         per_arm=_pad(per_arm, size, per_arm[-1]),
         ends=_pad(ends, size, NEVER),
@@ -80,27 +129,22 @@ def _phases(num_arms: int, per_arm: list[int], sizes: list[int], size) -> PhaseS
 def successive_rejects(
     num_arms: int, budget: int, size: int | None = None
 ) -> PhaseSchedule:
-    """SR (and SAR): n_k = ceil((T - K) / (logbar(K) (K + 1 - k))), k = 1..K-1."""
+    """Successive Rejects (Audibert, Bubeck, Munos, COLT 2010), also used by SAR
+    (Bubeck, Wang, Viswanathan, ICML 2013): K - 1 phases with
+    n_k = ceil((T - K) / (logbar(K) (K + 1 - k))), k = 1..K-1."""
     num_arms, budget = _check(num_arms, budget, num_arms + 1, "successive rejects")
-    lb = log_bar(num_arms)
-    per_arm = [
-        math.ceil(Fraction(budget - num_arms) / (lb * (num_arms + 1 - k)))
-        for k in range(1, num_arms)
-    ]
-    sizes = [num_arms + 1 - k for k in range(1, num_arms)]
-    return _phases(num_arms, per_arm, sizes, size)
+    sizes = np.arange(num_arms, 1, -1)  # K + 1 - k
+    per_arm = _ceil_quotients(Fraction(budget - num_arms) / log_bar(num_arms), sizes)
+    return _phases(per_arm, sizes, size)
 
 
 def csar(num_arms: int, budget: int, size: int | None = None) -> PhaseSchedule:
-    """CSAR for thresholds (spec §4.5, AMB-11): K phases, L~(K) = sum_{i<=K} 1/i."""
+    """CSAR for thresholds (Chen et al., NIPS 2014, as adapted by Mukherjee et al.,
+    IJCAI 2017): K phases, n_k = ceil((T - K) / (H_K (K - k + 1))), k = 1..K."""
     num_arms, budget = _check(num_arms, budget, num_arms + 1, "CSAR")
-    lt = harmonic(num_arms)
-    per_arm = [
-        math.ceil(Fraction(budget - num_arms) / (lt * (num_arms - k + 1)))
-        for k in range(1, num_arms + 1)
-    ]
-    sizes = [num_arms - k + 1 for k in range(1, num_arms + 1)]
-    return _phases(num_arms, per_arm, sizes, size)
+    sizes = np.arange(num_arms, 0, -1)  # K - k + 1
+    per_arm = _ceil_quotients(Fraction(budget - num_arms) / harmonic(num_arms), sizes)
+    return _phases(per_arm, sizes, size)
 
 
 def csar_authors_code(
@@ -114,12 +158,11 @@ def csar_authors_code(
     """
     num_arms, budget = _check(num_arms, budget, num_arms + 1, "CSAR (authors' code)")
     lb = Fraction(1, 2) + harmonic(num_arms)
-    per_arm = [
-        math.ceil(Fraction(budget - num_arms) / (lb * (num_arms + 1 - e)))
-        for e in range(num_arms)
-    ]
-    sizes = [num_arms - e for e in range(num_arms)]
-    return _phases(num_arms, per_arm, sizes, size)
+    per_arm = _ceil_quotients(
+        Fraction(budget - num_arms) / lb, np.arange(num_arms + 1, 1, -1)
+    )
+    sizes = np.arange(num_arms, 0, -1)  # K - e
+    return _phases(per_arm, sizes, size)
 
 
 def num_halving_stages(num_arms: int) -> int:
@@ -137,7 +180,8 @@ def _halving_sizes(num_arms: int) -> list[int]:
 def halving_karnin(
     num_arms: int, budget: int, size: int | None = None
 ) -> StageSchedule:
-    """Sequential Halving of Karnin et al. (spec §5.3a): t_r = floor(T / (|S_r| R))."""
+    """Sequential Halving of Karnin, Koren, Somekh (ICML 2013): round r pulls each of
+    its |S_r| arms t_r = floor(T / (|S_r| ceil(log2 K))) times."""
     rounds = num_halving_stages(num_arms)
     num_arms, budget = _check(num_arms, budget, num_arms * rounds, "sequential halving")
     sizes = _halving_sizes(num_arms)
@@ -153,7 +197,8 @@ def halving_karnin(
 
 
 def halving_s004(num_arms: int, budget: int, size: int | None = None) -> StageSchedule:
-    """Sequential Halving as in S004 Alg. 1 (spec §5.3b): n_s = floor(T / ceil(log2 K))."""
+    """Sequential Halving as in Lalitha et al. (UAI 2023) Alg. 1: ceil(log2 K) stages
+    of n_s = floor(T / ceil(log2 K)) pulls each."""
     stages = num_halving_stages(num_arms)
     num_arms, budget = _check(num_arms, budget, num_arms * stages, "sequential halving")
     sizes = _halving_sizes(num_arms)
@@ -171,3 +216,76 @@ def stack(schedules):
     """Stack schedules of one kind (same ``size``) along a new leading axis."""
     first = schedules[0]
     return type(first)(*[np.stack(parts) for parts in zip(*schedules, strict=True)])
+
+
+Schedule = Any  # PhaseSchedule, StageSchedule, or another NamedTuple of arrays
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_row(build, num_arms: int, budget: int, options: tuple) -> Schedule:
+    row = build(num_arms, budget, **dict(options))
+    for leaf in row:
+        if isinstance(leaf, np.ndarray):
+            leaf.setflags(write=False)  # shared by every caller of the cache
+    return row
+
+
+def for_k(
+    build: Callable[..., Schedule],
+    num_arms: int,
+    budget: int,
+    *,
+    idle: Schedule,
+    **options,
+) -> Schedule:
+    """``build(num_arms, budget, **options)``, or ``idle`` where it raises
+    :class:`Infeasible`. Cached per (build, K, budget, options); read-only arrays."""
+    try:
+        return _cached_row(build, int(num_arms), int(budget), tuple(options.items()))
+    except Infeasible:
+        return idle
+
+
+def phase_rows(num_arms: int) -> dict:
+    """``for_k`` / ``by_k`` options of a ``num_arms``-arm policy's phase schedules:
+    ``num_arms`` phases (enough for every real K) and the matching idle row."""
+    return {"size": num_arms, "idle": PhaseSchedule.idle(num_arms)}
+
+
+def stage_rows(num_arms: int) -> dict:
+    """``for_k`` / ``by_k`` options of a ``num_arms``-arm policy's stage schedules:
+    ceil(log2 num_arms) stages (enough for every real K) and the idle row."""
+    size = num_halving_stages(num_arms)
+    return {"size": size, "idle": StageSchedule.idle(size)}
+
+
+def by_k(
+    build: Callable[..., Schedule],
+    num_arms: int,
+    budget: int,
+    *,
+    idle: Schedule,
+    **options,
+) -> Schedule:
+    """The :func:`for_k` rows of K = 0..``num_arms`` stacked: ``[num_arms + 1, ...]``.
+
+    Row K is the schedule of an instance with K real arms (``options`` must include a
+    common ``size``); rows where no schedule exists are ``idle``.
+    """
+    rows = [
+        for_k(build, k, budget, idle=idle, **options) for k in range(int(num_arms) + 1)
+    ]
+    return stack(rows)
+
+
+def select(table: Schedule, arm_mask) -> Schedule:
+    """Device side: the schedule of one instance, as ``jnp`` arrays.
+
+    ``table`` is a by-K table when its last leaf (the phase / stage / round count)
+    has a leading K axis: its row ``arm_mask.sum()`` is returned (traceable).
+    Otherwise ``table`` is one schedule and is returned as is.
+    """
+    if jnp.ndim(table[-1]) == 1:
+        k_real = jnp.sum(arm_mask).astype(jnp.int32)
+        return type(table)(*[jnp.asarray(x)[k_real] for x in table])
+    return type(table)(*[jnp.asarray(x) for x in table])

@@ -81,7 +81,7 @@ def test_validation_names_the_argument():
     with pytest.raises(ValueError, match="variant"):
         sequential_halving(4, budget=40, variant="cumulative")
     with pytest.raises(ValueError, match="budget"):
-        sequential_halving(8, budget=23)  # needs K ceil(log2 K) = 24
+        halving_schedule(8, 23)  # needs K ceil(log2 K) = 24
     with pytest.raises(ValueError, match="budget"):
         sequential_halving(8)
 

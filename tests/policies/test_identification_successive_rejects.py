@@ -87,9 +87,14 @@ def test_padding_with_schedule_for_real_k():
 
 def test_schedule_for_wrong_k_idles_with_output_minus_one():
     mask = np.array([True, True, True, False])
-    arms, out, pulls = play(
-        successive_rejects(4, budget=40), np.ones((4, 40)), 40, arm_mask=mask
-    )
+    policy = successive_rejects(4, schedule=sr_schedule(4, 40))
+    arms, out, pulls = play(policy, np.ones((4, 40)), 40, arm_mask=mask)
+    assert (arms == -1).all() and int(out) == -1 and pulls.sum() == 0
+
+
+def test_budget_too_small_for_the_real_k_idles():
+    # a concrete budget builds every real K's schedule: T = 5 has none for K = 5
+    arms, out, pulls = play(successive_rejects(5, budget=5), np.ones((5, 5)), 5)
     assert (arms == -1).all() and int(out) == -1 and pulls.sum() == 0
 
 
@@ -118,7 +123,7 @@ def test_traced_schedule_under_jit():
 
 def test_validation_names_the_argument():
     with pytest.raises(ValueError, match="budget"):
-        successive_rejects(5, budget=5)
+        sr_schedule(5, 5)
     with pytest.raises(ValueError, match="budget"):
         successive_rejects(5)
     with pytest.raises(ValueError, match="num_arms"):

@@ -63,6 +63,6 @@ def test_validation_names_argument():
     with pytest.raises(ValueError, match="budget"):
         csar(4, threshold=0.5)
     with pytest.raises(ValueError, match="budget"):
-        csar(4, threshold=0.5, budget=4)
+        schedules.csar(4, 4)
     with pytest.raises(ValueError, match="variant"):
         csar(4, threshold=0.5, budget=40, variant="x")

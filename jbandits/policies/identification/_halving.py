@@ -1,9 +1,11 @@
-"""Stage engine of the sequential-halving family (SH, SHVar, SHAdaVar; spec §5.3-5.6).
+"""Stage engine of the sequential-halving family (SH, SHVar, SHAdaVar).
 
 Stage s ends at step ``ends[s]`` (host schedule, :func:`jbandits.schedules.halving_s004`
-or :func:`jbandits.schedules.halving_karnin`). Each step updates the cumulative and
-the stage-local statistics; at a stage end the ``keep[s]`` active arms with the largest
-stage-local means survive (ties by index, [AMB-15]) and the local statistics reset.
+or :func:`jbandits.schedules.halving_karnin`; a by-K table of them is reduced to the
+row of the instance's real K at ``init``, see :mod:`._phases`). Each step updates the
+cumulative and the stage-local statistics; at a stage end the ``keep[s]`` active arms
+with the largest stage-local means survive (ties by index, [AMB-15]) and the local
+statistics reset.
 Inside a stage the base algorithm ``choose(local, active, c, key)`` picks the arm, with
 ``c`` the number of pulls already made in the stage. Steps after the last stage idle.
 """
@@ -15,7 +17,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import arms
+from jbandits import arms, schedules
 from jbandits.policies.identification import _phases
 from jbandits.types import Array, Policy
 
@@ -27,29 +29,33 @@ class HalvingState(NamedTuple):
     stage: Array  # [] int32: current stage (0-based); num_stages = finished
     t: Array  # [] int32: pulls done
     arm: Array  # [] int32: next arm, -1 = idle
+    sched: schedules.StageSchedule  # the schedule of this instance's real K
 
 
 def halving_policy(
     num_arms: int,
-    sched,
+    table,
     choose: Callable[[arms.ArmStats, Array, Array], Array],
 ) -> Policy:
-    """Policy running ``sched`` with the in-stage rule ``choose(local, active, c)``."""
+    """Policy running the stage schedule ``table`` (one schedule or a by-K table) with
+    the in-stage rule ``choose(local, active, c)``."""
 
-    def stage_start(stage):
+    def stage_start(sched, stage):
         prev = sched.ends[jnp.clip(stage - 1, 0, sched.ends.shape[0] - 1)]
         return jnp.where(stage > 0, prev, 0)
 
     def init_fn(key, arm_mask):
         del key
+        sched = schedules.select(table, arm_mask)
         active = arm_mask & (jnp.sum(arm_mask) == sched.sizes[0])
         local = arms.init_stats(num_arms)
         zero = jnp.zeros((), jnp.int32)
         first = _phases.first_or_idle(choose(local, active, zero), active)
-        return HalvingState(local, local, active, zero, zero, first)
+        return HalvingState(local, local, active, zero, zero, first, sched)
 
     def step_fn(state, key, reward):
         del key
+        sched = state.sched
         stats = arms.update(state.stats, state.arm, reward)
         local = arms.update(state.local, state.arm, reward)
         t = state.t + 1
@@ -65,9 +71,9 @@ def halving_policy(
             state.stage, t, sched.ends, sched.num_stages, halve, (state.active, local)
         )
         done = stage >= sched.num_stages
-        arm = choose(local, active, t - stage_start(stage))
+        arm = choose(local, active, t - stage_start(sched, stage))
         arm = jnp.where(done, -1, arm).astype(jnp.int32)
-        return HalvingState(stats, local, active, stage, t, arm)
+        return HalvingState(stats, local, active, stage, t, arm, sched)
 
     def output_fn(state):
         return _phases.current_best(state.stats, state.active)

@@ -1,15 +1,24 @@
 """Phase / stage engine shared by SR, SAR, VBR and the sequential-halving family.
 
-Spec §3.4: the exact schedules are computed on the host (:mod:`jbandits.schedules`)
-and enter the policy as int32 arrays. After the statistics update of every step,
-:func:`end_phases` runs a ``lax.while_loop`` over the phases whose end index is <= the
-step count, so several phases may end on one step (zero-length SR phases, TV-3).
+The exact schedules are computed on the host (:mod:`jbandits.schedules`) and enter the
+policy as int32 arrays. After the statistics update of every step, :func:`end_phases`
+runs a ``lax.while_loop`` over the phases whose end index is <= the step count, so
+several phases may end on one step (zero-length Successive Rejects phases).
 
-A schedule is built for one number of *real* arms K. The policies check at ``init``
-that ``arm_mask.sum()`` equals the schedule's K; on a mismatch (e.g. a schedule
-computed for K_max applied to a padded instance) the policy is idle from the start
-and outputs ``-1`` (counted as an error by every metric) instead of running a wrong
-schedule silently.
+A policy runs either
+
+* a *by-K table* (leaves with a leading ``[K_max + 1]`` axis, built by
+  :func:`resolve` from a concrete budget, or passed as ``schedule=``): ``init``
+  selects the row ``arm_mask.sum()`` (:func:`jbandits.schedules.select`), so padded
+  instances run the schedule of their real K; or
+* a *single schedule* computed for one real K (e.g. by a module's ``prepare`` hook, or
+  stacked over a budget sweep and traced). The policies check at ``init`` that
+  ``arm_mask.sum()`` equals the schedule's K; on a mismatch the policy is idle from
+  the start and outputs ``-1`` (counted as an error by every metric) instead of
+  running a wrong schedule silently.
+
+The selected row is kept in the policy state. Idle rows (no schedule exists for that
+K and budget) make the policy idle with output ``-1`` the same way.
 """
 
 from __future__ import annotations
@@ -30,18 +39,17 @@ def _as_int32(schedule):
 
 def resolve(
     name: str,
-    build: Callable[..., Any],
+    build_by_k: Callable[[int, int], Any],
     num_arms: int,
     budget: Any,
     schedule: Any,
-    **build_kwargs,
 ):
-    """The schedule to run: ``schedule`` as given, else ``build(num_arms, budget)``.
+    """The schedule to run: ``schedule`` as given, else ``build_by_k(num_arms, T)``.
 
-    ``budget`` must then be concrete (host arithmetic); the schedule is for an
-    unpadded instance (K_real = ``num_arms``). For padded instances or traced budgets
-    pass ``schedule=`` computed on the host for the real K (stack them with
-    :func:`jbandits.schedules.stack` for a sweep).
+    ``budget`` must then be concrete (host arithmetic) and the result is a by-K table
+    covering every real K <= ``num_arms``. With a traced budget pass ``schedule=``
+    computed on the host (a module's ``prepare`` hook gives the one of a real K; stack
+    them with :func:`jbandits.schedules.stack` for a sweep).
     """
     if schedule is None:
         if budget is None:
@@ -50,7 +58,7 @@ def resolve(
             "budget", budget, "the schedule is exact host arithmetic"
         )
         b = _validate.concrete_int("budget", budget, minimum=1)
-        schedule = build(num_arms, b, **build_kwargs)
+        schedule = build_by_k(num_arms, b)
     elif (
         budget is not None
         and _validate.is_concrete(budget)

@@ -1,6 +1,7 @@
-"""Successive Accept-Reject, SAR (Bubeck, Wang, Viswanathan, ICML 2013; spec §6.1).
+"""Successive Accept-Reject, SAR (Bubeck, Wang, Viswanathan, ICML 2013).
 
-Top-m identification with the SR schedule (spec §5.2). At the end of phase k the
+Top-m identification with the Successive Rejects schedule
+(:func:`jbandits.schedules.successive_rejects`). At the end of phase k the
 A = K + 1 - k active arms are sorted by cumulative mean, decreasing (stable: ties by
 index), sigma(1..A); with m_rem arms still to accept,
 
@@ -20,9 +21,12 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, schedules
 from jbandits.policies.identification import _phases
-from jbandits.policies.identification.successive_rejects import sr_schedule
+from jbandits.policies.identification.successive_rejects import (
+    prepare as sr_prepare,
+)
+from jbandits.policies.identification.successive_rejects import sr_schedule_by_k
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -34,6 +38,7 @@ class SARState(NamedTuple):
     phase: Array  # [] int32: current phase (0-based); num_phases = finished
     t: Array  # [] int32: pulls done
     arm: Array  # [] int32: next arm, -1 = idle
+    sched: schedules.PhaseSchedule  # the SR schedule of this instance's real K
 
 
 def _rank(score: Array, active: Array) -> Array:
@@ -53,6 +58,14 @@ def _force(active, accepted, m_rem):
     return active, accepted, m_rem.astype(jnp.int32), forced
 
 
+def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
+    """Host-side ``{"schedule": ...}`` for a factory call with a traced budget: the
+    SR schedule of ``num_real_arms`` real arms (as for Successive Rejects, see
+    :func:`jbandits.policies.identification.successive_rejects.prepare`); ``m`` and
+    other keyword arguments are ignored."""
+    return sr_prepare(num_arms, num_real_arms, budget, **kwargs)
+
+
 def sar(
     num_arms: int,
     *,
@@ -65,9 +78,12 @@ def sar(
     Args:
       num_arms: static K_max (including padded arms).
       m: number of arms to identify, 1 <= m < K (traced).
-      budget: T; needed (concrete) only when ``schedule`` is None (then K_real =
-        ``num_arms``).
-      schedule: the SR schedule for the real K (:func:`sr_schedule`), may be traced.
+      budget: T; needed (concrete) only when ``schedule`` is None (then the SR
+        schedules of every real K are built and ``init`` runs that of
+        ``arm_mask.sum()``).
+      schedule: the SR schedule for the real K (``sr_schedule`` or :func:`prepare`;
+        may be traced; another K makes the policy idle with output all False), or
+        a by-K table (``sr_schedule_by_k``).
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the accepted set, ``[K] bool``
@@ -80,21 +96,23 @@ def sar(
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.in_range("m", m, 1, num_arms - 1)
-    sched = _phases.resolve("sar", sr_schedule, num_arms, budget, schedule)
+    table = _phases.resolve("sar", sr_schedule_by_k, num_arms, budget, schedule)
     m_int = jnp.asarray(m, jnp.int32)
 
     def init_fn(key, arm_mask):
         del key
+        sched = schedules.select(table, arm_mask)
         active = arm_mask & (jnp.sum(arm_mask) == sched.num_phases + 1)
         stats = arms.init_stats(num_arms)
         first = _phases.first_or_idle(arms.least_pulled(stats.counts, active), active)
         zero = jnp.zeros((), jnp.int32)
         active, accepted, m_rem, _ = _force(active, jnp.zeros((num_arms,), bool), m_int)
         first = _phases.first_or_idle(first, active)
-        return SARState(stats, active, accepted, m_rem, zero, zero, first)
+        return SARState(stats, active, accepted, m_rem, zero, zero, first, sched)
 
     def step_fn(state, key, reward):
         del key
+        sched = state.sched
         stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
         mu = arms.mean(stats)
@@ -126,7 +144,8 @@ def sar(
         phase = jnp.where(stop, sched.num_phases, phase)
         done = (phase >= sched.num_phases) | ~active.any()
         arm = jnp.where(done, -1, arms.least_pulled(stats.counts, active))
-        return SARState(stats, active, accepted, m_rem, phase, t, arm.astype(jnp.int32))
+        arm = arm.astype(jnp.int32)
+        return SARState(stats, active, accepted, m_rem, phase, t, arm, sched)
 
     def output_fn(state):
         mu = jnp.where(state.stats.counts > 0, arms.mean(state.stats), -jnp.inf)

@@ -1,9 +1,10 @@
-"""Sequential Halving, two variants (spec §5.3).
+"""Sequential Halving, two variants.
 
-* ``variant="s004"`` (default): S004 Algorithm 1 with Algorithm 2 "SH". m = ceil(log2 K)
-  stages of n_s = floor(T / m) pulls each; the c-th pull of a stage goes to the
-  ((c - 1) mod |A_s|) + 1-th active arm in index order; after the stage the
-  ceil(|A_s| / 2) arms with the largest stage-local means survive.
+* ``variant="s004"`` (default): Algorithm 1 with Algorithm 2 "SH" of Lalitha,
+  Kalantari, Ma, Deoras, Kveton (UAI 2023; "S004" in this library's experiments).
+  m = ceil(log2 K) stages of n_s = floor(T / m) pulls each; the c-th pull of a stage
+  goes to the ((c - 1) mod |A_s|) + 1-th active arm in index order; after the stage
+  the ceil(|A_s| / 2) arms with the largest stage-local means survive.
 * ``variant="karnin"``: Karnin, Koren, Somekh (2013). Round r pulls each of its |S_r|
   arms exactly t_r = floor(T / (|S_r| ceil(log2 K))) times, then halves the same way.
 
@@ -17,6 +18,7 @@ stage-local ([AMB-15]); ties in the halving go to the lowest index.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from jbandits import _validate, arms, schedules
@@ -34,9 +36,40 @@ def halving_schedule(
     ``size`` pads the stage arrays (use ``num_halving_stages(K_max)`` so that padded
     instances and budget sweeps stack with :func:`jbandits.schedules.stack`).
     """
+    return _builder(variant)(num_real_arms, budget, size)
+
+
+def _builder(variant: str):
     _validate.choice("variant", variant, VARIANTS)
-    build = schedules.halving_s004 if variant == "s004" else schedules.halving_karnin
-    return build(num_real_arms, budget, size)
+    return schedules.halving_s004 if variant == "s004" else schedules.halving_karnin
+
+
+def halving_schedule_by_k(
+    num_arms: int, budget: int, variant: str = "s004"
+) -> schedules.StageSchedule:
+    """Stage schedules for every real K = 0..num_arms, ``[num_arms + 1, S]`` with
+    S = ceil(log2 num_arms). Rows with K < 2 or T < K ceil(log2 K) are idle."""
+    return schedules.by_k(
+        _builder(variant), num_arms, budget, **schedules.stage_rows(num_arms)
+    )
+
+
+def prepare(
+    num_arms: int, num_real_arms: int, budget: int, *, variant: str = "s004", **kwargs
+) -> dict:
+    """Host-side keyword arguments for a factory call with a traced budget.
+
+    Returns ``{"schedule": ...}``: the ``variant`` stage schedule of ``num_real_arms``
+    real arms and budget ``budget``, padded to ceil(log2 num_arms) stages (the row of
+    :func:`halving_schedule_by_k` for that K, idle if none exists). Other keyword
+    arguments are ignored.
+    """
+    del kwargs
+    build = _builder(variant)
+    sched = schedules.for_k(
+        build, num_real_arms, budget, **schedules.stage_rows(num_arms)
+    )
+    return {"schedule": sched}
 
 
 def sequential_halving(
@@ -50,10 +83,13 @@ def sequential_halving(
 
     Args:
       num_arms: static K_max (including padded arms).
-      budget: T; needed (concrete) only when ``schedule`` is None (then K_real =
-        ``num_arms``).
+      budget: T; needed (concrete) only when ``schedule`` is None (then the
+        schedules of every real K are built, :func:`halving_schedule_by_k`, and
+        ``init`` runs that of ``arm_mask.sum()``).
       schedule: a :class:`jbandits.schedules.StageSchedule` from
-        :func:`halving_schedule` for the real K (may be traced). It fixes the variant.
+        :func:`halving_schedule` or :func:`prepare` for the real K (may be traced;
+        another K makes the policy idle with output ``-1``), or a by-K table from
+        :func:`halving_schedule_by_k`. It fixes the variant.
       variant: static, "s004" or "karnin"; selects the schedule built from ``budget``.
 
     Returns:
@@ -67,17 +103,16 @@ def sequential_halving(
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.choice("variant", variant, VARIANTS)
-    sched = _phases.resolve(
+    table = _phases.resolve(
         "sequential_halving",
-        halving_schedule,
+        functools.partial(halving_schedule_by_k, variant=variant),
         num_arms,
         budget,
         schedule,
-        variant=variant,
     )
 
     def choose(local, active, c):
         del c
         return arms.least_pulled(local.counts, active)
 
-    return _halving.halving_policy(num_arms, sched, choose)
+    return _halving.halving_policy(num_arms, table, choose)

@@ -1,4 +1,6 @@
-"""SHAdaVar: sequential halving with unknown variances (S004 Alg. 4; spec §5.6).
+"""SHAdaVar: sequential halving with unknown variances.
+
+Lalitha, Kalantari, Ma, Deoras, Kveton, UAI 2023 ("S004"), Algorithm 4.
 
 Stages as S004's sequential halving. In stage s (local step c = 1, 2, ...; N_i the
 stage-s pulls of arm i so far):
@@ -19,8 +21,14 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, schedules
+from jbandits import _validate, arms
 from jbandits.policies.identification import _halving, _phases
+from jbandits.policies.identification.sequential_halving import (
+    halving_schedule_by_k,
+)
+from jbandits.policies.identification.sequential_halving import (
+    prepare as halving_prepare,
+)
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -43,6 +51,15 @@ def shadavar_index(local: arms.ArmStats, delta: ArrayLike) -> Array:
     return upper / jnp.maximum(local.counts, 1.0)
 
 
+def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
+    """Host-side ``{"schedule": ...}`` for a factory call with a traced budget: the
+    S004 stage schedule of ``num_real_arms`` real arms (as for sequential halving,
+    :func:`jbandits.policies.identification.sequential_halving.prepare`); ``delta``
+    and other keyword arguments are ignored."""
+    del kwargs
+    return halving_prepare(num_arms, num_real_arms, budget, variant="s004")
+
+
 def shadavar(
     num_arms: int,
     *,
@@ -56,10 +73,13 @@ def shadavar(
       num_arms: static K_max (including padded arms).
       delta: confidence level in (0, 1) of the variance upper bound (traced; S004
         uses 0.05).
-      budget: T; needed (concrete) only when ``schedule`` is None (then K_real =
-        ``num_arms``).
+      budget: T; needed (concrete) only when ``schedule`` is None (then the S004
+        stage schedules of every real K are built and ``init`` runs that of
+        ``arm_mask.sum()``).
       schedule: the S004 stage schedule for the real K
-        (``halving_schedule(K, T, size, "s004")``), may be traced.
+        (``halving_schedule(K, T, size, "s004")`` or :func:`prepare`; may be traced;
+        another K makes the policy idle with output ``-1``), or a by-K table
+        (``halving_schedule_by_k(K_max, T)``).
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -70,8 +90,8 @@ def shadavar(
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.in_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    sched = _phases.resolve(
-        "shadavar", schedules.halving_s004, num_arms, budget, schedule
+    table = _phases.resolve(
+        "shadavar", halving_schedule_by_k, num_arms, budget, schedule
     )
     n0 = shadavar_n0(delta)
 
@@ -81,4 +101,4 @@ def shadavar(
         greedy = arms.argmax_masked(shadavar_index(local, delta), active)
         return jnp.where(c < size * n0, robin, greedy)
 
-    return _halving.halving_policy(num_arms, sched, choose)
+    return _halving.halving_policy(num_arms, table, choose)

@@ -1,4 +1,6 @@
-"""SHVar: sequential halving with known heterogeneous variances (S004 Alg. 3; spec §5.5).
+"""SHVar: sequential halving with known heterogeneous variances.
+
+Lalitha, Kalantari, Ma, Deoras, Kveton, UAI 2023 ("S004"), Algorithm 3.
 
 Stages as S004's sequential halving (:mod:`.sequential_halving`, variant "s004"). At
 the c-th step of stage s, with N_i the stage-s pulls of arm i so far, pull
@@ -17,8 +19,14 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, schedules
+from jbandits import _validate, arms
 from jbandits.policies.identification import _halving, _phases
+from jbandits.policies.identification.sequential_halving import (
+    halving_schedule_by_k,
+)
+from jbandits.policies.identification.sequential_halving import (
+    prepare as halving_prepare,
+)
 from jbandits.types import ArrayLike, Policy
 
 
@@ -26,6 +34,15 @@ def shvar_index(variances: ArrayLike, counts: jnp.ndarray) -> jnp.ndarray:
     """sigma^2 / N with +inf for N = 0."""
     variances = jnp.asarray(variances, counts.dtype)
     return jnp.where(counts > 0, variances / jnp.maximum(counts, 1.0), jnp.inf)
+
+
+def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
+    """Host-side ``{"schedule": ...}`` for a factory call with a traced budget: the
+    S004 stage schedule of ``num_real_arms`` real arms (as for sequential halving,
+    :func:`jbandits.policies.identification.sequential_halving.prepare`); ``variances``
+    and other keyword arguments are ignored."""
+    del kwargs
+    return halving_prepare(num_arms, num_real_arms, budget, variant="s004")
 
 
 def shvar(
@@ -41,10 +58,13 @@ def shvar(
       num_arms: static K_max (including padded arms).
       variances: ``[K]`` true reward variances sigma_i^2 >= 0 (traced; unrealistic
         oracle input; entries of padded arms are ignored).
-      budget: T; needed (concrete) only when ``schedule`` is None (then K_real =
-        ``num_arms``).
+      budget: T; needed (concrete) only when ``schedule`` is None (then the S004
+        stage schedules of every real K are built and ``init`` runs that of
+        ``arm_mask.sum()``).
       schedule: the S004 stage schedule for the real K
-        (``halving_schedule(K, T, size, "s004")``), may be traced.
+        (``halving_schedule(K, T, size, "s004")`` or :func:`prepare`; may be traced;
+        another K makes the policy idle with output ``-1``), or a by-K table
+        (``halving_schedule_by_k(K_max, T)``).
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -59,7 +79,7 @@ def shvar(
         raise ValueError(
             f"variances must have shape ({num_arms},), got {jnp.shape(variances)}"
         )
-    sched = _phases.resolve("shvar", schedules.halving_s004, num_arms, budget, schedule)
+    table = _phases.resolve("shvar", halving_schedule_by_k, num_arms, budget, schedule)
 
     def choose(local, active, c):
         del c
@@ -67,4 +87,4 @@ def shvar(
         best = score[arms.argmax_masked(score, active)]
         return arms.least_pulled(local.counts, active & (score == best))
 
-    return _halving.halving_policy(num_arms, sched, choose)
+    return _halving.halving_policy(num_arms, table, choose)

@@ -1,4 +1,4 @@
-"""Successive Rejects, SR (Audibert, Bubeck, Munos, COLT 2010; spec §5.2).
+"""Successive Rejects, SR (Audibert, Bubeck, Munos, COLT 2010).
 
 K - 1 phases. With logbar(K) = 1/2 + sum_{i=2}^K 1/i and
 ``n_k = ceil((T - K) / (logbar(K) (K + 1 - k)))`` (exact, host side), phase k pulls each
@@ -24,6 +24,7 @@ class SRState(NamedTuple):
     phase: Array  # [] int32: current phase (0-based); num_phases = finished
     t: Array  # [] int32: pulls done
     arm: Array  # [] int32: next arm, -1 = idle
+    sched: schedules.PhaseSchedule  # the schedule of this instance's real K
 
 
 def sr_schedule(
@@ -37,6 +38,34 @@ def sr_schedule(
     return schedules.successive_rejects(num_real_arms, budget, size)
 
 
+def sr_schedule_by_k(num_arms: int, budget: int) -> schedules.PhaseSchedule:
+    """SR schedules for every real K = 0..num_arms, ``[num_arms + 1, num_arms]``.
+
+    Rows with K < 2 or T <= K are idle (the policy pulls nothing, output ``-1``).
+    """
+    return schedules.by_k(
+        schedules.successive_rejects, num_arms, budget, **schedules.phase_rows(num_arms)
+    )
+
+
+def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
+    """Host-side keyword arguments for a factory call with a traced budget.
+
+    Returns ``{"schedule": ...}``: the SR schedule of ``num_real_arms`` real arms and
+    budget ``budget``, padded to ``num_arms`` phases (the row that
+    :func:`sr_schedule_by_k` gives for that K, idle if none exists), so that the
+    schedules of a grid's cells stack. Other policy keyword arguments are ignored.
+    """
+    del kwargs
+    sched = schedules.for_k(
+        schedules.successive_rejects,
+        num_real_arms,
+        budget,
+        **schedules.phase_rows(num_arms),
+    )
+    return {"schedule": sched}
+
+
 def successive_rejects(
     num_arms: int,
     *,
@@ -47,12 +76,14 @@ def successive_rejects(
 
     Args:
       num_arms: static K_max (including padded arms).
-      budget: T. Needed (concrete) only when ``schedule`` is None; the schedule is then
-        computed for an unpadded instance (K_real = ``num_arms``).
-      schedule: a :class:`jbandits.schedules.PhaseSchedule` from
-        :func:`sr_schedule` for the real K (arrays may be traced, e.g. stacked over a
-        budget sweep). A schedule whose K differs from ``arm_mask.sum()`` makes the
-        policy idle with output ``-1``.
+      budget: T. Needed (concrete) only when ``schedule`` is None; the schedules of
+        every real K <= ``num_arms`` are then computed (:func:`sr_schedule_by_k`) and
+        ``init`` runs the one of ``arm_mask.sum()``.
+      schedule: a :class:`jbandits.schedules.PhaseSchedule`, either from
+        :func:`sr_schedule` (or :func:`prepare`) for the real K (arrays may be traced,
+        e.g. stacked over a budget sweep; a schedule whose K differs from
+        ``arm_mask.sum()`` makes the policy idle with output ``-1``), or a by-K table
+        from :func:`sr_schedule_by_k`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -64,20 +95,22 @@ def successive_rejects(
       Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT 2010.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
-    sched = _phases.resolve(
-        "successive_rejects", sr_schedule, num_arms, budget, schedule
+    table = _phases.resolve(
+        "successive_rejects", sr_schedule_by_k, num_arms, budget, schedule
     )
 
     def init_fn(key, arm_mask):
         del key
+        sched = schedules.select(table, arm_mask)
         active = arm_mask & (jnp.sum(arm_mask) == sched.num_phases + 1)
         stats = arms.init_stats(num_arms)
         first = _phases.first_or_idle(arms.least_pulled(stats.counts, active), active)
         zero = jnp.zeros((), jnp.int32)
-        return SRState(stats, active, zero, zero, first)
+        return SRState(stats, active, zero, zero, first, sched)
 
     def step_fn(state, key, reward):
         del key
+        sched = state.sched
         stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
 
@@ -91,7 +124,7 @@ def successive_rejects(
         )
         done = phase >= sched.num_phases
         arm = jnp.where(done, -1, arms.least_pulled(stats.counts, active))
-        return SRState(stats, active, phase, t, arm.astype(jnp.int32))
+        return SRState(stats, active, phase, t, arm.astype(jnp.int32), sched)
 
     def output_fn(state):
         return _phases.current_best(state.stats, state.active)

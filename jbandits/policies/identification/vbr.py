@@ -21,9 +21,12 @@ from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, schedules
 from jbandits.policies.identification import _phases
-from jbandits.policies.identification.successive_rejects import sr_schedule
+from jbandits.policies.identification.successive_rejects import (
+    prepare as sr_prepare,
+)
+from jbandits.policies.identification.successive_rejects import sr_schedule_by_k
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -33,6 +36,7 @@ class VBRState(NamedTuple):
     phase: Array  # [] int32: current phase (0-based); num_phases = finished
     t: Array  # [] int32: pulls done
     arm: Array  # [] int32: next arm, -1 = idle
+    sched: schedules.PhaseSchedule  # the SR schedule of this instance's real K
 
 
 def vbr_width(stats: arms.ArmStats, gamma: ArrayLike) -> Array:
@@ -42,6 +46,14 @@ def vbr_width(stats: arms.ArmStats, gamma: ArrayLike) -> Array:
     which breaks exact ties between arms (and float equality with the reference).
     """
     return gamma * jnp.sqrt(arms.var_unbiased(stats) / jnp.maximum(stats.counts, 1.0))
+
+
+def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
+    """Host-side ``{"schedule": ...}`` for a factory call with a traced budget: the
+    SR schedule of ``num_real_arms`` real arms (as for Successive Rejects, see
+    :func:`jbandits.policies.identification.successive_rejects.prepare`); ``gamma``
+    and other keyword arguments are ignored."""
+    return sr_prepare(num_arms, num_real_arms, budget, **kwargs)
 
 
 def vbr_provisional(
@@ -56,9 +68,12 @@ def vbr_provisional(
     Args:
       num_arms: static K_max (including padded arms).
       gamma: interval multiplier >= 0 (traced; S004 uses 1.96).
-      budget: T; needed (concrete) only when ``schedule`` is None (then K_real =
-        ``num_arms``).
-      schedule: the SR schedule for the real K (:func:`sr_schedule`), may be traced.
+      budget: T; needed (concrete) only when ``schedule`` is None (then the SR
+        schedules of every real K are built and ``init`` runs that of
+        ``arm_mask.sum()``).
+      schedule: the SR schedule for the real K (``sr_schedule`` or :func:`prepare`;
+        may be traced; another K makes the policy idle with output ``-1``), or a
+        by-K table (``sr_schedule_by_k``).
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -69,7 +84,9 @@ def vbr_provisional(
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.in_range("gamma", gamma, 0.0)
-    sched = _phases.resolve("vbr_provisional", sr_schedule, num_arms, budget, schedule)
+    table = _phases.resolve(
+        "vbr_provisional", sr_schedule_by_k, num_arms, budget, schedule
+    )
 
     def choose(stats, active):
         young = active & (stats.counts < 2)
@@ -79,14 +96,16 @@ def vbr_provisional(
 
     def init_fn(key, arm_mask):
         del key
+        sched = schedules.select(table, arm_mask)
         active = arm_mask & (jnp.sum(arm_mask) == sched.num_phases + 1)
         stats = arms.init_stats(num_arms)
         first = _phases.first_or_idle(choose(stats, active), active)
         zero = jnp.zeros((), jnp.int32)
-        return VBRState(stats, active, zero, zero, first)
+        return VBRState(stats, active, zero, zero, first, sched)
 
     def step_fn(state, key, reward):
         del key
+        sched = state.sched
         stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
         upper = arms.mean(stats) + vbr_width(stats, gamma)
@@ -101,7 +120,7 @@ def vbr_provisional(
         )
         done = phase >= sched.num_phases
         arm = jnp.where(done, -1, choose(stats, active))
-        return VBRState(stats, active, phase, t, arm.astype(jnp.int32))
+        return VBRState(stats, active, phase, t, arm.astype(jnp.int32), sched)
 
     def output_fn(state):
         return _phases.current_best(state.stats, state.active)

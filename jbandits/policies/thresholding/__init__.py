@@ -8,7 +8,9 @@ from jbandits.policies.thresholding.augucb import (
     augucb_tables,
     augucb_tables_by_k,
 )
+from jbandits.policies.thresholding.augucb import prepare as _augucb_prepare
 from jbandits.policies.thresholding.csar import CSARState, csar, csar_schedule_by_k
+from jbandits.policies.thresholding.csar import prepare as _csar_prepare
 from jbandits.policies.thresholding.lsa import LSAState, lsa
 from jbandits.policies.thresholding.optkg import OptKGState, optkg
 from jbandits.policies.thresholding.ua import UAState, ua
@@ -54,4 +56,12 @@ POLICIES = {
     "ucbev": ucbev,
     "csar": csar,
     "optkg": optkg,
+}
+
+# name -> host-side hook prepare(num_arms, num_real_arms, budget, **kwargs) -> dict of
+# extra factory keyword arguments (the exact tables of that cell), for factories
+# called with a traced budget
+PREPARE = {
+    "augucb": _augucb_prepare,
+    "csar": _csar_prepare,
 }

@@ -1,16 +1,16 @@
-"""AugUCB (Mukherjee, Naveen, Sudarsanam, Ravindran, IJCAI 2017), spec §4.1.
+"""AugUCB (Mukherjee, Naveen, Sudarsanam, Ravindran, IJCAI 2017).
 
 Per-step elimination with variance-aware widths and data-dependent rounds. The round
 constants (psi_m, L_m, ell_m, M) depend only on (K, T): they are host float64 tables
 (:func:`augucb_tables`) indexed by the round m; the rounds themselves are a masked
 fixed-shape update (round index ``m``, next boundary ``N``, active mask ``B``).
 
-``variant="authors_code"`` is the authors' experiment code (spec
-thresholding-authors-code.md §1): psi = T / ln K constant, L_m = ln(psi T eps_m^2),
-ell_m = ceil(2 L_m / eps_m), width sqrt(rho_v (v+1) L_m / (4 n)) with rho_v = 2/3,
-selection |mean - tau| - s_i, an extra mean-only elimination rule with
-c_i = sqrt(rho_mu L_m / (2 n)), rho_mu = 1/8, and |B| counting arms removed by the
-variance rule as still present (only the mean rule shrinks |B|).
+``variant="authors_code"`` is the authors' experiment code: psi = T / ln K constant,
+L_m = ln(psi T eps_m^2), ell_m = ceil(2 L_m / eps_m), width
+sqrt(rho_v (v+1) L_m / (4 n)) with rho_v = 2/3, selection |mean - tau| - s_i, an
+extra mean-only elimination rule with c_i = sqrt(rho_mu L_m / (2 n)), rho_mu = 1/8,
+and |B| counting arms removed by the variance rule as still present (only the mean
+rule shrinks |B|).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, schedules
 from jbandits.types import Array, ArrayLike, Policy
 
 VARIANTS = ("paper", "authors_code")
@@ -39,12 +39,21 @@ class AugUCBTables(NamedTuple):
     psi: np.ndarray  # [S] float64: psi_m
     log_term: np.ndarray  # [S] float64: L_m = ln(T eps_m) (authors: ln(psi T eps_m^2))
     ell: np.ndarray  # [S] int32: ell_m (saturated so that t + K ell never overflows)
-    last_round: np.ndarray  # [] int32: M
+    last_round: np.ndarray  # [] int32: M (-1: idle row, no tables for this K)
+
+    @classmethod
+    def idle(cls, size: int) -> AugUCBTables:
+        """A row for a K without tables (K < 2 or T <= K): the policy pulls nothing."""
+        ones = np.ones(size, np.float64)
+        return cls(ones, ones, np.zeros(size, np.int32), np.int32(-1))
 
 
 def num_rounds(budget: int) -> int:
     """M = floor(log2(T / e) / 2) (AMB-4)."""
     return math.floor(0.5 * math.log2(budget / math.e))
+
+
+MAX_SIZE = num_rounds(_INT32_MAX) + 2  # table length that fits every int32 budget
 
 
 def augucb_tables(
@@ -55,8 +64,12 @@ def augucb_tables(
     ``size`` pads the m axis (default M + 2) so that tables of a budget sweep stack.
     """
     _validate.choice("variant", variant, VARIANTS)
-    k = _validate.static_int("num_arms", num_arms, minimum=2)
-    t = _validate.static_int("budget", budget, minimum=k + 1)
+    k = _validate.static_int("num_arms", num_arms)
+    t = _validate.static_int("budget", budget)
+    if k < 2:
+        raise schedules.Infeasible(f"num_arms must be >= 2, got {k}")
+    if t < k + 1:
+        raise schedules.Infeasible(f"budget must be >= {k + 1} with K={k}, got {t}")
     big_m = num_rounds(t)
     size = big_m + 2 if size is None else size
     if size < big_m + 2:
@@ -95,18 +108,43 @@ def augucb_tables(
 def augucb_tables_by_k(
     num_arms: int, budget: int, *, variant: str = "paper", size: int | None = None
 ) -> AugUCBTables:
-    """Tables for every real K = 2..num_arms, stacked as ``[num_arms + 1, S]``.
+    """Tables for every real K = 0..num_arms, stacked as ``[num_arms + 1, S]``.
 
-    Rows 0 and 1 repeat row 2 (never used).
+    Rows with K < 2 or T <= K are idle rows (``last_round = -1``: the policy pulls
+    nothing).
     """
     budget = int(budget)
     size = num_rounds(budget) + 2 if size is None else size
-    rows = [
-        augucb_tables(k, budget, variant=variant, size=size)
-        for k in range(2, num_arms + 1)
-    ]
-    rows = rows[:1] * 2 + rows
-    return AugUCBTables(*[np.stack(parts) for parts in zip(*rows, strict=True)])
+    return schedules.by_k(
+        augucb_tables,
+        num_arms,
+        budget,
+        idle=AugUCBTables.idle(size),
+        variant=variant,
+        size=size,
+    )
+
+
+def prepare(
+    num_arms: int, num_real_arms: int, budget: int, *, variant: str = "paper", **kwargs
+) -> dict:
+    """Host-side keyword arguments for a factory call with a traced budget.
+
+    Returns ``{"tables": ...}``: the ``variant`` round tables of ``num_real_arms``
+    real arms and budget ``budget`` (idle if none exist), padded to
+    :data:`MAX_SIZE` rounds so that the tables of any budgets stack. ``num_arms``,
+    ``threshold``, ``rho`` and the other keyword arguments are ignored.
+    """
+    del num_arms, kwargs
+    tables = schedules.for_k(
+        augucb_tables,
+        num_real_arms,
+        budget,
+        idle=AugUCBTables.idle(MAX_SIZE),
+        variant=variant,
+        size=MAX_SIZE,
+    )
+    return {"tables": tables}
 
 
 class AugUCBState(NamedTuple):
@@ -145,13 +183,16 @@ def augucb(
     Args:
       num_arms: static K_max.
       threshold: tau (traced).
-      budget: T; must be concrete unless ``tables`` is given.
+      budget: T; must be concrete unless ``tables`` is given (then the tables of
+        every real K are built and ``init`` uses those of ``arm_mask.sum()``).
       rho: elimination parameter (traced); default 1/3 (paper), 2/3 (authors' rho_v).
       variant: static, "paper" or "authors_code" (module docstring).
       on_empty: static, what to do once B is empty: "all" (select over all real arms,
         AMB-6) or "idle"; default "all" (paper) / "idle" (authors' code stops).
       tables: precomputed :func:`augucb_tables` for the real K (``[S]`` leaves) or
-        :func:`augucb_tables_by_k` (``[K_max + 1, S]``); needed when budget is traced.
+        :func:`augucb_tables_by_k` (``[K_max + 1, S]``); needed when budget is traced
+        (see :func:`prepare`). Idle tables (``last_round = -1``) make the policy
+        pull nothing.
 
     Output: labels ``1{mean_i >= tau}`` over all real arms.
 
@@ -171,9 +212,8 @@ def augucb(
         if budget is None:
             raise ValueError("budget is required (or pass tables=)")
         _validate.require_concrete("budget", budget, "AugUCB's round tables")
-        t_host = _validate.concrete_int("budget", budget, minimum=num_arms + 1)
+        t_host = _validate.concrete_int("budget", budget, minimum=1)
         tables = augucb_tables_by_k(num_arms, t_host, variant=variant)
-    by_k = np.ndim(tables.last_round) == 1
 
     def per_arm(stats):
         """(v_i + 1) / (4 n_i): the arm-dependent factor of s_i^2 (computed once)."""
@@ -186,8 +226,7 @@ def augucb(
     def init_fn(key, arm_mask):
         del key
         k_real = jnp.sum(arm_mask).astype(jnp.int32)
-        rows = [jnp.asarray(x)[k_real] if by_k else jnp.asarray(x) for x in tables]
-        psi, log_term, ell, last = rows
+        psi, log_term, ell, last = schedules.select(tables, arm_mask)
         ftype = jnp.result_type(float)
         return AugUCBState(
             stats=arms.init_stats(num_arms),
@@ -201,7 +240,9 @@ def augucb(
             m=jnp.zeros((), jnp.int32),
             boundary=k_real * ell[0].astype(jnp.int32),
             t=jnp.zeros((), jnp.int32),
-            arm=arms.round_robin(0, arm_mask),
+            arm=jnp.where(last >= 0, arms.round_robin(0, arm_mask), -1).astype(
+                jnp.int32
+            ),
         )
 
     def step_fn(state, key, reward):

@@ -1,4 +1,4 @@
-"""CSAR adapted to thresholds (S000; Chen et al. 2014), spec §4.5.
+"""CSAR adapted to thresholds (Chen et al., NIPS 2014; Mukherjee et al., IJCAI 2017).
 
 Paper variant: K phases with the exact host schedule :func:`jbandits.schedules.csar`;
 in phase k every active arm is pulled up to ñ_k times (round robin in index order);
@@ -18,12 +18,16 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jbandits import _validate, arms, schedules
 from jbandits.types import Array, ArrayLike, Policy
 
 VARIANTS = ("paper", "authors_code")
+
+
+def _builder(variant: str):
+    _validate.choice("variant", variant, VARIANTS)
+    return schedules.csar if variant == "paper" else schedules.csar_authors_code
 
 
 def csar_schedule_by_k(
@@ -33,16 +37,27 @@ def csar_schedule_by_k(
 
     Rows with K < 2 or T <= K are unusable: ``num_phases = -1`` (the policy idles).
     """
-    fn = schedules.csar if variant == "paper" else schedules.csar_authors_code
     size = num_arms if size is None else size
-    bad = schedules.PhaseSchedule(
-        np.zeros(size, np.int32), np.full(size, schedules.NEVER, np.int32), np.int32(-1)
+    return schedules.by_k(
+        _builder(variant), num_arms, budget, **schedules.phase_rows(size)
     )
-    rows = [
-        fn(k, budget, size=size) if 2 <= k < budget else bad
-        for k in range(num_arms + 1)
-    ]
-    return schedules.stack(rows)
+
+
+def prepare(
+    num_arms: int, num_real_arms: int, budget: int, *, variant: str = "paper", **kwargs
+) -> dict:
+    """Host-side keyword arguments for a factory call with a traced budget.
+
+    Returns ``{"schedule": ...}``: the ``variant`` schedule of ``num_real_arms`` real
+    arms and budget ``budget``, padded to ``num_arms`` phases (the row of
+    :func:`csar_schedule_by_k` for that K; idle if none exists). ``threshold`` and
+    other keyword arguments are ignored.
+    """
+    del kwargs
+    sched = schedules.for_k(
+        _builder(variant), num_real_arms, budget, **schedules.phase_rows(num_arms)
+    )
+    return {"schedule": sched}
 
 
 class CSARState(NamedTuple):
@@ -70,11 +85,13 @@ def csar(
     Args:
       num_arms: static K_max.
       threshold: tau (traced).
-      budget: T; must be concrete unless ``schedule`` is given.
+      budget: T; must be concrete unless ``schedule`` is given (then the schedules
+        of every real K are built and ``init`` runs that of ``arm_mask.sum()``;
+        rows with T <= K idle).
       variant: static, "paper" or "authors_code" (module docstring).
       schedule: the real K's schedule (``[P]`` leaves, from :func:`schedules.csar` or
         :func:`schedules.csar_authors_code`) or :func:`csar_schedule_by_k`
-        (``[K_max + 1, P]``); needed when the budget is traced.
+        (``[K_max + 1, P]``); needed when the budget is traced (see :func:`prepare`).
 
     Output: labels ``1{mean_i >= tau}`` (equal to the frozen label of removed arms).
 
@@ -89,9 +106,8 @@ def csar(
         if budget is None:
             raise ValueError("budget is required (or pass schedule=)")
         _validate.require_concrete("budget", budget, "CSAR's phase schedule")
-        t_host = _validate.concrete_int("budget", budget, minimum=num_arms + 1)
+        t_host = _validate.concrete_int("budget", budget, minimum=1)
         schedule = csar_schedule_by_k(num_arms, t_host, variant=variant)
-    by_k = np.ndim(schedule.num_phases) == 1
     authors = variant == "authors_code"
 
     def choose(stats, active, per_arm, phase, num_phases):
@@ -129,10 +145,7 @@ def csar(
 
     def init_fn(key, arm_mask):
         del key
-        k_real = jnp.sum(arm_mask).astype(jnp.int32)
-        per_arm, ends, num_phases = [
-            jnp.asarray(x)[k_real] if by_k else jnp.asarray(x) for x in schedule
-        ]
+        per_arm, ends, num_phases = schedules.select(schedule, arm_mask)
         per_arm, ends = per_arm.astype(jnp.int32), ends.astype(jnp.int32)
         num_phases = num_phases.astype(jnp.int32)
         stats, t = arms.init_stats(num_arms), jnp.zeros((), jnp.int32)
