@@ -66,9 +66,17 @@ def _to_bandit_numbering(out: Array, perm: Array) -> Array:
     return jnp.zeros_like(out).at[perm].set(out)
 
 
-def default_segment(inner: int) -> int:
-    """Steps per inner-loop segment: about 1/32 of a checkpoint interval, >= 32."""
-    return min(inner, max(32, -(-inner // 32)))
+SEGMENT = 32  # steps per inner segment when the horizon is traced
+
+
+def default_segment(inner: int | None) -> int:
+    """Steps per inner-loop segment: for a static checkpoint interval of ``inner``
+    steps, at most 32 segments of >= ~32 steps that tile it with little overshoot;
+    :data:`SEGMENT` when the horizon is traced (``inner`` None)."""
+    if inner is None:
+        return SEGMENT
+    count = min(32, max(1, -(-inner // 32)))
+    return -(-inner // count)
 
 
 def run(
@@ -78,7 +86,7 @@ def run(
     key: Key,
     *,
     budget: Any,
-    horizon: int,
+    horizon: Any,
     num_checkpoints: int = 1,
     metric: Any = None,
     record_arms: bool = False,
@@ -100,8 +108,9 @@ def run(
       bandit, params: the reward family and one instance (``params.arm_mask`` [K]).
       key: the replication key.
       budget: number of pulls (may be traced); must be <= ``horizon``.
-      horizon: static upper bound on the budget; checkpoint ``c`` (1-based) is read
-        after ``min(c * ceil(horizon / C), budget)`` pulls.
+      horizon: sets the checkpoint spacing: checkpoint ``c`` (1-based) is read after
+        ``min(c * ceil(horizon / C), budget)`` pulls. May be traced (one compilation
+        for every horizon), except with ``record_arms`` (then a static int).
       num_checkpoints: static number C of evenly spaced metric read-outs.
       metric: a callable ``(output, means, arm_mask) -> dict`` (see
         :mod:`jbandits.metrics`), or None for regret only.
@@ -119,12 +128,17 @@ def run(
     Raises:
       ValueError: ``horizon``, ``num_checkpoints`` or ``segment`` not a positive int.
     """
-    horizon = _validate.static_int("horizon", horizon, minimum=1)
     num_checkpoints = _validate.static_int(
         "num_checkpoints", num_checkpoints, minimum=1
     )
-    inner = math.ceil(horizon / num_checkpoints)
-    seg = default_segment(inner) if segment is None else segment
+    if record_arms or _validate.is_concrete(horizon):
+        horizon = _validate.static_int("horizon", horizon, minimum=1)
+        inner = math.ceil(horizon / num_checkpoints)
+        seg = default_segment(inner) if segment is None else segment
+    else:  # traced horizon: checkpoint spacing computed in the program
+        h = jnp.asarray(horizon, jnp.int32)
+        inner = (h + num_checkpoints - 1) // num_checkpoints
+        seg = default_segment(None) if segment is None else segment
     seg = _validate.static_int("segment", seg, minimum=1)
     mask = params.arm_mask
     num_arms = mask.shape[-1]
@@ -160,7 +174,7 @@ def run(
         limit = jnp.minimum(budget, (c + 1) * inner)
         if record_arms:  # a fixed-length scan, so that every step has an output
             carry, arms = jax.lax.scan(one_step(limit), carry, None, length=inner)
-            used = jnp.asarray(-(-inner // seg), jnp.int32)
+            used = jnp.asarray(-(-inner // seg), jnp.int32)  # informational
         else:
             arms = None
 

@@ -43,7 +43,7 @@ def plot_panels(
     """One subplot per panel and one shared legend below them.
 
     Each panel is ``{"title", "xlabel", "ylabel", "curves": {label: {"x", "mean", "lo",
-    "hi"}}, "logy": bool}``; bands are drawn between ``lo`` and ``hi`` (NaNs skipped).
+    "hi"}}, "logx": bool, "logy": bool}``; bands are drawn between ``lo`` and ``hi`` (NaNs skipped).
     A label has the same style in every panel (:func:`series_styles` over the labels
     of all panels, in order of first appearance), and the legend sits below the
     axes so that it hides no curve.
@@ -82,6 +82,8 @@ def plot_panels(
         ax.set_title(panel.get("title", ""))
         ax.set_xlabel(panel.get("xlabel", ""))
         ax.set_ylabel(panel.get("ylabel", ""))
+        if panel.get("logx"):
+            ax.set_xscale("log")
         if panel.get("logy"):
             ax.set_yscale("log")
         ax.grid(alpha=0.3)

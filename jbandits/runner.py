@@ -119,6 +119,7 @@ class Lanes:
       budget: ``[num_cells]`` int budgets.
       keys: ``[num_cells, 2]`` uint32 key data, each cell's key.
       num_reps: replications per cell.
+      horizon: ``[num_cells]`` int checkpoint horizons (default: the budgets).
       fold_reps: lane key ``fold_in(cell key, rep)``; False: the cell key itself
         (needs ``num_reps == 1``).
     """
@@ -131,6 +132,7 @@ class Lanes:
     num_reps: int
     shared: tuple = ()
     fold_reps: bool = True
+    horizon: np.ndarray | None = None
 
     @property
     def num_cells(self) -> int:
@@ -164,9 +166,13 @@ def instance_keys(key: Key, num_instances: int) -> np.ndarray:
 # ---------------------------------------------------------------------- the programs
 @dataclass(frozen=True)
 class Options:
-    """Static run options (part of the program's cache key)."""
+    """Static run options (part of the program's cache key).
 
-    horizon: int
+    ``horizon`` is static only with ``record_arms`` (a fixed-length scan); otherwise
+    it is None and every cell's horizon (:attr:`Lanes.horizon`) is traced.
+    """
+
+    horizon: int | None = None
     num_checkpoints: int = 1
     metric: Any = None
     permute: bool = True
@@ -197,7 +203,7 @@ def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold:
         return fn
     static = dict(source.static)
 
-    def lane(hp, params, kdata, rep, budget):
+    def lane(hp, params, kdata, rep, budget, horizon):
         STATS["traces"] += 1
         k = jax.random.wrap_key_data(kdata)
         if fold:
@@ -209,7 +215,7 @@ def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold:
             params,
             k,
             budget=budget,
-            horizon=opts.horizon,
+            horizon=horizon if opts.horizon is None else opts.horizon,
             num_checkpoints=opts.num_checkpoints,
             metric=opts.metric,
             record_arms=opts.record_arms,
@@ -218,9 +224,9 @@ def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold:
             segment=opts.segment,
         )
 
-    def lanes(hp, params, kdata, rep, budget):
-        return jax.vmap(lane, in_axes=(0, _axes(params, shared), 0, 0, 0))(
-            hp, params, kdata, rep, budget
+    def lanes(hp, params, kdata, rep, budget, horizon):
+        return jax.vmap(lane, in_axes=(0, _axes(params, shared), 0, 0, 0, 0))(
+            hp, params, kdata, rep, budget, horizon
         )
 
     lanes.__name__ = "jbandits_lanes"
@@ -240,10 +246,10 @@ def clear_cache() -> None:
 # ---------------------------------------------------------------------- chunk sizing
 def _available_memory() -> int:
     dev = jax.local_devices()[0]
-    if dev.platform != "cpu":
+    if dev.platform != "cpu":  # total, not free: every process sizes chunks alike
         stats = dev.memory_stats() or {}
         if "bytes_limit" in stats:
-            return int(stats["bytes_limit"] - stats.get("bytes_in_use", 0))
+            return int(stats["bytes_limit"])
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -255,7 +261,8 @@ def _available_memory() -> int:
 
 
 def default_memory_budget() -> int:
-    """Bytes a chunk may use: 40% of what the first local device (or host) has free."""
+    """Bytes a chunk may use: 40% of the first local accelerator's memory, or of the
+    host memory available on CPU (where :data:`CPU_MAX_LANE_BYTES` caps it anyway)."""
     return int(0.4 * _available_memory())
 
 
@@ -287,12 +294,12 @@ def _lane_bytes_cached(fn, probe) -> int:
     return _BYTES[sig]
 
 
-def lane_bytes(fn, hp, params, kdata, rep, budget) -> int:
-    """Estimated bytes one lane needs: inputs, outputs and ~6 copies of the carry."""
-    abstract = jax.eval_shape(fn, hp, params, kdata, rep, budget)
+def lane_bytes(fn, hp, params, kdata, rep, budget, horizon) -> int:
+    """Estimated bytes one lane needs: 8x its inputs and outputs (state, temporaries)."""
+    abstract = jax.eval_shape(fn, hp, params, kdata, rep, budget, horizon)
     n = int(budget.shape[0])
     out = _nbytes(abstract) // n
-    inputs = _nbytes((hp, kdata, rep, budget)) // n + _nbytes(params) // max(
+    inputs = _nbytes((hp, kdata, rep, budget, horizon)) // n + _nbytes(params) // max(
         1, jax.tree_util.tree_leaves(params)[0].shape[0]
     )
     return 8 * (out + inputs) + 1024
@@ -322,11 +329,30 @@ def choose_chunk(
             raise ValueError(
                 f"memory_budget={budget} bytes holds no lane (one lane ~{per_lane} B)"
             )
-    size = min(size, total)
-    size = max(multiple, size - size % multiple) if size >= multiple else multiple
+    if size >= total:  # one chunk holds everything
+        return -(-total // multiple) * multiple
+    size = max(multiple, size - size % multiple)
     # round down to a power of two times the multiple: fewer distinct chunk shapes
-    size = multiple * (1 << ((size // multiple).bit_length() - 1))
-    return size
+    return multiple * (1 << ((size // multiple).bit_length() - 1))
+
+
+MIN_CHUNK = 64  # lanes per device below which a chunk is not split further
+
+
+def _budget_homogeneous(size: int, budgets: np.ndarray, reps: int, ndev: int) -> int:
+    """Shrink the chunk so that most chunks hold one budget (they stop at it).
+
+    Lanes are ordered by budget; a chunk runs until its largest budget, so a chunk
+    that mixes budgets 100 and 10 000 wastes most of its steps. The chunk is capped at
+    the lanes of the least frequent budget (a power of two times the device count),
+    but never below :data:`MIN_CHUNK` lanes per device.
+    """
+    _, counts = np.unique(budgets, return_counts=True)
+    if counts.size < 2:
+        return size
+    per_level = int(counts.min()) * reps
+    cap = ndev * (1 << max(0, (per_level // ndev).bit_length() - 1))
+    return max(min(size, cap), min(size, MIN_CHUNK * ndev))
 
 
 # ----------------------------------------------------------------------- the executor
@@ -352,6 +378,8 @@ class Report:
 
 
 def _progress_bar(total: int, desc: str, enabled):
+    if enabled is None and os.environ.get("JBANDITS_PROGRESS", "") == "0":
+        enabled = False
     if enabled is False:
         return None
     try:
@@ -428,6 +456,8 @@ def execute(
     # per-cell numeric arguments broadcast over cells (scalars given once)
     hp = jax.tree_util.tree_map(lambda x: _per_cell(x, num_cells), hp)
     batched = [f for f in lanes.params._fields if f not in lanes.shared]
+    horizons = lanes.budget if lanes.horizon is None else lanes.horizon
+    horizons = np.broadcast_to(np.asarray(horizons), (num_cells,))
 
     def gather(lane_ids):
         cells = order[lane_ids // reps]
@@ -437,7 +467,14 @@ def execute(
         p = lanes.params._replace(
             **{f: np.asarray(getattr(lanes.params, f))[inst] for f in batched}
         )
-        return h, p, lanes.keys[cells], rep, lanes.budget[cells].astype(np.int32)
+        return (
+            h,
+            p,
+            lanes.keys[cells],
+            rep,
+            lanes.budget[cells].astype(np.int32),
+            horizons[cells].astype(np.int32),
+        )
 
     per_lane = _lane_bytes_cached(fn, gather(np.zeros(1, np.int64)))
     size = choose_chunk(
@@ -447,15 +484,19 @@ def execute(
         batch_size=batch_size,
         multiple=ndev,
     )
+    if batch_size is None:
+        size = _budget_homogeneous(size, lanes.budget, reps, ndev)
+    if store is not None:  # a resumed run keeps the recorded chunk layout
+        size = store.chunk_size(group, size)
     num_chunks = -(-total // size)
-    sharding = _sharding(ndev) if ndev > 1 else None
+    sharding = _sharding(ndev) if ndev > 1 and size % ndev == 0 else None
     report.lanes += total
     report.chunk_size = size
     out: dict = {}
     bar = _progress_bar(total, label or source.name, progress)
     t0 = time.perf_counter()
     seg = opts.segment or default_segment(
-        math.ceil(opts.horizon / opts.num_checkpoints)
+        None if opts.horizon is None else math.ceil(opts.horizon / opts.num_checkpoints)
     )
     for chunk in range(num_chunks):
         start, stop = chunk * size, min(total, (chunk + 1) * size)

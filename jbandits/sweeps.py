@@ -17,6 +17,7 @@ the papers only when arm labels are random.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import itertools
 import math
@@ -127,6 +128,33 @@ def _prepared(policy_source, numeric: dict, num_arms: int, real, budgets) -> dic
     return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *rows)
 
 
+def _digest(value) -> str:
+    leaves, treedef = jax.tree_util.tree_flatten(value)
+    h = hashlib.sha1(str(treedef).encode())
+    for leaf in leaves:
+        if hasattr(leaf, "shape") or isinstance(leaf, (list, tuple)):
+            if jax.dtypes.issubdtype(getattr(leaf, "dtype", None), jax.dtypes.prng_key):
+                leaf = jax.random.key_data(leaf)
+            arr = np.asarray(jax.device_get(leaf))
+            h.update(str((arr.shape, arr.dtype.str)).encode())
+            h.update(np.ascontiguousarray(arr).tobytes())
+        else:
+            h.update(repr(leaf).encode())
+    return h.hexdigest()
+
+
+def _open_store(store, **work):
+    """A :class:`jbandits.store.Store` for ``store`` (a Store, a path, or None)."""
+    if store is None:
+        return None
+    from jbandits.store import Store
+
+    if isinstance(store, Store):
+        return store
+    fingerprint = {k: _digest(v) for k, v in work.items()}
+    return Store(store, fingerprint=fingerprint)
+
+
 # -------------------------------------------------------------------------- simulate
 def simulate(
     policy,
@@ -160,7 +188,7 @@ def simulate(
         replication ``r`` uses ``fold_in(instance key, r)``.
       budget: pulls per replication: an int, or ``[N]`` ints for a stack.
       num_reps: replications per instance (>= 1).
-      horizon: static scan bound (default: the largest budget).
+      horizon: checkpoint spacing (default: the largest budget); traced.
       num_checkpoints: metric read-outs at ``min(c * ceil(horizon / C), budget)``.
       metric: a :mod:`jbandits.metrics` metric, or None (regret and reward only).
       record_arms: also return the arm of every step (small horizons only).
@@ -207,6 +235,15 @@ def simulate(
         raise ValueError("return_state cannot be combined with a store")
     source, numeric = runner.source_of(policy)
     hp = _prepared(source, numeric, mask.shape[-1], real, budgets)
+    store = _open_store(
+        store,
+        policy=(source.name, source.static, numeric, hp),
+        bandit=bandit.name,
+        params=params,
+        key=key,
+        budget=budgets,
+        run=(num_reps, horizon, num_checkpoints, repr(metric), permute, record_arms),
+    )
     if batched:
         keys = runner.instance_keys(key, num_inst)
         inst_params = params
@@ -220,9 +257,10 @@ def simulate(
         budget=budgets,
         keys=keys,
         num_reps=num_reps,
+        horizon=np.full(num_inst, horizon),
     )
     opts = runner.Options(
-        horizon=horizon,
+        horizon=horizon if record_arms else None,
         num_checkpoints=num_checkpoints,
         metric=metric,
         permute=permute,
@@ -240,6 +278,8 @@ def simulate(
         store=store,
         report=report,
     )
+    if store is not None:
+        store.finish()
     lead = (num_inst, num_reps) if batched else (num_reps,)
     return runner.to_result(flat, lead)
 
@@ -296,7 +336,7 @@ def sweep(
       grid: dict of 1-D arrays with a common length P (see :func:`product_grid`);
         a ``"budget"`` entry is also each point's engine budget.
       num_reps: replications per (point, instance).
-      horizon: static scan bound (>= every budget).
+      horizon: checkpoint spacing (>= every budget); traced.
       budget: the budget when ``grid`` has none.
       num_checkpoints, metric, permute, batch_size, memory_budget, progress, store,
         report: as in :func:`simulate`.
@@ -313,14 +353,14 @@ def sweep(
         raise ValueError(f"grid must be a non-empty dict of 1-D arrays, got {grid!r}")
     arrays = {}
     for k, v in grid.items():
-        a = np.asarray(jax.device_get(v))
-        if a.ndim != 1:
+        a = jax.tree_util.tree_map(lambda x: np.asarray(jax.device_get(x)), v)
+        if any(np.ndim(x) < 1 for x in jax.tree_util.tree_leaves(a)):
             raise ValueError(
-                f"grid[{k!r}] must be a 1-D array of values (one per point), got "
-                f"shape {a.shape}; wrap a single value in a list"
+                f"grid[{k!r}] must have a leading axis of grid points (one value per "
+                "point); wrap a single value in a list"
             )
         arrays[k] = a
-    sizes = {v.shape[0] for v in arrays.values()}
+    sizes = {x.shape[0] for x in jax.tree_util.tree_leaves(arrays)}
     if len(sizes) != 1:
         raise ValueError(f"grid entries must share one leading length, got {sizes}")
     num_points = sizes.pop()
@@ -335,16 +375,28 @@ def sweep(
     cell_budget = np.repeat(point_budget, num_inst)
     cell_inst = np.tile(np.arange(num_inst), num_points)
     _check_cells(bandit, params, cell_budget, real[cell_inst], horizon)
-    hp = {k: np.repeat(v, num_inst, axis=0) for k, v in arrays.items()}
+    hp = jax.tree_util.tree_map(lambda v: np.repeat(v, num_inst, axis=0), arrays)
     if batched:
         keys = np.tile(runner.instance_keys(key, num_inst), (num_points, 1))
         inst_params = params
     else:
         keys = np.tile(runner.key_data(key)[None], (num_points, 1))
         inst_params = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
-    if isinstance(make_policy, str):
-        source, _ = runner.source_of(make_policy)
-        hp.update(_prepared(source, hp, mask.shape[-1], real[cell_inst], cell_budget))
+    if isinstance(make_policy, str):  # a registered name: numbers from the grid
+        make_policy = runner._registered(make_policy, {"num_arms": mask.shape[-1]})
+        hp.update(
+            _prepared(make_policy, hp, mask.shape[-1], real[cell_inst], cell_budget)
+        )
+    store = _open_store(
+        store,
+        policy=getattr(make_policy, "__qualname__", repr(make_policy)),
+        hp=hp,
+        bandit=bandit.name,
+        params=params,
+        key=key,
+        budget=cell_budget,
+        run=(num_reps, horizon, num_checkpoints, repr(metric), permute),
+    )
     lanes = runner.Lanes(
         hp=hp,
         params=inst_params,
@@ -352,9 +404,10 @@ def sweep(
         budget=cell_budget,
         keys=keys,
         num_reps=num_reps,
+        horizon=np.full(cell_budget.shape, horizon),
     )
     opts = runner.Options(
-        horizon=horizon, num_checkpoints=num_checkpoints, metric=metric, permute=permute
+        num_checkpoints=num_checkpoints, metric=metric, permute=permute
     )
     flat = runner.execute(
         make_policy,
@@ -367,6 +420,8 @@ def sweep(
         store=store,
         report=report,
     )
+    if store is not None:
+        store.finish()
     lead = (num_points, num_inst, num_reps) if batched else (num_points, num_reps)
     return runner.to_result(flat, lead)
 
@@ -377,18 +432,13 @@ def k_bucket(num_arms: int) -> int:
     return max(4, 1 << (int(num_arms) - 1).bit_length())
 
 
-def horizon_bucket(budget: int) -> int:
-    """Horizon bucket: the next power of two (at least 64)."""
-    return max(64, 1 << (int(budget) - 1).bit_length())
-
-
 @dataclass
 class SweepResult:
     """Labelled results of :func:`sweep_grid`.
 
     Attributes:
       cells: list of dicts, one per cell: policy, hyper-parameters, K, instance,
-        budget, horizon bucket (the labels).
+        budget (the labels).
       values: ``{field: array [cells, reps, ...]}`` (``metric.NAME`` ``[.., C]``,
         ``regret``, ``times``, ``num_pulls``, ...).
       report: what ran (:class:`jbandits.runner.Report`), incl. the no-op fraction.
@@ -468,9 +518,11 @@ def sweep_grid(
 ) -> SweepResult:
     """Policies x hyper-parameter grids x instances (any K) x budgets x replications.
 
-    Instances are padded to K buckets (:func:`k_bucket`) and budgets grouped into
-    horizon buckets (:func:`horizon_bucket`); each (policy, K bucket, horizon bucket)
-    is one compiled program, and within a bucket every lane stops at its own budget.
+    Instances are padded to K buckets (:func:`k_bucket`); each (policy and its static
+    arguments, K bucket) is one compiled program, whatever the budgets and numeric
+    hyper-parameters (all traced). Lanes run in chunks ordered by budget and every
+    chunk stops at its own largest budget; each cell's ``num_checkpoints`` read-outs
+    are evenly spaced over its own budget.
 
     Args:
       policies: list of ``(name, hp)``: a registered policy name and a dict of its
@@ -500,6 +552,15 @@ def sweep_grid(
         raise ValueError("policies must be a non-empty list of (name, hp) pairs")
     instances = list(instances)
     inst_keys = runner.instance_keys(key, len(instances))
+    store = _open_store(
+        store,
+        policies=repr(policies),
+        bandit=bandit.name,
+        instances=instances,
+        key=key,
+        budgets=budgets,
+        run=(num_reps, num_checkpoints, repr(metric), permute),
+    )
     real = [int(np.asarray(p.arm_mask).sum()) for p in instances]
     cells, groups = [], {}
     skipped = 0
@@ -513,9 +574,8 @@ def sweep_grid(
                         skipped += 1
                         continue
                     kb = k_bucket(np.asarray(inst.arm_mask).shape[-1])
-                    hb = horizon_bucket(b)
                     static, _ = runner.registry.split_kwargs(point, name)
-                    gkey = (name, kb, hb, tuple(sorted(static.items())))
+                    gkey = (name, kb, tuple(sorted(static.items())))
                     groups.setdefault(gkey, []).append(len(cells))
                     cells.append(
                         {
@@ -526,7 +586,6 @@ def sweep_grid(
                             "K": real[n],
                             "instance": n,
                             "budget": b,
-                            "horizon": hb,
                             "_point": point,
                         }
                     )
@@ -534,7 +593,7 @@ def sweep_grid(
         print(f"sweep_grid: skipped {skipped} cells with budget < K", flush=True)
     values: dict = {}
     report = runner.Report()
-    for gi, ((name, kb, hb, _), ids) in enumerate(sorted(groups.items())):
+    for gi, ((name, kb, _), ids) in enumerate(sorted(groups.items())):
         ids = np.asarray(ids)
         padded = {}
         for i in ids:
@@ -576,7 +635,7 @@ def sweep_grid(
             num_reps=num_reps,
         )
         opts = runner.Options(
-            horizon=hb, num_checkpoints=num_checkpoints, metric=metric, permute=permute
+            num_checkpoints=num_checkpoints, metric=metric, permute=permute
         )
         flat = runner.execute(
             source,
@@ -589,7 +648,7 @@ def sweep_grid(
             store=store,
             group=f"g{gi}",
             report=report,
-            label=f"{name} K<={kb} T<={hb}",
+            label=f"{name} K<={kb}",
         )
         for f, v in flat.items():
             if f.startswith("_") or f in ("pulls", "output"):
@@ -599,4 +658,7 @@ def sweep_grid(
             values[f][ids] = v
     for c in cells:
         c.pop("_point")
+    if store is not None:
+        store.write_cells(cells)
+        store.finish(noop_fraction=report.noop_fraction, lanes=report.lanes)
     return SweepResult(cells, values, report)

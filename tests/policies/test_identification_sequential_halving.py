@@ -87,4 +87,4 @@ def test_validation_names_the_argument():
 
 
 def test_registered():
-    assert jbandits.factory("sequential_halving") is sequential_halving
+    assert jbandits.registry.raw_factory("sequential_halving") is sequential_halving

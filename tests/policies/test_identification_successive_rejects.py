@@ -141,4 +141,4 @@ def test_validation_names_the_argument():
 
 
 def test_registered():
-    assert jbandits.factory("successive_rejects") is successive_rejects
+    assert jbandits.registry.raw_factory("successive_rejects") is successive_rejects

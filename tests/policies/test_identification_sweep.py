@@ -3,6 +3,7 @@
 import jax
 import numpy as np
 import pytest
+from compile_log import count_compiles
 
 import jbandits
 from jbandits import metrics, schedules
@@ -41,24 +42,24 @@ def _sh_grid():
 @pytest.mark.parametrize("grid_fn", [_sr_grid, _sh_grid], ids=["sr", "sh"])
 def test_budget_sweep_compiles_once_and_matches_single_runs(grid_fn):
     grid, sched_type, factory, build = grid_fn()
-    traces = []
 
     def make_policy(budget, **sched):
-        traces.append(1)  # runs once per trace of the swept function
         return factory(K, budget=budget, schedule=sched_type(**sched))
 
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.2, 0.8, K))
-    res = jbandits.sweep(
-        make_policy,
-        bandit,
-        params,
-        jax.random.key(0),
-        grid=grid,
-        num_reps=4,
-        horizon=int(BUDGETS.max()),
-        metric=metrics.identification(),
-    )
-    assert len(traces) == 1
+    with count_compiles() as compiles:
+        res = jbandits.sweep(
+            make_policy,
+            bandit,
+            params,
+            jax.random.key(0),
+            grid=grid,
+            num_reps=4,
+            horizon=int(BUDGETS.max()),
+            metric=metrics.identification(),
+            permute=False,  # compared with a plain run below
+        )
+    assert compiles.count == 1
     assert res.output.shape == (len(BUDGETS), 4)
     # every grid point spends exactly its schedule (the rest is idle)
     used = [int(np.asarray(build(K, int(b)).ends).max()) for b in BUDGETS]

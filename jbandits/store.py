@@ -1,0 +1,190 @@
+"""Resumable results store: one Parquet file per finished chunk, written atomically.
+
+A store is a folder::
+
+    manifest.json                 what is being run (fingerprint), status, versions
+    cells.parquet                 the labels of every cell (policy, hyper-parameters, K,
+                                  instance, budget, ...), written by sweep_grid
+    <group>/part-00000.parquet    lanes of one chunk: cell, rep and every result field
+
+Each chunk is written to a temporary name and renamed into place (``os.replace`` is
+atomic on POSIX), so a run killed by SIGINT or SIGKILL leaves only whole chunks. Run
+the same work again with the same store and the runner reads the finished chunks
+instead of recomputing them; the chunk layout (chunk size) is recorded in the manifest
+and reused, so the resumed run ends bit-identical to an uninterrupted one. The
+manifest's ``status`` is ``"running"`` until :meth:`Store.finish` marks it
+``"complete"``: an interrupted run is visible as such.
+
+Array fields (``[C]`` checkpoints, ``[K]`` pulls) are Parquet fixed-size lists, so any
+Parquet reader (pandas, polars, DuckDB, Spark) opens the parts. Needs ``pyarrow``
+(``pip install "jbandits[sweeps]"``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+FORMAT = 1
+
+
+def _arrow():
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as err:  # pragma: no cover - depends on the install
+        raise ImportError(
+            'the results store needs pyarrow: pip install "jbandits[sweeps]"'
+        ) from err
+    return pa, pq
+
+
+class Store:
+    """A results folder; see the module docstring.
+
+    Args:
+      path: the folder (created if missing).
+      fingerprint: any JSON-able description of the work; reopening a store written
+        for different work raises ValueError instead of mixing results.
+      meta: extra JSON-able information kept in the manifest.
+    """
+
+    def __init__(self, path: str, fingerprint: Any = None, meta: dict | None = None):
+        self.path = os.fspath(path)
+        os.makedirs(self.path, exist_ok=True)
+        self._manifest_path = os.path.join(self.path, "manifest.json")
+        manifest = self.manifest()
+        fp = json.loads(json.dumps(fingerprint, default=str))
+        if manifest is None:
+            manifest = {
+                "format": FORMAT,
+                "fingerprint": fp,
+                "status": "running",
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "chunk_sizes": {},
+                "meta": meta or {},
+            }
+            self._write_manifest(manifest)
+        elif fingerprint is not None and manifest.get("fingerprint") != fp:
+            raise ValueError(
+                f"store {self.path} holds results of different work; use another path "
+                "or delete it"
+            )
+        elif manifest.get("status") == "complete":
+            pass
+        else:
+            manifest["status"] = "running"
+            self._write_manifest(manifest)
+
+    # ---------------------------------------------------------------- manifest
+    def manifest(self) -> dict | None:
+        try:
+            with open(self._manifest_path) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return None
+
+    def _write_manifest(self, manifest: dict) -> None:
+        tmp = f"{self._manifest_path}.tmp{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump(manifest, f, indent=2, default=str)
+        os.replace(tmp, self._manifest_path)
+
+    @property
+    def complete(self) -> bool:
+        return (self.manifest() or {}).get("status") == "complete"
+
+    def chunk_size(self, group: str, proposed: int) -> int:
+        """The chunk size recorded for ``group`` (recording ``proposed`` if none)."""
+        manifest = self.manifest()
+        sizes = manifest.setdefault("chunk_sizes", {})
+        if group not in sizes:
+            sizes[group] = int(proposed)
+            self._write_manifest(manifest)
+        return int(sizes[group])
+
+    def finish(self, **info) -> None:
+        """Mark the run complete (and record ``info`` in the manifest)."""
+        manifest = self.manifest()
+        manifest["status"] = "complete"
+        manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+        manifest.setdefault("meta", {}).update(info)
+        self._write_manifest(manifest)
+
+    # ------------------------------------------------------------------ chunks
+    def _part(self, group: str, chunk: int) -> str:
+        return os.path.join(self.path, group, f"part-{chunk:05d}.parquet")
+
+    def has(self, group: str, chunk: int) -> bool:
+        return os.path.exists(self._part(group, chunk))
+
+    def write(self, group: str, chunk: int, part: dict) -> None:
+        """Write one chunk's ``{field: array [lanes, ...]}`` atomically."""
+        pa, pq = _arrow()
+        columns = {}
+        for name, value in part.items():
+            if name.startswith("_"):
+                continue
+            value = np.ascontiguousarray(value)
+            if value.ndim == 1:
+                columns[name] = pa.array(value)
+            else:
+                width = int(np.prod(value.shape[1:]))
+                flat = pa.array(value.reshape(-1))
+                columns[name] = pa.FixedSizeListArray.from_arrays(flat, width)
+        table = pa.table(columns)
+        shapes = {n: list(np.shape(v)[1:]) for n, v in part.items() if n[0] != "_"}
+        table = table.replace_schema_metadata({"shapes": json.dumps(shapes)})
+        final = self._part(group, chunk)
+        os.makedirs(os.path.dirname(final), exist_ok=True)
+        tmp = f"{final}.tmp{os.getpid()}"
+        pq.write_table(table, tmp)
+        os.replace(tmp, final)
+
+    def read(self, group: str, chunk: int) -> dict:
+        """One chunk back as ``{field: array [lanes, ...]}`` (exact dtypes)."""
+        _, pq = _arrow()
+        table = pq.read_table(self._part(group, chunk))
+        shapes = json.loads(table.schema.metadata[b"shapes"])
+        out = {}
+        for name in table.column_names:
+            col = table.column(name).combine_chunks()
+            shape = shapes[name]
+            if shape:
+                values = col.flatten().to_numpy(zero_copy_only=False)
+                out[name] = values.reshape(len(col), *shape)
+            else:
+                out[name] = col.to_numpy(zero_copy_only=False)
+        return out
+
+    def wait(self, group: str, num_chunks: int, timeout: float = 86400.0) -> None:
+        """Block until every chunk of ``group`` exists (other processes' share)."""
+        deadline = time.monotonic() + timeout
+        while not all(self.has(group, c) for c in range(num_chunks)):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"chunks of {group} missing after {timeout} s")
+            time.sleep(0.2)
+
+    # ------------------------------------------------------------------ labels
+    def write_cells(self, cells: list) -> None:
+        """The cell labels table (``cells.parquet``), written atomically."""
+        pa, pq = _arrow()
+        table = pa.Table.from_pylist(
+            [{k: _plain(v) for k, v in c.items()} for c in cells]
+        )
+        final = os.path.join(self.path, "cells.parquet")
+        tmp = f"{final}.tmp{os.getpid()}"
+        pq.write_table(table, tmp)
+        os.replace(tmp, final)
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value

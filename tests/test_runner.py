@@ -1,0 +1,298 @@
+"""The one runner layer: compile cache, buckets, chunks, store/resume, processes."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+import pytest
+from compile_log import count_compiles
+
+import jbandits
+from jbandits import metrics, runner
+
+HERE = os.path.dirname(__file__)
+WORKER = os.path.join(HERE, "scripts", "runner_worker.py")
+sys.path.insert(0, os.path.join(HERE, "scripts"))
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def test_make_and_simulate_in_a_loop_compiles_once_and_memory_stays_flat():
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 6))
+    metric = metrics.thresholding(0.5)
+
+    def once(eps):
+        policy = jbandits.make("apt", num_arms=6, threshold=0.5, epsilon=eps)
+        return jbandits.simulate(
+            policy,
+            bandit,
+            params,
+            jax.random.key(0),
+            budget=60,
+            num_reps=32,
+            metric=metric,
+            progress=False,
+        )
+
+    once(0.0)  # warm-up: compile and allocator
+    with count_compiles() as compiles:
+        for eps in np.linspace(0.01, 0.2, 5):
+            once(float(eps))
+        rss0 = _rss_mb()
+        errors = [
+            once(float(eps)).metrics["error"].mean()
+            for eps in np.linspace(0.01, 0.2, 35)
+        ]
+        rss1 = _rss_mb()
+    assert compiles.count == 0
+    assert len(set(np.round(errors, 6))) > 1  # epsilon really changed the runs
+    assert rss1 - rss0 < 40, f"RSS grew {rss1 - rss0:.0f} MB over 35 calls"
+    assert len(runner._CACHE) <= runner.CACHE_SIZE
+
+
+def test_program_cache_is_bounded():
+    old = runner.CACHE_SIZE
+    runner.CACHE_SIZE = 2
+    try:
+        bandit, params = jbandits.envs.bernoulli([0.2, 0.5, 0.8])
+        for c in (1, 2, 3):
+            jbandits.simulate(
+                jbandits.make("ucb1", num_arms=3),
+                bandit,
+                params,
+                jax.random.key(0),
+                budget=12,
+                num_reps=2,
+                num_checkpoints=c,
+                progress=False,
+            )
+        assert len(runner._CACHE) == 2
+    finally:
+        runner.CACHE_SIZE = old
+
+
+def test_sweep_grid_compiles_one_program_per_policy_and_bucket():
+    rng = np.random.default_rng(0)
+    ks = (2, 3, 5, 9)  # K buckets 4, 4, 8, 16
+    budgets = (20, 50, 100)
+    instances = [jbandits.envs.bernoulli(rng.uniform(0.1, 0.9, k))[1] for k in ks]
+    policies = [
+        ("apt", {"threshold": 0.5, "epsilon": [0.0, 0.05, 0.1]}),
+        ("lsa", {"threshold": 0.5, "alpha": [1.0, 1.35]}),
+    ]
+    with count_compiles() as compiles:
+        res = jbandits.sweep_grid(
+            policies,
+            jbandits.envs.BERNOULLI,
+            instances,
+            jax.random.key(1),
+            budgets=budgets,
+            num_reps=8,
+            metric=metrics.thresholding(0.5),
+            progress=False,
+        )
+    buckets = {jbandits.sweeps.k_bucket(k) for k in ks}
+    assert compiles.count == len(buckets) * len(policies) == 3 * 2
+    assert len(res.cells) == (3 + 2) * len(ks) * len(budgets)
+    # every cell ran its own budget, and matches a direct simulate of that cell
+    for c, cell in enumerate(res.cells):
+        assert (res.values["num_pulls"][c] == cell["budget"]).all()
+    c = next(
+        i
+        for i, cell in enumerate(res.cells)
+        if cell["policy"] == "apt"
+        and cell["K"] == 5
+        and cell["budget"] == 50
+        and cell["epsilon"] == 0.05
+    )
+    bandit = jbandits.envs.BERNOULLI
+    inst = jbandits.envs.pad_arms(instances[2], 8)
+    # instance 2 of the sweep uses key fold_in(key, 2)
+    key2 = jax.random.fold_in(jax.random.key(1), 2)
+    alone = jbandits.simulate(
+        jbandits.apt(8, threshold=0.5, epsilon=np.float32(0.05)),
+        bandit,
+        inst,
+        key2,
+        budget=50,
+        num_reps=8,
+        horizon=64,
+        metric=metrics.thresholding(0.5),
+        progress=False,
+    )
+    np.testing.assert_array_equal(res.values["metric.error"][c], alone.metrics["error"])
+    np.testing.assert_array_equal(res.values["regret"][c], alone.regret)
+    table = res.summary()
+    assert {"policy", "K", "budget", "error", "error_lo", "error_hi"} <= set(table)
+    assert len(res.to_dataframe()) == len(res.cells) * 8
+    assert 0.0 <= res.report.noop_fraction < 1.0  # reported (tiny chunks mix budgets)
+
+
+def test_budget_sweep_stops_each_budget_at_its_own_budget():
+    """Cells ordered by budget: a chunk of small budgets stops early (no-op fraction)."""
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 8))
+    grid = {"budget": np.repeat([100, 1000, 10_000], 4)}
+    report = runner.Report()
+    jbandits.sweep(
+        "successive_rejects",
+        bandit,
+        params,
+        jax.random.key(0),
+        grid=grid,
+        num_reps=16,
+        horizon=10_000,
+        batch_size=64,
+        progress=False,
+        report=report,
+        metric=metrics.identification(),
+    )
+    useful = 16 * 4 * (100 + 1000 + 10_000)
+    assert report.pulls <= useful
+    assert report.noop_fraction < 0.1, report.noop_fraction
+    # simulating every budget to the largest would run 3 x 10_000 steps per lane
+    assert report.lane_steps_executed < 0.5 * 16 * 12 * 10_000
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, "8"])
+def test_bad_batch_size_is_rejected(bad):
+    bandit, params = jbandits.envs.bernoulli([0.2, 0.8])
+    with pytest.raises(ValueError, match="batch_size"):
+        jbandits.simulate(
+            jbandits.make("ucb1", num_arms=2),
+            bandit,
+            params,
+            jax.random.key(0),
+            budget=10,
+            num_reps=4,
+            batch_size=bad,
+            progress=False,
+        )
+
+
+def test_chunk_size_follows_the_memory_budget_and_results_do_not_depend_on_it():
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 10))
+    policy = jbandits.make("apt", num_arms=10, threshold=0.5, epsilon=0.05)
+    kw = dict(budget=50, num_reps=300, metric=metrics.thresholding(0.5), progress=False)
+    small, large = runner.Report(), runner.Report()
+    a = jbandits.simulate(
+        policy,
+        bandit,
+        params,
+        jax.random.key(3),
+        memory_budget=2**16,
+        report=small,
+        **kw,
+    )
+    b = jbandits.simulate(policy, bandit, params, jax.random.key(3), report=large, **kw)
+    assert small.chunk_size < large.chunk_size
+    assert small.chunk_size & (small.chunk_size - 1) == 0  # a power of two
+    assert large.chunk_size == 300  # everything fits: one chunk
+    for x, y in zip(
+        jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True
+    ):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_store_resume_reads_finished_chunks(tmp_path):
+    from runner_worker import work
+
+    first = work(str(tmp_path / "s"))
+    manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
+    assert manifest["status"] == "complete"
+    report = runner.Report()
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 10))
+    again = jbandits.simulate(
+        jbandits.make("apt", num_arms=10, threshold=0.5, epsilon=0.05),
+        bandit,
+        params,
+        jax.random.key(0),
+        budget=400,
+        num_reps=4096,
+        batch_size=64,
+        num_checkpoints=4,
+        metric=metrics.thresholding(0.5),
+        store=str(tmp_path / "s"),
+        progress=False,
+        report=report,
+    )
+    assert report.chunks == 0 and report.chunks_skipped == 4096 // 64
+    np.testing.assert_array_equal(first.metrics["error"], again.metrics["error"])
+    with pytest.raises(ValueError, match="different work"):
+        jbandits.simulate(
+            jbandits.make("apt", num_arms=10, threshold=0.5, epsilon=0.1),
+            bandit,
+            params,
+            jax.random.key(0),
+            budget=400,
+            num_reps=4096,
+            store=str(tmp_path / "s"),
+            progress=False,
+        )
+
+
+def test_sigkill_then_resume_is_bit_identical(tmp_path):
+    store = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, WORKER, str(store)], env=_env())
+    deadline = time.monotonic() + 240
+    parts = store / "g0"
+    while time.monotonic() < deadline:
+        done = len(list(parts.glob("part-*.parquet"))) if parts.exists() else 0
+        if done >= 3 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = sorted(parts.glob("part-*.parquet"))
+    assert 3 <= len(finished) < 64, "the worker was not killed mid-run"
+    assert json.loads((store / "manifest.json").read_text())["status"] == "running"
+    mtimes = {p.name: p.stat().st_mtime_ns for p in finished}
+    subprocess.run([sys.executable, WORKER, str(store)], env=_env(), check=True)
+    assert all((parts / n).stat().st_mtime_ns == t for n, t in mtimes.items())
+    resumed = np.load(store / "result-0.npy")
+    from runner_worker import work
+
+    fresh = work(None).metrics["error"]
+    np.testing.assert_array_equal(resumed, fresh)
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(HERE), env.get("PYTHONPATH", "")]
+    )
+    env["JAX_PLATFORMS"] = "cpu"
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_processes_with_jax_distributed_match_one_process(tmp_path):
+    store = tmp_path / "dist"
+    port = str(_free_port())
+    procs = [
+        subprocess.Popen(
+            [sys.executable, WORKER, str(store), str(i), "2", port], env=_env()
+        )
+        for i in range(2)
+    ]
+    for p in procs:
+        assert p.wait(timeout=300) == 0
+    a, b = (np.load(store / f"result-{i}.npy") for i in range(2))
+    from runner_worker import work
+
+    single = work(None).metrics["error"]
+    np.testing.assert_array_equal(a, single)
+    np.testing.assert_array_equal(b, single)
