@@ -90,6 +90,12 @@ def sar(
       (exactly m arms once the schedule is spent; before that, the accepted arms plus
       the m_rem active arms with the largest means).
 
+    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
+    random. The batched entry points (``jbandits.simulate``, ``sweep``,
+    ``sweep_grid``) relabel the arms at random per replication by default
+    (``permute=True``), which reproduces the paper's tie-breaking; a single
+    ``jbandits.run`` does not permute unless asked.
+
     References:
       Bubeck, Wang, Viswanathan. Multiple identifications in multi-armed bandits.
       ICML 2013.

@@ -88,8 +88,11 @@ def successive_rejects(
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
 
-    Ties in the rejection go to the lowest index ("first"); run the engine with
-    ``permute=True`` for the uniformly random tie-breaking of the paper.
+    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
+    random. The batched entry points (``jbandits.simulate``, ``sweep``,
+    ``sweep_grid``) relabel the arms at random per replication by default
+    (``permute=True``), which reproduces the paper's tie-breaking; a single
+    ``jbandits.run`` does not permute unless asked.
 
     References:
       Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT 2010.

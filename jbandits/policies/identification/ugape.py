@@ -205,6 +205,12 @@ def ugapeb(
         ``sqrt(2 a s_k^2 / T_k) + 7 a b / (3 (T_k - 1))``; constants UNVERIFIED,
         reconstructed because the technical report's App. B was not available).
 
+    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
+    random. The batched entry points (``jbandits.simulate``, ``sweep``,
+    ``sweep_grid``) relabel the arms at random per replication by default
+    (``permute=True``), which reproduces the paper's tie-breaking; a single
+    ``jbandits.run`` does not permute unless asked.
+
     References:
       Gabillon, Ghavamzadeh, Lazaric. Best arm identification: a unified approach to
       fixed budget and fixed confidence. NIPS 2012.
@@ -287,6 +293,12 @@ def ugapec(
       b: reward range b > 0 (traced; rewards in [0, b]).
       confidence: static, "hoeffding" or "bernstein" (spec §6.5: constants UNVERIFIED,
         reconstructed because the technical report's App. B was not available).
+
+    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
+    random. The batched entry points (``jbandits.simulate``, ``sweep``,
+    ``sweep_grid``) relabel the arms at random per replication by default
+    (``permute=True``), which reproduces the paper's tie-breaking; a single
+    ``jbandits.run`` does not permute unless asked.
 
     References:
       Gabillon, Ghavamzadeh, Lazaric. Best arm identification: a unified approach to
