@@ -135,7 +135,7 @@ def bayes_ucb(
         ``c >= 5``. A concrete ``c != 0`` needs ``horizon``.
       horizon: T (traced), only used with ``c``.
       noise_var: Gaussian model's variance ``s2`` (traced, ``> 0``); ignored by Beta.
-      tie_break: static, ``"random"`` (default) or ``"first"``: "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors\' Python scripts.
+      tie_break: static, ``"random"`` (default) or ``"first"``: "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
       num_iters: static resolution of the Beta quantile: the index is the midpoint
         of the ``2^-num_iters`` dyadic cell holding it, as ``num_iters`` bisection
         halvings (spec §3.2) return; default 20 (float32) / 40 (float64)

@@ -98,7 +98,7 @@ def eucbv(
       elim_count: static, ``"round"`` (literal Algorithm 1: ``4 n_m`` in the
         elimination width; default) or ``"pulls"`` (``4 z_i``; the robust reading,
         spec A1). The selection index always uses ``z_j``.
-      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors\' Python scripts.
+      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
 
     Returns:
       A regret policy; ``output`` is the active arm with the largest empirical mean

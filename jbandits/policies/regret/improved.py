@@ -77,7 +77,7 @@ def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> P
     Args:
       num_arms: static K_max.
       horizon: static T (a Python int); it fixes ``M`` and the whole schedule.
-      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors\' Python scripts.
+      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
 
     Returns:
       A regret policy; ``output`` is the active arm with the largest empirical mean

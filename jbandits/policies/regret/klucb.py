@@ -73,7 +73,7 @@ def klucb(
         uses ``c = 0`` in experiments and ``c = 3`` in its theorem.
       sigma2: Gaussian KL variance (traced, ``> 0``); ignored by ``"bernoulli"``.
         The default 1 is pymaBandits' ``klucbGauss`` default.
-      tie_break: static, ``"random"`` (default) or ``"first"``: "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors\' Python scripts.
+      tie_break: static, ``"random"`` (default) or ``"first"``: "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
 
     Returns:
       A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm.

@@ -82,7 +82,7 @@ def median_elimination(
         (authors' code, spec A6): ``ceil(2 / eps_l ln(3 / delta_l))``.
       means: static; ``"round"`` (paper): estimates from this round's samples only;
         ``"cumulative"`` (authors' code): cumulative empirical means.
-      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors\' Python scripts.
+      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
 
     Returns:
       A regret policy; ``output`` is the surviving arm with the largest cumulative

@@ -49,7 +49,7 @@ def moss(
         swept.
       alpha: exploration constant (traced), default 1 (rewards in [0, 1]).
       anytime: static; ``True`` replaces T by ``t = n + 1`` (the EUCBV-paper preset).
-      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors\' Python scripts.
+      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
 
     Returns:
       A regret policy; ``output`` is the empirical best real arm.

@@ -52,7 +52,7 @@ def ocucb(
       horizon: T (traced; it fixes no shape).
       alpha: default 3 (Lattimore's experiments); the EUCBV-paper preset is 2.
       psi: default 2; must be >= 1.
-      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors\' Python scripts.
+      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
 
     Returns:
       A regret policy; ``output`` is the empirical best real arm.

@@ -74,7 +74,7 @@ def thompson(
         or ``"gauss"`` (Gaussian prior ``N(0, prior_var)``, unit noise variance).
       prior_var: prior variance of the Gaussian model (traced, ``> 0``); ignored by
         ``"beta"``.
-      tie_break: static, ``"random"`` (default) or ``"first"``: "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors\' Python scripts.
+      tie_break: static, ``"random"`` (default) or ``"first"``: "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
 
     Returns:
       A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm

@@ -50,7 +50,7 @@ def ucbv(
         EUCBV-paper preset is ``zeta=1, c=1/3`` (spec Appendix A).
       c: weight of the linear term (traced), default 1.
       b: reward range [0, b] (traced), default 1.
-      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors\' Python scripts.
+      tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
 
     Returns:
       A regret policy; ``output`` is the empirical best real arm.
