@@ -296,3 +296,37 @@ def test_two_processes_with_jax_distributed_match_one_process(tmp_path):
     single = work(None).metrics["error"]
     np.testing.assert_array_equal(a, single)
     np.testing.assert_array_equal(b, single)
+
+
+@pytest.mark.slow
+def test_acceptance_sweep_compiles_buckets_times_policies():
+    """10 K values (2..1000) x 6 budgets (1e2..1e5) x 8 values x 3 policies."""
+    rng = np.random.default_rng(0)
+    ks = (2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
+    budgets = (100, 398, 1585, 6310, 25119, 100_000)
+    instances = [jbandits.envs.bernoulli(rng.uniform(0.1, 0.9, k))[1] for k in ks]
+    grid8 = list(np.linspace(0.0, 0.14, 8))
+    policies = [
+        ("apt", {"threshold": 0.5, "epsilon": grid8}),
+        ("lsa", {"threshold": 0.5, "alpha": list(np.linspace(0.5, 4.0, 8))}),
+        ("ucbe", {"threshold": 0.5, "a": list(np.geomspace(0.5, 64, 8))}),
+    ]
+    with count_compiles() as compiles:
+        res = jbandits.sweep_grid(
+            policies,
+            jbandits.envs.BERNOULLI,
+            instances,
+            jax.random.key(0),
+            budgets=budgets,
+            num_reps=2,
+            metric=metrics.thresholding(0.5),
+            progress=False,
+        )
+    buckets = {jbandits.sweeps.k_bucket(k) for k in ks}
+    assert compiles.count == len(buckets) * len(policies)
+    valid = sum(b >= k for k in ks for b in budgets)
+    assert len(res.cells) == valid * 8 * len(policies)
+    print(
+        f"buckets {len(buckets)}, compiles {compiles.count}, no-op fraction "
+        f"{res.report.noop_fraction:.3f}"
+    )
