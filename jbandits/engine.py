@@ -69,6 +69,30 @@ def _to_bandit_numbering(out: Array, perm: Array) -> Array:
 SEGMENT = 32  # steps per inner segment when the horizon is traced
 
 
+def _check_run(policy: Policy, mask, budget, horizon) -> None:
+    """Host-side checks of a run's budget (skipped for traced values)."""
+    b = _validate.concrete_int("budget", budget, minimum=1)
+    if b is None:
+        return
+    if isinstance(horizon, int) and b > horizon:
+        raise ValueError(f"budget {b} exceeds horizon {horizon}")
+    if _validate.is_concrete(mask):
+        real = int(jnp.sum(mask))
+        if b < real:
+            raise ValueError(
+                f"budget {b} is smaller than the number of arms {real}: every "
+                "algorithm here needs at least one pull per arm"
+            )
+    spec = getattr(policy, "spec", None)
+    own = dict(spec.kwargs).get("budget") if spec is not None else None
+    if own is not None and _validate.is_concrete(own) and jnp.ndim(own) == 0:
+        if int(own) != b:
+            raise ValueError(
+                f"policy was built with budget={int(own)} but is run with budget {b}; "
+                "build it with the run's budget"
+            )
+
+
 def default_segment(inner: int | None) -> int:
     """Steps per inner-loop segment: for a static checkpoint interval of ``inner``
     steps, at most 32 segments of >= ~32 steps that tile it with little overshoot;
@@ -142,6 +166,7 @@ def run(
     seg = _validate.static_int("segment", seg, minimum=1)
     mask = params.arm_mask
     num_arms = mask.shape[-1]
+    _check_run(policy, mask, budget, horizon)
     key_init, key_steps, key_env, key_perm = split_key(key)
     if permute:
         perm = jax.random.permutation(key_perm, num_arms).astype(jnp.int32)

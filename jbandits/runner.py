@@ -295,8 +295,19 @@ def _lane_bytes_cached(fn, probe) -> int:
 
 
 def lane_bytes(fn, hp, params, kdata, rep, budget, horizon) -> int:
-    """Estimated bytes one lane needs: 8x its inputs and outputs (state, temporaries)."""
-    abstract = jax.eval_shape(fn, hp, params, kdata, rep, budget, horizon)
+    """Estimated bytes one lane needs: 8x its inputs and outputs (state, temporaries).
+
+    Tracing the program here is also where a policy that does not fit the instance
+    fails; the error is re-raised as a ValueError that says so.
+    """
+    try:
+        abstract = jax.eval_shape(fn, hp, params, kdata, rep, budget, horizon)
+    except (TypeError, ValueError, IndexError) as err:
+        num_arms = jax.tree_util.tree_leaves(params)[0].shape[-1]
+        raise ValueError(
+            f"the policy failed on an instance with K={num_arms} arms (was it built "
+            f"with num_arms={num_arms}, and do its arguments match?): {err}"
+        ) from err
     n = int(budget.shape[0])
     out = _nbytes(abstract) // n
     inputs = _nbytes((hp, kdata, rep, budget, horizon)) // n + _nbytes(params) // max(
@@ -455,6 +466,7 @@ def execute(
     ndev = len(jax.local_devices())
     # per-cell numeric arguments broadcast over cells (scalars given once)
     hp = jax.tree_util.tree_map(lambda x: _per_cell(x, num_cells), hp)
+    _check_numbers(source, hp, num_cells)
     batched = [f for f in lanes.params._fields if f not in lanes.shared]
     horizons = lanes.budget if lanes.horizon is None else lanes.horizon
     horizons = np.broadcast_to(np.asarray(horizons), (num_cells,))
@@ -541,6 +553,37 @@ def execute(
                 )
     report.seconds += time.perf_counter() - t0
     return out
+
+
+def _check_numbers(source: Source, hp: dict, num_cells: int) -> None:
+    """Reject NaN/inf numbers, then build the policy on the host once per distinct
+    row of numbers, so that its own checks (ranges, signs) see concrete values —
+    inside the compiled program they are traced and cannot raise."""
+    for path, leaf in jax.tree_util.tree_flatten_with_path(hp)[0]:
+        leaf = np.asarray(leaf)
+        if leaf.dtype.kind == "f" and not np.all(np.isfinite(leaf)):
+            bad = np.flatnonzero(~np.isfinite(leaf).reshape(num_cells, -1).all(-1))
+            raise ValueError(
+                f"{jax.tree_util.keystr(path)} must be finite, got "
+                f"{leaf.reshape(num_cells, -1)[bad[0]]} (cell {bad[0]})"
+            )
+    if isinstance(source.ident, Policy) or not hp:
+        return
+    leaves, treedef = jax.tree_util.tree_flatten(hp)
+    seen = set()
+    for cell in range(num_cells):
+        row = [np.asarray(x)[cell] for x in leaves]
+        sig = b"".join(r.tobytes() for r in row)
+        if sig in seen:
+            continue
+        seen.add(sig)
+        kw = jax.tree_util.tree_unflatten(treedef, row)
+        try:
+            source.build(**dict(source.static), **kw)
+        except ValueError as err:
+            raise ValueError(f"{source.name}, cell {cell}: {err}") from err
+        if len(seen) >= 4096:  # enough to catch bad grids; the rest is traced
+            break
 
 
 def _per_cell(x, num_cells: int):

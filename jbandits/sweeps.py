@@ -90,6 +90,14 @@ def _check_cells(bandit, params, budgets, real_arms, horizon) -> None:
         )
 
 
+def _check_metric(metric) -> None:
+    if metric is not None and not callable(metric):
+        raise ValueError(
+            "metric must be a jbandits.metrics metric, e.g. "
+            f"jbandits.metrics.thresholding(0.5), or None; got {metric!r}"
+        )
+
+
 def _check_policy(policy, num_arms: int, budgets: np.ndarray) -> None:
     spec = getattr(policy, "spec", None)
     if spec is None:
@@ -231,6 +239,7 @@ def simulate(
     real = mask.reshape(num_inst, -1).sum(-1)
     _check_cells(bandit, params, budgets, real, horizon)
     _check_policy(policy, mask.shape[-1], budgets)
+    _check_metric(metric)
     if store is not None and return_state:
         raise ValueError("return_state cannot be combined with a store")
     source, numeric = runner.source_of(policy)
@@ -353,6 +362,8 @@ def sweep(
         raise ValueError(f"grid must be a non-empty dict of 1-D arrays, got {grid!r}")
     arrays = {}
     for k, v in grid.items():
+        if isinstance(v, (list, tuple)):  # a list of values, not a pytree
+            v = np.asarray(v)
         a = jax.tree_util.tree_map(lambda x: np.asarray(jax.device_get(x)), v)
         if any(np.ndim(x) < 1 for x in jax.tree_util.tree_leaves(a)):
             raise ValueError(
@@ -375,6 +386,7 @@ def sweep(
     cell_budget = np.repeat(point_budget, num_inst)
     cell_inst = np.tile(np.arange(num_inst), num_points)
     _check_cells(bandit, params, cell_budget, real[cell_inst], horizon)
+    _check_metric(metric)
     hp = jax.tree_util.tree_map(lambda v: np.repeat(v, num_inst, axis=0), arrays)
     if batched:
         keys = np.tile(runner.instance_keys(key, num_inst), (num_points, 1))

@@ -38,6 +38,11 @@ def make_mask(arm_mask, shape: tuple[int, ...]) -> Array:
 
 
 def check_num_arms(name: str, arr: Array) -> None:
+    """``arr`` is ``[K]`` or a batch of instances ``[N, K]`` with K >= 2."""
+    if arr.ndim > 2:
+        raise ValueError(
+            f"{name} must be [K] or a batch of instances [N, K], got shape {arr.shape}"
+        )
     if arr.shape[-1] < 2:
         raise ValueError(f"{name} must describe K >= 2 arms, got shape {arr.shape}")
 

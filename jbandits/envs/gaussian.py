@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits._validate import is_concrete
 from jbandits.envs import _common
 from jbandits.types import Array, ArrayLike, Bandit, Key
 
@@ -50,7 +51,7 @@ def gaussian(means, stds, *, arm_mask=None) -> tuple[Bandit, GaussianParams]:
     stds = _common.as_float_array("stds", stds)
     _common.check_num_arms("means", means)
     _common.check_shapes("means", means, "stds", stds)
-    if bool(jnp.any(stds < 0.0)):
+    if is_concrete(stds) and bool(jnp.any(stds < 0.0)):
         raise ValueError(f"stds must be >= 0, got {stds}")
     mask = _common.make_mask(arm_mask, means.shape)
     return GAUSSIAN, GaussianParams(means=means, stds=stds, arm_mask=mask)
