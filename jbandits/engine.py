@@ -85,12 +85,12 @@ def _check_run(policy: Policy, mask, budget, horizon) -> None:
             )
     spec = getattr(policy, "spec", None)
     own = dict(spec.kwargs).get("budget") if spec is not None else None
-    if own is not None and _validate.is_concrete(own) and jnp.ndim(own) == 0:
-        if int(own) != b:
-            raise ValueError(
-                f"policy was built with budget={int(own)} but is run with budget {b}; "
-                "build it with the run's budget"
-            )
+    concrete = own is not None and _validate.is_concrete(own) and jnp.ndim(own) == 0
+    if concrete and int(own) != b:
+        raise ValueError(
+            f"policy was built with budget={int(own)} but is run with budget {b}; "
+            "build it with the run's budget"
+        )
 
 
 def default_segment(inner: int | None) -> int:
