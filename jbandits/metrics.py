@@ -4,13 +4,19 @@ A metric is a small frozen dataclass (hashable, so the engine can cache compilat
 called as ``metric(output, means, arm_mask) -> dict[str, scalar]`` inside the scan at
 every checkpoint. Cumulative pseudo-regret is always tracked by the engine itself.
 
-* :class:`Thresholding` (spec §2.1-2.2): ``error`` = 1{some arm misclassified}
-  (simple regret / P(error)), ``misclassified`` = number of misclassified arms
-  (aggregate regret). With ``epsilon > 0`` arms within epsilon of tau are don't-care.
-* :class:`Identification` (§2.3): ``error`` = 1{recommended arm is not the best},
-  ``simple_regret`` = mu* - mu_out.
-* :class:`TopM` (§2.4): ``error`` = 1{r_Omega > epsilon} (AMB-1), ``simple_regret`` =
-  r_Omega = mu_(m) - min_{k in Omega} mu_k.
+* :class:`Thresholding`: ``error`` = 1{some arm misclassified} (the loss of
+  Locatelli, Gutzeit and Carpentier, "An optimal algorithm for the thresholding
+  bandit problem", ICML 2016; with ``epsilon > 0`` arms within epsilon of tau are
+  don't-care), ``misclassified`` = number of misclassified arms (the aggregate regret
+  of Tao, Blanco, Peng and Zhou, "Thresholding bandit with optimal aggregate regret",
+  NeurIPS 2019).
+* :class:`Identification`: ``error`` = 1{recommended arm is not the best} and
+  ``simple_regret`` = mu* - mu_out (Audibert, Bubeck and Munos, "Best arm
+  identification in multi-armed bandits", COLT 2010).
+* :class:`TopM`: ``error`` = 1{r_Omega > epsilon}, ``simple_regret`` = r_Omega =
+  mu_(m) - min_{k in Omega} mu_k, the (epsilon, m) loss of Gabillon, Ghavamzadeh and
+  Lazaric, "Best arm identification: a unified approach to fixed budget and fixed
+  confidence", NIPS 2012.
 """
 
 from __future__ import annotations
@@ -26,6 +32,19 @@ from jbandits.types import Array
 
 @dataclass(frozen=True)
 class Thresholding:
+    """Thresholding loss of a labelling ``output [K]`` (True: mean >= threshold).
+
+    Called as ``metric(output, means, arm_mask)``; returns ``error`` (1.0 if some real
+    arm with ``mean >= threshold + epsilon`` is labelled below, or one with ``mean <
+    threshold - epsilon`` above; arms in the epsilon band never count) and
+    ``misclassified`` (the number of real arms whose label differs from ``mean >=
+    threshold``; it ignores ``epsilon``). Build it with :func:`thresholding`.
+
+    Raises:
+      ValueError: (on construction) if ``threshold`` is not finite or ``epsilon`` is
+        negative or not finite.
+    """
+
     threshold: float
     epsilon: float = 0.0
 
@@ -50,6 +69,14 @@ class Thresholding:
 
 @dataclass(frozen=True)
 class Identification:
+    """Best-arm identification loss of a recommended arm ``output []`` (int).
+
+    Returns ``error`` (1.0 unless the output's mean equals the best real mean; ties
+    with the best count as correct) and ``simple_regret`` (``mu* - mu_output``). An
+    output of ``-1`` (a policy that recommends nothing) gives ``error`` 1 and
+    ``simple_regret`` NaN. Build it with :func:`identification`.
+    """
+
     def __call__(self, output: Array, means: Array, arm_mask: Array) -> dict:
         score = jnp.where(arm_mask, means, -jnp.inf)
         best = jnp.max(score)
@@ -62,6 +89,14 @@ class Identification:
 
 @dataclass(frozen=True)
 class TopM:
+    """(epsilon, m) loss of a set of arms ``output [K]`` (bool) (Gabillon et al. 2012).
+
+    Returns ``simple_regret`` ``r = mu_(m) - min_{k in output} mu_k`` (``mu_(m)`` the
+    m-th largest real mean) and ``error`` = 1{r > epsilon}. Only the worst chosen arm
+    counts: a set with fewer than ``m`` arms is not penalised for its size, and an
+    empty set gives ``r = -inf`` and ``error`` 0. Build it with :func:`top_m`.
+    """
+
     m: int
     epsilon: float = 0.0
 
@@ -75,14 +110,62 @@ class TopM:
 
 
 def thresholding(threshold: float, epsilon: float = 0.0) -> Thresholding:
+    """Metric of thresholding bandits (:class:`Thresholding`).
+
+    Args:
+      threshold: tau; an arm belongs above when its mean is ``>= tau``.
+      epsilon: half-width of the don't-care band of ``error``, ``>= 0``.
+
+    Returns:
+      A hashable :class:`Thresholding` metric.
+
+    Raises:
+      ValueError: if ``threshold`` is not finite or ``epsilon`` is negative or not
+        finite.
+
+    Example::
+
+        metric = jbandits.metrics.thresholding(0.5, epsilon=0.05)
+        res = jbandits.simulate(policy, bandit, params, key, budget=200,
+                                num_reps=1000, metric=metric)
+        res.metrics["error"].mean(0), res.metrics["misclassified"].mean(0)
+    """
     return Thresholding(float(threshold), float(epsilon))
 
 
 def identification() -> Identification:
+    """Metric of best-arm identification (:class:`Identification`).
+
+    Returns:
+      A hashable :class:`Identification` metric (``error``, ``simple_regret``).
+
+    Example::
+
+        res = jbandits.simulate(jbandits.make("successive_rejects", num_arms=4,
+                                budget=400), bandit, params, key, budget=400,
+                                num_reps=1000, metric=jbandits.metrics.identification())
+        res.metrics["error"][:, -1].mean()   # P(error) at the budget
+    """
     return Identification()
 
 
 def top_m(m: int, epsilon: float = 0.0) -> TopM:
+    """Metric of (epsilon, m) identification (:class:`TopM`).
+
+    Args:
+      m: the number of arms the output should hold (the top m).
+      epsilon: accuracy: an output is correct when its worst arm is within
+        ``epsilon`` of the m-th best mean.
+
+    Returns:
+      A hashable :class:`TopM` metric (``error``, ``simple_regret``).
+
+    Example::
+
+        res = jbandits.simulate(jbandits.make("ugapeb", num_arms=6, m=2, budget=600,
+                                a=1.0), bandit, params, key, budget=600,
+                                num_reps=1000, metric=jbandits.metrics.top_m(2, 0.05))
+    """
     return TopM(int(m), float(epsilon))
 
 
@@ -91,7 +174,22 @@ Z95 = 1.959963984540054
 
 
 def mean_ci(values, axis: int = 0, z: float = Z95):
-    """Mean and normal-approximation CI ``mean +- z * sd / sqrt(n)`` along ``axis``."""
+    """Mean and normal-approximation CI ``mean +- z * sd / sqrt(n)`` along ``axis``.
+
+    Args:
+      values: array of replications (any shape), e.g. ``res.metrics["misclassified"]``.
+      axis: the replication axis (its length is ``n``).
+      z: the normal quantile; default :data:`Z95` (a two-sided 95% interval).
+
+    Returns:
+      ``(mean, low, high)``, NumPy float64 arrays with ``axis`` removed. ``sd`` is the
+      sample standard deviation (``ddof=1``); with ``n = 1`` the interval is the point
+      itself, and an empty axis gives NaN (with NumPy's warning).
+
+    Example::
+
+        mean, low, high = jbandits.metrics.mean_ci(res.regret[:, -1])
+    """
     x = np.asarray(values, dtype=np.float64)
     n = x.shape[axis]
     mean = x.mean(axis=axis)
@@ -100,7 +198,27 @@ def mean_ci(values, axis: int = 0, z: float = Z95):
 
 
 def binomial_ci(values, axis: int = 0, z: float = Z95):
-    """Rate and Wilson score interval for 0/1 outcomes along ``axis``."""
+    """Rate and Wilson score interval for 0/1 outcomes along ``axis``.
+
+    The interval of Wilson ("Probable inference, the law of succession, and
+    statistical inference", JASA 1927) stays inside [0, 1] and does not collapse at
+    rates of 0 or 1, unlike the normal approximation of :func:`mean_ci`.
+
+    Args:
+      values: 0/1 outcomes (e.g. ``res.metrics["error"]``), replications on ``axis``.
+      axis: the replication axis (its length is ``n``).
+      z: the normal quantile; default :data:`Z95` (95%).
+
+    Returns:
+      ``(rate, low, high)``, NumPy float64 arrays with ``axis`` removed.
+
+    Raises:
+      ZeroDivisionError: if ``axis`` is empty (``n = 0``).
+
+    Example::
+
+        rate, low, high = jbandits.metrics.binomial_ci(res.metrics["error"][:, -1])
+    """
     x = np.asarray(values, dtype=np.float64)
     n = x.shape[axis]
     p = x.mean(axis=axis)

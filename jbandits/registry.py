@@ -61,9 +61,30 @@ def _check_name(name: str) -> None:
 def make(name: str, **params) -> Policy:
     """Build the policy registered as ``name`` (``num_arms`` is a keyword).
 
+    The policy remembers ``name`` and ``params`` in ``policy.spec``, so that
+    :func:`jbandits.simulate`, :func:`jbandits.sweep` and :func:`jbandits.sweep_grid`
+    can rebuild it with its numeric arguments traced (one compilation for a loop over,
+    say, epsilon).
+
+    Args:
+      name: a registered name (:func:`names`).
+      **params: the factory's keyword arguments: ``num_arms`` (K, including padded
+        arms) and the policy's own (see its factory's docstring, e.g.
+        ``help(jbandits.apt)``). Fixed-budget policies take ``budget`` (the pull
+        count they are built for); some regret policies take ``horizon`` (the T of
+        their index formulas).
+
+    Returns:
+      A :class:`~jbandits.types.Policy` with ``spec`` set.
+
     Raises:
       ValueError: unknown ``name`` (the message lists the known ones), or a bad
         argument (the policy's factory names it).
+
+    Example::
+
+        policy = jbandits.make("apt", num_arms=4, threshold=0.5, epsilon=0.05)
+        policy.spec.name   # "apt"
     """
     _check_name(name)
     policy = _POLICIES[name](**params)
@@ -72,12 +93,41 @@ def make(name: str, **params) -> Policy:
 
 
 def names() -> list[str]:
-    """Sorted registered policy names."""
+    """Sorted registered policy names.
+
+    Returns:
+      A new list of the names :func:`make` accepts (the built-in thresholding,
+      identification and regret policies, plus any added with :func:`register`).
+
+    Example::
+
+        "successive_rejects" in jbandits.names()   # True
+    """
     return sorted(_POLICIES)
 
 
 def factory(name: str) -> Callable[..., Policy]:
-    """The factory of ``name``, wrapped so that the policies it builds carry a spec."""
+    """The factory of ``name``, wrapped so that the policies it builds carry a spec.
+
+    The wrapper takes ``num_arms`` positionally or as a keyword and carries the
+    registered factory's name and docstring; the top-level factories such as
+    ``jbandits.apt`` are built by it (each call returns a new wrapper).
+
+    Args:
+      name: a registered name (:func:`names`).
+
+    Returns:
+      ``build(num_arms=None, /, **params) -> Policy``, equivalent to
+      ``make(name, num_arms=num_arms, **params)``.
+
+    Raises:
+      ValueError: unknown ``name`` (the message lists the known ones).
+
+    Example::
+
+        build_apt = jbandits.factory("apt")
+        policy = build_apt(4, threshold=0.5)
+    """
     _check_name(name)
     raw = _POLICIES[name]
 

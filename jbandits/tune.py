@@ -42,15 +42,40 @@ def es_value_and_grad(
 ) -> tuple[Array, Array]:
     """Antithetic ES estimate of the smoothed loss and its gradient at ``theta``.
 
+    With ``u_1..u_P ~ N(0, I)`` (``P = num_pairs``) the estimate is
+    ``sum_p (loss(theta + sigma u_p) - loss(theta - sigma u_p)) u_p / (2 sigma P)``,
+    an unbiased estimate of the gradient of the Gaussian smoothing
+    ``E_u[loss(theta + sigma u)]`` (Nesterov and Spokoiny, "Random gradient-free
+    minimization of convex functions", Foundations of Computational Mathematics
+    2017; antithetic pairs as in Salimans, Ho, Chen, Sidor and Sutskever, "Evolution
+    strategies as a scalable alternative to reinforcement learning", arXiv:1703.03864,
+    2017). Every evaluation uses the same replication key (common random numbers), so
+    the bandit noise largely cancels in each difference. ``2 P + 1`` calls of ``loss``
+    are vmapped; the function is jittable.
+
     Args:
       loss: ``(theta, key) -> scalar``; ``key`` fixes the replications (CRN).
       theta: parameter array (any shape).
       key: splits into the perturbation key and the common replication key.
-      sigma: smoothing scale (in the units of ``theta``; tune in log space).
-      num_pairs: static number of antithetic pairs.
+      sigma: smoothing scale (in the units of ``theta``; tune in log space), ``> 0``.
+      num_pairs: static number of antithetic pairs, ``>= 1``.
 
     Returns:
-      ``(loss at theta, gradient estimate)``.
+      ``(loss at theta, gradient estimate)``; the gradient has the shape of
+      ``theta``.
+
+    Raises:
+      ValueError: if ``num_pairs`` is not an integer ``>= 1`` or ``sigma`` is not
+        ``> 0``.
+
+    Example::
+
+        def loss(theta, key):   # a noisy quadratic
+            return jnp.sum((theta - 1.0) ** 2) + 0.1 * jax.random.normal(key)
+
+        value, grad = jbandits.tune.es_value_and_grad(
+            loss, jnp.zeros(2), jax.random.key(0), sigma=0.1, num_pairs=64)
+        # grad ~ [-2, -2]: the noise term is common to every evaluation
     """
     num_pairs = _validate.static_int("num_pairs", num_pairs, minimum=1)
     _validate.in_range("sigma", sigma, 0.0, low_open=True)
@@ -75,7 +100,34 @@ def tune(
     num_pairs: int = 8,
     verbose: bool = False,
 ):
-    """Run ``num_steps`` optax updates on the ES gradient; returns (theta, losses)."""
+    """Minimise ``loss`` with an optax optimizer on :func:`es_value_and_grad` gradients.
+
+    Step ``i`` uses the ``i``-th of ``num_steps`` keys split from ``key`` (new
+    perturbations and new replications every step); the update is jitted once.
+
+    Args:
+      loss: ``(theta, key) -> scalar`` (see :func:`es_value_and_grad`).
+      theta0: the initial parameters (any shape; cast to the default float dtype).
+      optimizer: an ``optax.GradientTransformation``, e.g. ``optax.adam(0.05)``.
+      num_steps: number of updates, ``>= 1``.
+      key: the experiment key.
+      sigma: ES smoothing scale, ``> 0``.
+      num_pairs: antithetic pairs per step, ``>= 1``.
+      verbose: print the loss and ``theta`` after each step.
+
+    Returns:
+      ``(theta, history)``: the final parameters and the list of the ``num_steps``
+      losses, each evaluated at the step's starting ``theta``.
+
+    Raises:
+      ValueError: if ``num_steps`` or ``num_pairs`` is not an integer ``>= 1`` or
+        ``sigma`` is not ``> 0``.
+
+    Example::
+
+        theta, history = jbandits.tune.tune(loss, jnp.log(1.0), optax.adam(0.05),
+                                            num_steps=20, key=jax.random.key(0))
+    """
     num_steps = _validate.static_int("num_steps", num_steps, minimum=1)
     theta = jnp.asarray(theta0, jnp.result_type(float))
     state = optimizer.init(theta)

@@ -36,11 +36,33 @@ BERNOULLI = Bandit(
 
 
 def bernoulli(means, *, arm_mask=None) -> tuple[Bandit, BernoulliParams]:
-    """Bernoulli bandit with the given means (``[K]`` or a batch ``[N, K]``).
+    """Bernoulli bandit: arm ``i`` pays 1 with probability ``means[i]``, else 0.
+
+    Rewards follow the reward-stack model: the ``j``-th reward of arm ``i`` is a
+    function of (replication key, i, j) only, so every policy run with the same key
+    sees the same rewards (paired comparisons).
+
+    Args:
+      means: success probabilities in [0, 1], ``[K]`` for one instance or ``[N, K]``
+        for a stack of ``N`` instances (what :func:`jbandits.simulate` runs as N
+        instances). May be traced (then the range check is skipped).
+      arm_mask: optional boolean array of the same shape as ``means``; False marks a
+        padded, non-existent arm that policies never pull nor output. Default: all
+        arms real.
+
+    Returns:
+      ``(BERNOULLI, BernoulliParams)``: the reward family and the instance pytree.
 
     Raises:
-      ValueError: if ``means`` is not finite, outside [0, 1], has fewer than 2 arms, or
-        ``arm_mask`` does not match.
+      ValueError: if ``means`` is not finite, outside [0, 1], not ``[K]`` or
+        ``[N, K]``, or has fewer than 2 arms; or if ``arm_mask`` is not boolean, does
+        not match the shape of ``means`` or leaves fewer than 2 real arms.
+
+    Example::
+
+        bandit, params = jbandits.envs.bernoulli([0.2, 0.45, 0.55, 0.8])
+        res = jbandits.simulate(jbandits.make("ucb1", num_arms=4), bandit, params,
+                                jax.random.key(0), budget=1000, num_reps=100)
     """
     means = _common.as_float_array("means", means)
     _common.check_num_arms("means", means)

@@ -40,10 +40,32 @@ GAUSSIAN = Bandit(
 
 
 def gaussian(means, stds, *, arm_mask=None) -> tuple[Bandit, GaussianParams]:
-    """Gaussian bandit. ``stds`` are standard deviations (pass ``sqrt(var)``).
+    """Gaussian bandit: arm ``i`` pays ``means[i] + stds[i] * z``, ``z ~ N(0, 1)``.
+
+    Rewards follow the reward-stack model (the ``j``-th reward of arm ``i`` depends
+    only on the replication key, i and j), so runs with the same key are paired.
+
+    Args:
+      means: arm means, ``[K]`` or a stack of instances ``[N, K]``.
+      stds: standard deviations, not variances (pass ``sqrt(var)``): an array of the
+        shape of ``means``, or a scalar shared by every arm. Must be >= 0.
+      arm_mask: optional boolean array of the shape of ``means``; False marks a
+        padded, non-existent arm. Default: all arms real.
+
+    Returns:
+      ``(GAUSSIAN, GaussianParams)``: the reward family and the instance pytree.
 
     Raises:
-      ValueError: on non-finite values, negative ``stds``, mismatched shapes, K < 2.
+      ValueError: on non-finite ``means`` or ``stds``, negative ``stds`` (checked when
+        concrete), ``stds`` whose shape differs from ``means``, ``means`` not ``[K]``
+        or ``[N, K]``, K < 2, or a bad ``arm_mask`` (not boolean, wrong shape, fewer
+        than 2 real arms).
+
+    Example::
+
+        bandit, params = jbandits.envs.gaussian([0.1, 0.5, 0.6], stds=[0.1, 0.5, 0.2])
+        res = jbandits.simulate(jbandits.make("ucbv", num_arms=3), bandit, params,
+                                jax.random.key(0), budget=500, num_reps=100)
     """
     means = _common.as_float_array("means", means)
     if np.ndim(stds) == 0:

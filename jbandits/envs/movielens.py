@@ -1,6 +1,7 @@
-"""MovieLens ratings bandit of seed 004 §5.2 (data-driven, non-Gaussian rewards).
+"""MovieLens ratings bandit (data-driven, non-Gaussian rewards).
 
-Pipeline (Lalitha et al., UAI 2023, §5.2):
+Pipeline of Lalitha, Kalantari, Ma, Deoras and Kveton, "Fixed-Budget Best-Arm
+Identification with Heterogeneous Reward Variances", UAI 2023, Section 5.2:
 
 1. :func:`load_ratings` reads MovieLens ``ratings.dat`` (1M, ``user::movie::rating::
    time``) or ``u.data`` (100K, tab separated) from a path, a directory, or the
@@ -12,7 +13,7 @@ Pipeline (Lalitha et al., UAI 2023, §5.2):
    (our decision: the paper does not say; on the raw 1-5 scale the nearest movies to
    targets in [0, 1] are all among the lowest rated).
 3. :func:`select_movies` maps synthetic targets ``(mu~_i, sigma~_i^2)`` (drawn as in
-   §5.1 for every run) to the movie minimising ``(mu_j - mu~_i)^2 + (s2_j - sigma~_i^2)^2``
+   the paper's Section 5.1 for every run) to the movie minimising ``(mu_j - mu~_i)^2 + (s2_j - sigma~_i^2)^2``
    where ``mu_j, s2_j`` are the mean and variance over users of completed column j.
 4. Rewards: pulling arm i draws a uniformly random user ``u`` and returns
    ``matrix[u, movie_i]`` (reward stack: the user of the j-th pull of arm i is a
@@ -158,14 +159,14 @@ def complete(
     scale: str = "unit",
     seed: int = 0,
 ) -> Completed:
-    """Rank-``rank`` ALS completion of the user x movie matrix (seed 004 §5.2).
+    """Rank-``rank`` ALS completion of the user x movie matrix (Lalitha et al. 2023, §5.2).
 
     With ``center=True`` the global mean rating is subtracted before the factorisation
     and added back (the ridge penalty then shrinks sparse movies towards the global
     mean rather than towards 0). ``scale="unit"`` maps ratings to ``(r - 1) / 4`` (the
-    [0, 1] scale of S004's synthetic targets, which the movies are matched to);
+    [0, 1] scale of the paper's synthetic targets, which the movies are matched to);
     ``"raw"`` keeps the 1-5 scale (then every target mu~ in [0, 1] is nearest to the
-    lowest-rated movies and the instance loses the §5.1 structure).
+    lowest-rated movies and the instance loses the structure of the paper's §5.1).
     """
     if scale not in ("unit", "raw"):
         raise ValueError(f"scale must be 'unit' or 'raw', got {scale!r}")
@@ -279,8 +280,36 @@ MOVIELENS = Bandit(
 def movielens(matrix, movies, *, arm_mask=None) -> tuple[Bandit, MovieLensParams]:
     """MovieLens bandit over the completed ``matrix [U, M]`` and arms ``movies [..., K]``.
 
+    Pulling arm ``i`` draws a uniformly random user ``u`` (a function of the
+    replication key, ``i`` and the pull index: the reward-stack model) and returns
+    ``matrix[u, movies[i]]``. An arm's true mean and standard deviation are those of
+    its column over all users (population, ``ddof=0``). The rewards are bounded but
+    neither Bernoulli nor Gaussian (Lalitha et al., UAI 2023, Section 5.2).
+
+    Args:
+      matrix: completed ratings ``[U, M]`` (e.g. ``load_completed(path).matrix``),
+        shared by every instance (an unbatched leaf when vmapping instances).
+      movies: integer column ids ``[K]``, or ``[N, K]`` for a stack of instances
+        (e.g. from :func:`select_movies`).
+      arm_mask: optional boolean array of the shape of ``movies``; False marks a
+        padded arm. Default: all arms real.
+
+    Returns:
+      ``(MOVIELENS, MovieLensParams)``. :func:`jbandits.envs.pad_arms` does not
+      apply to these params (the shared ``matrix`` is not per arm).
+
     Raises:
-      ValueError: on a non-2-D or non-finite matrix, movie ids out of range, K < 2.
+      ValueError: if ``matrix`` is not 2-D or not finite, ``movies`` is not an
+        integer array with an arm axis, a movie id is outside ``[0, M)``, K < 2, or
+        on a bad ``arm_mask`` (not boolean, wrong shape, fewer than 2 real arms).
+
+    Example::
+
+        data = jbandits.envs.movielens.load_completed()   # reads $JBANDITS_DATA
+        bandit, params = jbandits.envs.movielens.movielens(data.matrix, [10, 20, 30])
+        res = jbandits.simulate(jbandits.make("shvar", num_arms=3, variances=
+                                params.stds**2, budget=300), bandit, params,
+                                jax.random.key(0), budget=300, num_reps=100)
     """
     matrix = _common.as_float_array("matrix", matrix)
     if matrix.ndim != 2:
@@ -307,10 +336,34 @@ def movielens(matrix, movies, *, arm_mask=None) -> tuple[Bandit, MovieLensParams
 def instances(
     data: Completed, num_arms: int, num_instances: int, *, seed: int = 0, distinct=True
 ) -> tuple[Bandit, MovieLensParams]:
-    """``num_instances`` MovieLens instances (new movies per run, seed 004 §5.2).
+    """``num_instances`` MovieLens instances, new movies per run (Lalitha et al. 2023).
 
-    Targets ``(mu~, sigma~^2)`` are S004 §5.1's perturbed Gaussian bandit
-    (:func:`jbandits.problems.shvar_gaussian`) with ``seed``.
+    Each instance draws synthetic targets ``(mu~_i, sigma~_i^2)`` from the perturbed
+    Gaussian bandit of the paper's Section 5.1
+    (:func:`jbandits.problems.shvar_gaussian` with ``seed``) and maps every target to
+    the nearest movie (:func:`select_movies`), as in its Section 5.2.
+
+    Args:
+      data: a completed matrix (:func:`load_completed` or :func:`complete`).
+      num_arms: K, the arms per instance (>= 2).
+      num_instances: N, the number of instances (one per run in the paper).
+      seed: seed of the synthetic targets.
+      distinct: no two arms of an instance share a movie (default; see
+        :func:`select_movies`).
+
+    Returns:
+      ``(MOVIELENS, MovieLensParams)`` with ``movies``, ``means`` and ``stds``
+      ``[N, K]`` (a stack for :func:`jbandits.simulate`).
+
+    Raises:
+      ValueError: from :func:`jbandits.problems.shvar_gaussian` on a bad ``num_arms``
+        or ``num_instances``, or if ``distinct`` and K exceeds the number of movies.
+
+    Example::
+
+        data = jbandits.envs.movielens.load_completed()
+        bandit, params = jbandits.envs.movielens.instances(data, 16, 100, seed=0)
+        params.movies.shape   # (100, 16)
     """
     from jbandits import problems
 

@@ -52,7 +52,41 @@ REPLAY = Bandit(
 def replay(
     table, *, means=None, stds=None, arm_mask=None
 ) -> tuple[Bandit, ReplayParams]:
-    """Replay bandit over ``table[..., K, J]``."""
+    """Replay bandit: the ``j``-th pull of arm ``i`` returns ``table[i, j]``.
+
+    The replication key is ignored, so every replication sees the same rewards. Used
+    to feed a JAX policy and a plain-Python reference the very same rewards (the
+    trace-equivalence tests) and to replay recorded data.
+
+    Args:
+      table: rewards ``[K, J]`` (or a stack of instances ``[N, K, J]``): ``J`` rewards
+        per arm. A run must not pull an arm more than ``J`` times:
+        :func:`jbandits.simulate` refuses a budget larger than ``J``;
+        :func:`jbandits.run` does not check it (an index past ``J`` is clamped by
+        JAX's gather and repeats the last column).
+      means: true means ``[..., K]`` that metrics and regret use (default: the row
+        means of ``table``).
+      stds: true standard deviations ``[..., K]`` (default: the row standard
+        deviations, ``ddof=0``). Only read by diagnostics; not checked for sign.
+      arm_mask: optional boolean ``[..., K]``; False marks a padded arm (its row is
+        never read). Default: all arms real.
+
+    Returns:
+      ``(REPLAY, ReplayParams)``: the reward family and the instance pytree.
+
+    Raises:
+      ValueError: if ``table`` is not finite, has fewer than 2 axes or fewer than 2
+        arms; if ``means`` or ``stds`` are not finite or do not have the shape
+        ``table.shape[:-1]``; or on a bad ``arm_mask`` (not boolean, wrong shape,
+        fewer than 2 real arms).
+
+    Example::
+
+        table = np.array([[1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0]])
+        bandit, params = jbandits.envs.replay(table)   # means [0.75, 0.25]
+        res = jbandits.run(jbandits.make("ucb1", num_arms=2), bandit, params,
+                           jax.random.key(0), budget=4, horizon=4, record_arms=True)
+    """
     table = _common.as_float_array("table", table)
     if table.ndim < 2:
         raise ValueError(f"table must have shape [K, J], got {table.shape}")

@@ -11,8 +11,30 @@ from jbandits.envs._common import pad_last
 def pad_arms(params, num_arms: int):
     """Pad an instance to ``num_arms`` arms; padded arms are masked out.
 
-    Every ``[..., K]`` leaf is padded on its last axis (``table`` leaves ``[K, J]`` on
-    the arm axis); padded means are 0, stds 0, mask False.
+    Every ``[..., K]`` leaf is padded on its last axis (a replay ``table`` ``[K, J]``
+    on its arm axis): padded means, stds and table rows are 0 and ``arm_mask`` is
+    False, so policies never pull nor output them. Instances of different K padded to
+    one size run in one compiled program (:func:`stack_instances`).
+
+    Args:
+      params: a ``BernoulliParams``, ``GaussianParams`` or ``ReplayParams`` (one
+        instance ``[K]`` or a stack ``[N, K]``). ``MovieLensParams`` is not supported
+        (its shared ``matrix`` leaf is not per arm; the call raises ValueError).
+      num_arms: the padded number of arms, ``>= K``.
+
+    Returns:
+      An instance of the same type with ``num_arms`` arms.
+
+    Raises:
+      ValueError: if ``num_arms`` is smaller than the instance's K.
+
+    Example::
+
+        _, small = jbandits.envs.bernoulli([0.3, 0.7])
+        _, big = jbandits.envs.bernoulli([0.1, 0.5, 0.9])
+        params = jbandits.envs.stack_instances(
+            [jbandits.envs.pad_arms(small, 4), jbandits.envs.pad_arms(big, 4)])
+        params.arm_mask   # [[T, T, F, F], [T, T, T, F]]
     """
     fields = params._asdict()
     out = {}
@@ -28,5 +50,27 @@ def pad_arms(params, num_arms: int):
 
 
 def stack_instances(instances):
-    """Stack same-shaped instances along a new leading axis ``[N, ...]``."""
+    """Stack same-shaped instances along a new leading axis ``[N, ...]``.
+
+    A stack runs as ``N`` instances in one program: :func:`jbandits.simulate` maps over
+    its leading axis (give each instance its budget as ``budget=[N]`` if they differ).
+    Pad instances of different K with :func:`pad_arms` first.
+
+    Args:
+      instances: a non-empty sequence of params of one type and one shape.
+
+    Returns:
+      Params of the same type whose leaves have a leading axis of size ``N``.
+
+    Raises:
+      ValueError: if the instances differ in type or leaf shape (raised by
+        ``jax.tree_util.tree_map`` / ``jnp.stack``).
+      TypeError: if ``instances`` is empty.
+
+    Example::
+
+        _, a = jbandits.envs.bernoulli([0.2, 0.8])
+        _, b = jbandits.envs.bernoulli([0.4, 0.6])
+        params = jbandits.envs.stack_instances([a, b])   # means [2, 2]
+    """
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *instances)
