@@ -222,12 +222,13 @@ def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold:
             permute=opts.permute,
             return_state=opts.return_state,
             segment=opts.segment,
+            axis_name="lanes",
         )
 
     def lanes(hp, params, kdata, rep, budget, horizon):
-        return jax.vmap(lane, in_axes=(0, _axes(params, shared), 0, 0, 0, 0))(
-            hp, params, kdata, rep, budget, horizon
-        )
+        return jax.vmap(
+            lane, in_axes=(0, _axes(params, shared), 0, 0, 0, 0), axis_name="lanes"
+        )(hp, params, kdata, rep, budget, horizon)
 
     lanes.__name__ = "jbandits_lanes"
     fn = jax.jit(lanes)
