@@ -311,9 +311,7 @@ def lane_bytes(fn, hp, params, kdata, rep, budget, horizon) -> int:
         ) from err
     n = int(budget.shape[0])
     out = _nbytes(abstract) // n
-    inputs = _nbytes((hp, kdata, rep, budget, horizon)) // n + _nbytes(params) // max(
-        1, jax.tree_util.tree_leaves(params)[0].shape[0]
-    )
+    inputs = _nbytes((hp, kdata, rep, budget, horizon, params)) // n
     return 8 * (out + inputs) + 1024
 
 
@@ -462,13 +460,20 @@ def execute(
     if not lanes.fold_reps and reps != 1:
         raise ValueError("fold_reps=False needs num_reps == 1")
     total = num_cells * reps
-    fn = _program(source, bandit, opts, lanes.shared, lanes.fold_reps)
+    shared, params = lanes.shared, lanes.params
+    batched = [f for f in params._fields if f not in shared]
+    if batched and np.shape(getattr(params, batched[0]))[0] == 1:
+        # one instance: pass it unbatched (a constant of every lane, not a gather)
+        params = params._replace(
+            **{f: np.asarray(getattr(params, f))[0] for f in batched}
+        )
+        shared, batched = tuple(params._fields), []
+    fn = _program(source, bandit, opts, shared, lanes.fold_reps)
     order = np.argsort(lanes.budget, kind="stable") if order is None else order
     ndev = len(jax.local_devices())
     # per-cell numeric arguments broadcast over cells (scalars given once)
     hp = jax.tree_util.tree_map(lambda x: _per_cell(x, num_cells), hp)
     _check_numbers(source, hp, num_cells)
-    batched = [f for f in lanes.params._fields if f not in lanes.shared]
     horizons = lanes.budget if lanes.horizon is None else lanes.horizon
     horizons = np.broadcast_to(np.asarray(horizons), (num_cells,))
 
@@ -477,8 +482,8 @@ def execute(
         rep = (lane_ids % reps).astype(np.int32)
         h = jax.tree_util.tree_map(lambda x: x[cells], hp)
         inst = lanes.instance[cells]
-        p = lanes.params._replace(
-            **{f: np.asarray(getattr(lanes.params, f))[inst] for f in batched}
+        p = params._replace(
+            **{f: np.asarray(getattr(params, f))[inst] for f in batched}
         )
         return (
             h,
