@@ -129,6 +129,15 @@ def factory(name: str) -> Callable[..., Policy]:
         policy = build_apt(4, threshold=0.5)
     """
     _check_name(name)
+    if name not in _WRAPPED:
+        _WRAPPED[name] = _wrap(name)
+    return _WRAPPED[name]
+
+
+_WRAPPED: dict[str, Callable[..., Policy]] = {}
+
+
+def _wrap(name: str) -> Callable[..., Policy]:
     raw = _POLICIES[name]
 
     @functools.wraps(raw)
