@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 
@@ -92,3 +93,47 @@ def require_concrete(name: str, value, why: str):
             "jit/vmap and pass them in (see jbandits.schedules)"
         )
     return value
+
+
+def check_traced(
+    values: dict,
+    *,
+    positive=(),
+    nonnegative=(),
+    finite=(),
+) -> dict:
+    """Which hyper-parameters are invalid, as traced booleans (usable under jit/vmap).
+
+    The host-side checks above skip tracers; a sweep that builds its policies inside
+    ``vmap`` calls this instead and reports the flagged cells. Every entry of
+    ``values`` is flagged when it contains NaN; names listed in ``positive`` also when
+    some element is ``<= 0``, in ``nonnegative`` when ``< 0``, in ``finite`` when
+    ``+-inf``. Array values are reduced with ``any``.
+
+    Args:
+      values: ``{name: scalar or array}``, concrete or traced.
+      positive, nonnegative, finite: names (keys of ``values``) with that constraint.
+
+    Returns:
+      ``{name: [] bool}`` for every name in ``values``: True means invalid.
+
+    Raises:
+      ValueError: a constrained name is not a key of ``values`` (at trace time).
+    """
+    rules = {"positive": positive, "nonnegative": nonnegative, "finite": finite}
+    for rule, names in rules.items():
+        unknown = sorted(set(names) - set(values))
+        if unknown:
+            raise ValueError(f"check_traced: {rule} names {unknown} not in values")
+    bad = {}
+    for name, value in values.items():
+        x = jnp.asarray(value)
+        flag = jnp.isnan(x)
+        if name in positive:
+            flag = flag | ~(x > 0)
+        if name in nonnegative:
+            flag = flag | ~(x >= 0)
+        if name in finite:
+            flag = flag | ~jnp.isfinite(x)
+        bad[name] = jnp.any(flag)
+    return bad

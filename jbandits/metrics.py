@@ -16,7 +16,8 @@ every checkpoint. Cumulative pseudo-regret is always tracked by the engine itsel
 * :class:`TopM`: ``error`` = 1{r_Omega > epsilon}, ``simple_regret`` = r_Omega =
   mu_(m) - min_{k in Omega} mu_k, the (epsilon, m) loss of Gabillon, Ghavamzadeh and
   Lazaric, "Best arm identification: a unified approach to fixed budget and fixed
-  confidence", NIPS 2012.
+  confidence", NIPS 2012. An output that does not select exactly m real arms is an
+  error with the worst-case (finite) regret.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits import _validate
 from jbandits.types import Array
 
 
@@ -92,21 +94,43 @@ class TopM:
     """(epsilon, m) loss of a set of arms ``output [K]`` (bool) (Gabillon et al. 2012).
 
     Returns ``simple_regret`` ``r = mu_(m) - min_{k in output} mu_k`` (``mu_(m)`` the
-    m-th largest real mean) and ``error`` = 1{r > epsilon}. Only the worst chosen arm
-    counts: a set with fewer than ``m`` arms is not penalised for its size, and an
-    empty set gives ``r = -inf`` and ``error`` 0. Build it with :func:`top_m`.
+    m-th largest real mean) and ``error`` = 1{r > epsilon}. ``m >= 1`` is checked at
+    construction and ``m <= K`` when the metric is applied (shapes are static under
+    jit). The output must select exactly ``m`` real arms; any other output (empty, as
+    from a stopped policy, too many arms, a padded arm) is an error whose simple regret
+    is the worst case over valid sets, ``mu_(m) - min_real mu`` (finite, never -inf).
+    When an instance has fewer than ``m`` real arms, ``mu_(m)`` is read as the smallest
+    real mean. Build it with :func:`top_m`.
     """
 
     m: int
     epsilon: float = 0.0
 
+    def __post_init__(self):
+        if isinstance(self.m, bool) or not isinstance(self.m, int) or self.m < 1:
+            raise ValueError(f"top-m needs an integer m >= 1, got m={self.m!r}")
+        if not (math.isfinite(self.epsilon) and self.epsilon >= 0):
+            raise ValueError(f"epsilon must be finite and >= 0, got {self.epsilon}")
+
     def __call__(self, output: Array, means: Array, arm_mask: Array) -> dict:
-        score = jnp.where(arm_mask, means, -jnp.inf)
-        mu_m = jnp.sort(score)[::-1][self.m - 1]
-        chosen = output.astype(bool) & arm_mask
-        worst = jnp.min(jnp.where(chosen, means, jnp.inf))
-        r = mu_m - worst
-        return {"error": (r > self.epsilon).astype(jnp.float32), "simple_regret": r}
+        num_arms = means.shape[-1]
+        if self.m > num_arms:
+            raise ValueError(
+                f"top-m metric: m={self.m} exceeds the number of arms K={num_arms}"
+            )
+        picked = output.astype(bool)
+        real_means = jnp.where(arm_mask, means, -jnp.inf)
+        num_real = jnp.sum(arm_mask)
+        # mu_(m) among the real arms (the smallest real mean if there are fewer)
+        rank = jnp.clip(jnp.minimum(self.m, num_real) - 1, 0, num_arms - 1)
+        mu_m = jnp.sort(real_means)[::-1][rank]
+        lowest = jnp.min(jnp.where(arm_mask, means, jnp.inf))
+        valid = (jnp.sum(picked & arm_mask) == self.m) & ~jnp.any(picked & ~arm_mask)
+        worst_chosen = jnp.min(jnp.where(picked & arm_mask, means, jnp.inf))
+        r = mu_m - jnp.where(valid, worst_chosen, lowest)
+        r = jnp.where(jnp.isfinite(r), r, 0.0)  # no real arm at all
+        error = ~valid | (r > self.epsilon)
+        return {"error": error.astype(jnp.float32), "simple_regret": r}
 
 
 def thresholding(threshold: float, epsilon: float = 0.0) -> Thresholding:
@@ -153,12 +177,17 @@ def top_m(m: int, epsilon: float = 0.0) -> TopM:
     """Metric of (epsilon, m) identification (:class:`TopM`).
 
     Args:
-      m: the number of arms the output should hold (the top m).
+      m: the number of arms the output should hold (the top m), ``>= 1``; an ``m``
+        above the number of arms K raises ValueError when the metric is applied.
       epsilon: accuracy: an output is correct when its worst arm is within
         ``epsilon`` of the m-th best mean.
 
     Returns:
       A hashable :class:`TopM` metric (``error``, ``simple_regret``).
+
+    Raises:
+      ValueError: if ``m`` is not an integer ``>= 1`` or ``epsilon`` is negative or
+        not finite.
 
     Example::
 
@@ -166,7 +195,7 @@ def top_m(m: int, epsilon: float = 0.0) -> TopM:
                                 a=1.0), bandit, params, key, budget=600,
                                 num_reps=1000, metric=jbandits.metrics.top_m(2, 0.05))
     """
-    return TopM(int(m), float(epsilon))
+    return TopM(_validate.static_int("m", m, minimum=1), float(epsilon))
 
 
 # --------------------------------------------------------------- confidence intervals

@@ -1,13 +1,25 @@
-"""Running statistics for references: sum-based means and Welford M2 (spec §3.2)."""
+"""Running statistics for references: sum-based means and Welford M2 (spec §3.2).
+
+Both running sums are Kahan-compensated exactly as in ``jbandits.arms.update`` (same
+operations in the same order), so that ties between arms agree bit for bit.
+"""
 
 from __future__ import annotations
+
+
+def _kahan_add(total: float, err: float, x: float) -> tuple[float, float]:
+    y = x - err
+    new = total + y
+    return new, (new - total) - y
 
 
 class Arm:
     def __init__(self):
         self.n = 0
         self.total = 0.0
+        self.total_err = 0.0
         self.m2 = 0.0
+        self.m2_err = 0.0
 
     @property
     def mean(self) -> float:
@@ -16,8 +28,10 @@ class Arm:
     def add(self, x: float) -> None:
         old = self.mean
         self.n += 1
-        self.total += x
-        self.m2 += (x - old) * (x - self.mean)
+        self.total, self.total_err = _kahan_add(self.total, self.total_err, x)
+        self.m2, self.m2_err = _kahan_add(
+            self.m2, self.m2_err, (x - old) * (x - self.mean)
+        )
 
     @property
     def var_biased(self) -> float:

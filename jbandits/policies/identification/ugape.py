@@ -78,7 +78,9 @@ def _first_of_best(primary: Array, beta: Array, eligible: Array) -> Array:
     contract ``mean +- b * sqrt(.)`` into an FMA in one fusion and not in another, so
     a recomputed ``primary`` need not equal its own maximum bit for bit.
     """
-    key = jnp.where(eligible, -primary, jnp.inf)
+    # NaN primaries rank last among the eligible arms; ineligible arms (key NaN) after
+    # every eligible one, so an ineligible arm is never returned
+    key = jnp.where(eligible, jnp.where(jnp.isnan(primary), jnp.inf, -primary), jnp.nan)
     order = jnp.lexsort((jnp.arange(primary.shape[-1]), -beta, key))
     return order[0].astype(jnp.int32)
 

@@ -161,8 +161,10 @@ def eucbv(
         w = widths(stats, state.log_sched[m], count)
         lcb = jnp.where(state.active, mean - w, -jnp.inf)
         kept = state.active & (mean + w >= jnp.max(lcb))
-        # defensive guard (unreachable in exact arithmetic): keep the max-LCB arm
-        kept = jnp.where(kept.any(), kept, arms.one_hot(jnp.argmax(lcb), num_arms))
+        # defensive guard (unreachable in exact arithmetic; overflowing statistics can
+        # make every bound NaN): keep the max-LCB active arm, never an inactive one
+        fallback = arms.one_hot(arms.argmax_masked(lcb, state.active), num_arms)
+        kept = jnp.where(kept.any(), kept, fallback)
         in_loop = n >= num_real + 1
         active = jnp.where(in_loop, kept, state.active)
         # 3. reset

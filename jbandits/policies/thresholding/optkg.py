@@ -15,6 +15,13 @@ values in different runs). Values within ``TIE_TOL`` (log space, i.e. relative) 
 maximum are therefore treated as tied and the first such arm is pulled. ``ln B(a, b)``
 is ``gammaln(a) + gammaln(b) - gammaln(a + b)``: ``jax.scipy.special.betaln`` is off by
 6e-8 (relative) at B(11, 4).
+
+Rewards must lie in [0, 1]. Opt-KG is defined for Bernoulli (0/1) rewards; a
+fractional reward ``y`` in [0, 1] adds the pseudo-counts ``y`` and ``1 - y`` (an
+extension), which keeps both posterior parameters positive. A reward outside [0, 1]
+(Gaussian rewards, NaN) would drive ``b`` (or ``a``) to zero or below and fill the
+state with NaN, so it is not used: the policy sets ``state.bad_reward`` and goes idle
+(``state.arm = -1``; the engine reports ``stopped``). Nothing is clipped.
 """
 
 from __future__ import annotations
@@ -58,9 +65,14 @@ def log_gain(a: ArrayLike, b: ArrayLike, threshold: ArrayLike) -> Array:
 
 
 def _select(gain: Array, arm_mask: Array) -> Array:
-    """First real arm whose ln R+ is within ``TIE_TOL`` of the maximum."""
-    best = jnp.max(jnp.where(arm_mask, gain, -jnp.inf))
-    return jnp.argmax(arm_mask & (gain >= best - TIE_TOL)).astype(jnp.int32)
+    """First real arm whose ln R+ is within ``TIE_TOL`` of the maximum.
+
+    NaN gains (invalid priors or threshold) rank as ``-inf``, so the result is a real
+    arm whatever the gains hold (``-1`` only without real arms).
+    """
+    gain = jnp.where(arm_mask & ~jnp.isnan(gain), gain, -jnp.inf)
+    near = arm_mask & (gain >= jnp.max(gain) - TIE_TOL)
+    return jnp.where(near.any(), jnp.argmax(near), -1).astype(jnp.int32)
 
 
 class OptKGState(NamedTuple):
@@ -68,7 +80,8 @@ class OptKGState(NamedTuple):
     post_b: Array  # [K] float: b0 + failures
     log_gain: Array  # [K] float: ln R+ per arm (cached)
     arm_mask: Array  # [K] bool
-    arm: Array  # [] int32: next arm
+    arm: Array  # [] int32: next arm (-1: idle)
+    bad_reward: Array  # [] bool: a reward outside [0, 1] was seen (then idle)
 
 
 def optkg(
@@ -86,8 +99,11 @@ def optkg(
       prior_a, prior_b: Beta prior (traced, > 0); S001 uses (1, 1) and (0.5, 0.5).
 
     Output: labels ``1{I(a_i, b_i) >= 1/2}`` (AMB-14; at tau = 1/2 evaluated exactly as
-    ``a_i >= b_i``); padded arms get 0. Rewards must
-    be 0/1. Use float64 (``jax.enable_x64``) for long runs.
+    ``a_i >= b_i``); padded arms get 0. Use float64 (``jax.enable_x64``) for long runs.
+
+    Rewards must be in [0, 1] (Bernoulli in the paper). The first reward outside
+    [0, 1] or NaN is not used: ``state.bad_reward`` becomes True and the policy goes
+    idle (``state.arm = -1``), so the run stops early and the state stays NaN-free.
 
     References:
       Chen, Lin, Zhou. Statistical decision making for optimal budget allocation in
@@ -105,19 +121,23 @@ def optkg(
         post_b = jnp.full((num_arms,), prior_b, ftype)
         gain = log_gain(post_a, post_b, threshold)
         arm = _select(gain, arm_mask)
-        return OptKGState(post_a, post_b, gain, arm_mask, arm)
+        return OptKGState(post_a, post_b, gain, arm_mask, arm, jnp.zeros((), bool))
 
     def step_fn(state, key, reward):
         del key
-        j = state.arm
+        j = jnp.maximum(state.arm, 0)
         y = jnp.asarray(reward, state.post_a.dtype)
+        ok = (state.arm >= 0) & (y >= 0.0) & (y <= 1.0)  # False for NaN
+        y = jnp.where(ok, y, 0.0)
         a_j = state.post_a[j] + y
         b_j = state.post_b[j] + (1.0 - y)
-        post_a = state.post_a.at[j].set(a_j)
-        post_b = state.post_b.at[j].set(b_j)
-        gain = state.log_gain.at[j].set(log_gain(a_j, b_j, threshold))
-        arm = _select(gain, state.arm_mask)
-        return OptKGState(post_a, post_b, gain, state.arm_mask, arm)
+        gain_j = log_gain(a_j, b_j, threshold)
+        post_a = state.post_a.at[j].set(jnp.where(ok, a_j, state.post_a[j]))
+        post_b = state.post_b.at[j].set(jnp.where(ok, b_j, state.post_b[j]))
+        gain = state.log_gain.at[j].set(jnp.where(ok, gain_j, state.log_gain[j]))
+        bad = state.bad_reward | ((state.arm >= 0) & ~ok)
+        arm = jnp.where(bad, -1, _select(gain, state.arm_mask)).astype(jnp.int32)
+        return OptKGState(post_a, post_b, gain, state.arm_mask, arm, bad)
 
     def output_fn(state):
         above = prob_above(state.post_a, state.post_b, threshold) >= 0.5
