@@ -34,12 +34,11 @@ import time
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import jbandits
 from experiments import _core
-from jbandits import engine, metrics, problems
+from jbandits import metrics, problems, runner
 from jbandits.policies import thresholding as th
 
 BUDGET = 10_000
@@ -78,7 +77,7 @@ class Algo(NamedTuple):
 
 
 # ------------------------------------------------------------------ running
-def _policy(name: str, variant: str, budget: int, hp: dict):
+def _policy(name: str, variant: str, budget: int, **hp):
     if name == "augucb":
         return th.augucb(K, threshold=TAU, budget=budget, variant=variant)
     if name == "apt":
@@ -94,39 +93,36 @@ def _policy(name: str, variant: str, budget: int, hp: dict):
     raise ValueError(f"unknown algorithm {name!r}")
 
 
-@functools.cache
-def _compiled(name, variant, budget, num_checkpoints, permute):
-    """jit(vmap over replications) of one policy; hp and the instance are traced."""
-    metric = metrics.thresholding(TAU)
-
-    def one(hp, params, key):
-        res = engine.run(
-            _policy(name, variant, budget, hp),
-            jbandits.envs.GAUSSIAN,
-            params,
-            key,
-            budget=budget,
-            horizon=budget,
-            num_checkpoints=num_checkpoints,
-            metric=metric,
-            permute=permute,
-        )
-        return res.metrics["error"], res.num_pulls
-
-    return jax.jit(jax.vmap(one, in_axes=(None, None, 0)))
+METRIC = metrics.thresholding(TAU)  # one object: part of the programs' cache key
 
 
 def run_algorithms(problem, algos, key, reps: int, budget: int = BUDGET) -> dict:
-    """label -> (error [R, C] bool, pulls made [R] int) on ``problem``."""
+    """label -> (error [R, C] bool, pulls made [R] int) on ``problem``.
+
+    Replication ``r`` uses ``fold_in(key, r)`` for every algorithm; the runner
+    compiles once per (algorithm, variant, budget, permute) per process.
+    """
     _, params = jbandits.envs.gaussian(problem.means, problem.stds)
-    keys = jax.random.split(key, reps)
-    ftype = jnp.result_type(float)
+    params = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
     out = {}
     for algo in algos:
-        fn = _compiled(algo.name, algo.variant, budget, NUM_CHECKPOINTS, algo.permute)
-        hp = {k: jnp.asarray(v, ftype) for k, v in algo.hp.items()}
-        err, pulls = jax.device_get(fn(hp, params, keys))
-        out[algo.label] = (np.asarray(err) > 0.5, np.asarray(pulls))
+        static = (("budget", budget), ("name", algo.name), ("variant", algo.variant))
+        lanes = runner.Lanes(
+            hp={k: np.asarray([v]) for k, v in algo.hp.items()},
+            params=params,
+            instance=np.zeros(1, int),
+            budget=np.asarray([budget]),
+            keys=runner.key_data(key)[None],
+            num_reps=reps,
+        )
+        opts = runner.Options(budget, NUM_CHECKPOINTS, METRIC, algo.permute)
+        res = runner.execute(
+            runner.Source(_policy, static, ident=_policy, name=algo.label),
+            jbandits.envs.GAUSSIAN,
+            lanes,
+            opts,
+        )
+        out[algo.label] = (res["metric.error"][0] > 0.5, res["num_pulls"][0])
     return out
 
 

@@ -35,12 +35,11 @@ import numpy as np
 
 import jbandits
 from experiments import _core
-from jbandits import engine, problems
+from jbandits import problems, runner
 from jbandits.types import Policy
 
 FULL_REPS = 100
 QUICK_REPS = 10
-BATCH = 50  # replications per compiled call (bounded memory, progress lines)
 CHECKPOINTS = {1: 60, 2: 60, 4: 60}  # regret-curve read-outs (full size)
 QUICK_HORIZON = {1: 3000, 2: 5000, 4: 5000}
 QUICK_ARMS_EXPT3 = (20, 30)
@@ -202,7 +201,7 @@ def run_curves(number: int, cfg: _core.Config) -> tuple[dict, dict]:
             num_reps=reps,
             num_checkpoints=checkpoints,
             metric=metric,
-            batch_size=min(reps, BATCH),
+            permute=False,
         )
         wall, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
         results[algo.label] = _summarise(algo, res, problem, wall, cpu)
@@ -234,31 +233,34 @@ def _summarise(algo: Algo, res, problem, wall: float, cpu: float) -> dict:
 
 
 # ------------------------------------------------------------------ Experiment 3 (sweep K)
-_COMPILED: dict = {}
+def run_padded(algo: Algo, bandit, params, keys, budgets, horizon: int, reps: int):
+    """``algo`` on a stack of padded instances ``params [N, K_max]`` (one program).
 
-
-def _padded_runner(algo: Algo, bandit, horizon: int):
-    """jit(vmap over instances (params, keys, budget) of vmap over replications)."""
-    key = (algo.name, tuple(sorted(algo.kwargs.items())), bandit.name, horizon)
-    if key in _COMPILED:
-        return _COMPILED[key]
-    metric = elimination_metric if algo.name == "eucbv" else None
-
-    def one(params, rep_key, budget):
-        policy = make_policy(algo, params.arm_mask.shape[-1], budget)
-        return engine.run(
-            policy,
-            bandit,
-            params,
-            rep_key,
-            budget=budget,
-            horizon=horizon,
-            metric=metric,
-        )
-
-    fn = jax.jit(jax.vmap(jax.vmap(one, in_axes=(None, 0, None)), in_axes=(0, 0, 0)))
-    _COMPILED[key] = fn
-    return fn
+    Instance ``n`` runs ``budgets[n]`` pulls (its T, also the policy's traced
+    horizon) with replication keys ``fold_in(keys[n], r)``; results ``[N, R, ...]``.
+    """
+    lanes = runner.Lanes(
+        hp={"horizon": np.asarray(budgets)},
+        params=params,
+        instance=np.arange(len(budgets)),
+        budget=np.asarray(budgets),
+        keys=runner.key_data(keys),
+        num_reps=reps,
+    )
+    opts = runner.Options(
+        horizon=horizon,
+        metric=elimination_metric if algo.name == "eucbv" else None,
+        permute=False,
+    )
+    k_max = params.arm_mask.shape[-1]
+    res = runner.execute(
+        lambda horizon: make_policy(algo, k_max, horizon),
+        bandit,
+        lanes,
+        opts,
+        label=algo.label,
+    )
+    return runner.to_result(res, (len(budgets), reps))
 
 
 def run_expt3(cfg: _core.Config) -> tuple[dict, dict]:
@@ -278,7 +280,6 @@ def run_expt3(cfg: _core.Config) -> tuple[dict, dict]:
     probs = {k: problems.eucbv_experiment(3, k) for k in arms_list}
     horizons = {k: max(int(round(p.horizon * scale)), 4 * k) for k, p in probs.items()}
     key = jax.random.key(cfg.seed * 1000 + 3)
-    inst_keys = {k: jax.random.split(jax.random.fold_in(key, k), reps) for k in probs}
     buckets = [tuple(k for k in b if k in probs) for b in EXPT3_BUCKETS]
     buckets = [b for b in buckets if b]
     covered = {k for b in buckets for k in b}
@@ -299,7 +300,7 @@ def run_expt3(cfg: _core.Config) -> tuple[dict, dict]:
                     budget=horizons[k],
                     num_reps=reps,
                     metric=elimination_metric if algo.name == "eucbv" else None,
-                    batch_size=min(reps, BATCH),
+                    permute=False,
                 )
                 final[k] = _final(res, p)
         else:
@@ -309,17 +310,14 @@ def run_expt3(cfg: _core.Config) -> tuple[dict, dict]:
                 ]
                 bandit = _bandit(probs[bucket[0]])[0]
                 params = jbandits.envs.stack_instances(insts)
-                budgets = jnp.asarray([horizons[k] for k in bucket], jnp.int32)
-                fn = _padded_runner(algo, bandit, max(horizons[k] for k in bucket))
-                keys = jnp.stack([inst_keys[k] for k in bucket])  # [N, R]
-                parts = []
-                for start in range(0, reps, BATCH):
-                    stop = min(start + BATCH, reps)
-                    parts.append(
-                        jax.device_get(fn(params, keys[:, start:stop], budgets))
-                    )
-                res = jax.tree_util.tree_map(
-                    lambda *xs: np.concatenate(xs, axis=1), *parts
+                res = run_padded(
+                    algo,
+                    bandit,
+                    params,
+                    jnp.stack([jax.random.fold_in(key, k) for k in bucket]),
+                    [horizons[k] for k in bucket],
+                    max(horizons[k] for k in bucket),
+                    reps,
                 )
                 for i, k in enumerate(bucket):
                     final[k] = _final(

@@ -6,9 +6,9 @@
 
 The paper perturbs the instance and (MovieLens) re-selects the movies in every run, so
 each replication is a fresh instance. Every budget-dependent algorithm runs once per
-budget through one compiled function (stacked schedules and per-instance oracle
-parameters as traced inputs, :func:`experiments._bai.run_grid`); every algorithm sees
-the same instance keys (common random numbers), so comparisons are paired.
+budget through one compiled program of the one runner (stacked schedules and
+per-instance oracle parameters as traced inputs, :func:`experiments._bai.grid_lanes`);
+every algorithm sees the same instance keys (common random numbers): paired.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 
 import jbandits
 from experiments import _bai, _core
-from jbandits import metrics, problems, schedules
+from jbandits import metrics, problems, runner, schedules
 from jbandits.policies.identification import halving_schedule, sr_schedule
 from jbandits.policies.identification.gape import gape_oracle_params
 from jbandits.policies.identification.gape_v import gape_v_oracle_params
@@ -35,7 +35,6 @@ FIG3_ARMS = (32, 36, 40, 44, 48, 52, 56, 60, 64)
 QUICK_ARMS = (32, 48, 64)
 ML_BUDGETS = (1000, 2000, 3000, 4000, 6000, 8000)
 FULL_REPS, QUICK_REPS = 5000, 300
-CHUNK = 1000
 ORDER = ("Unif", "SH", "GapE", "GapE-V", "VBR*", "SHVar", "SHAdaVar")
 DELTA, GAMMA = 0.05, 1.96
 
@@ -116,22 +115,14 @@ def algorithms(num_arms, budgets, num_real, means, stds, mask, which=ORDER):
 
 def run_all(algos, bandit, params, key, budgets, horizon, shared=()) -> dict:
     """label -> error [P, N] (one compilation per algorithm)."""
+    opts = runner.Options(
+        horizon=horizon, metric=metrics.identification(), permute=False
+    )
     errors = {}
     for label, (make, hp) in algos.items():
-        res = _bai.run_grid(
-            make,
-            bandit,
-            params,
-            key,
-            hp=hp,
-            budgets=budgets,
-            horizon=horizon,
-            metric=metrics.identification(),
-            chunk=CHUNK,
-            shared=shared,
-            label=label,
-        )
-        errors[label] = res["error"]
+        lanes = _bai.grid_lanes(params, key, hp=hp, budgets=budgets, shared=shared)
+        res = runner.execute(make, bandit, lanes, opts, label=label)
+        errors[label] = _bai.per_point(res["metric.error"][:, :, -1], len(budgets))
     return errors
 
 
@@ -515,14 +506,13 @@ def run_movielens(cfg: _core.Config, k: int, fig: int) -> _core.Outcome:
         np.asarray(getattr(params_pn, f)) for f in ("means", "stds", "arm_mask")
     )
     algos = algorithms(k, budgets, [k] * P, means, stds, mask, which)
+    # Workaround: the runner lane-shards Lanes.shared fields too (943 users on 2
+    # devices fail): close the sampler over the matrix, params hold a placeholder.
+    matrix, sample = jax.numpy.asarray(params.matrix), bandit.sample
+    bandit = bandit._replace(sample=lambda p, *a: sample(p._replace(matrix=matrix), *a))
+    params_pn = params_pn._replace(matrix=np.zeros((P, reps, 1), np.float32))
     err = run_all(
-        algos,
-        bandit,
-        params_pn,
-        jax.random.key(cfg.seed),
-        budgets,
-        int(budgets.max()),
-        shared=("matrix",),
+        algos, bandit, params_pn, jax.random.key(cfg.seed), budgets, int(budgets.max())
     )
     panel, table = _panel_and_table(
         err, budgets, "n", f"MovieLens ({data.name}), K={k}, {reps} runs"

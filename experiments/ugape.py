@@ -17,7 +17,7 @@ import numpy as np
 
 import jbandits
 from experiments import _bai, _core
-from jbandits import metrics, schedules, truth
+from jbandits import metrics, runner, schedules, truth
 from jbandits.policies.identification.ucb_e import ucb_e_oracle_a
 from jbandits.policies.identification.ugape import ugapeb_oracle_a
 
@@ -86,19 +86,13 @@ def run_budget(cfg: _core.Config) -> _core.Outcome:
                 {"a": pn(a_ucb)},
             )
         errors = {}
+        opts = runner.Options(horizon=int(budgets.max()), permute=False)
         for label, (make, hp) in algos.items():
-            res = _bai.run_grid(
-                make,
-                bandit,
-                params,
-                key,
-                hp=hp,
-                budgets=budgets,
-                horizon=int(budgets.max()),
-                metric=None,
-                label=f"{label} m={m} eps={eps}",
+            lanes = _bai.grid_lanes(params, key, hp=hp, budgets=budgets)
+            res = runner.execute(
+                make, bandit, lanes, opts, label=f"{label} m={m} eps={eps}"
             )
-            r = _r_omega(np.asarray(res["output"]), MEANS, m)
+            r = _r_omega(_bai.per_point(res["output"], P), MEANS, m)
             errors[label] = (r > eps + 1e-12).astype(float)  # [P, N]
             arrays[f"m{m}_eps{eps}/{label}"] = errors[label]
         panels.append(
@@ -157,22 +151,25 @@ def run_confidence(cfg: _core.Config) -> _core.Outcome:
     pn = lambda tree: _bai.broadcast_pn(tree, P, reps)  # noqa: E731
     panels, table, claims, arrays = [], [], [], {}
     for m in cfg.extra.get("ms", (1, 3)):
-        res = _bai.run_grid(
+        res = runner.execute(
             lambda delta, m=m: jbandits.make(
                 "ugapec", num_arms=k, m=m, epsilon=CONF_EPS, delta=delta
             ),
             bandit,
-            params,
-            jax.random.key(cfg.seed),
-            hp={"delta": pn(deltas)},
-            budgets=np.full(P, horizon),
-            horizon=horizon,
-            metric=None,
+            _bai.grid_lanes(
+                params,
+                jax.random.key(cfg.seed),
+                hp={"delta": pn(deltas)},
+                budgets=np.full(P, horizon),
+            ),
+            runner.Options(horizon=horizon, permute=False),
             label=f"UGapEc m={m}",
         )
-        pulls = np.asarray(res["num_pulls"], float)  # [P, N]
+        pulls = _bai.per_point(res["num_pulls"], P).astype(float)  # [P, N]
         stopped = pulls < horizon
-        err = _r_omega(np.asarray(res["output"]), CONF_MEANS, m) > CONF_EPS + 1e-12
+        err = (
+            _r_omega(_bai.per_point(res["output"], P), CONF_MEANS, m) > CONF_EPS + 1e-12
+        )
         h = truth.h_epsilon(CONF_MEANS, m, CONF_EPS)
         arrays[f"m{m}/pulls"], arrays[f"m{m}/error"] = pulls, err
         panels.append(

@@ -100,11 +100,17 @@ def test_expt3_padding_keeps_reward_stacks(fast_compile):
     key = jax.random.fold_in(jax.random.key(0), 20)
     budget = 150
     direct = jbandits.simulate(
-        ex.make_policy(algo, 20, budget), bandit, params, key, budget=budget, num_reps=3
+        ex.make_policy(algo, 20, budget),
+        bandit,
+        params,
+        key,
+        budget=budget,
+        num_reps=3,
+        permute=False,
     )
     padded = jbandits.envs.stack_instances([jbandits.envs.pad_arms(params, 100)])
-    fn = ex._padded_runner(algo, bandit, 200)  # longer scan: steps past T are no-ops
-    res = fn(padded, jax.random.split(key, 3)[None], jnp.asarray([budget], jnp.int32))
+    # longer horizon: steps past T are no-ops
+    res = ex.run_padded(algo, bandit, padded, key[None], [budget], 200, 3)
     np.testing.assert_array_equal(
         np.asarray(res.regret[0, :, -1]), direct.regret[:, -1]
     )
