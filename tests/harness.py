@@ -44,17 +44,22 @@ class Compact(NamedTuple):
     extra: dict
 
 
+# jitted only to avoid per-primitive dispatch (references ask for a key every pull)
+_split_key = jax.jit(split_key)
+_step_key = jax.jit(step_key)
+
+
 class Draws:
     """The keys the engine gives the policy, for randomised references."""
 
     def __init__(self, key, real: np.ndarray, k_max: int):
-        self._init, self._steps, _, _ = split_key(key)
+        self._init, self._steps, _, _ = _split_key(key)
         self.real = real
         self.k_max = k_max
 
     def key_for_pull(self, t: int):
         """Key with which the policy chose pull number ``t`` (0-based)."""
-        return self._init if t == 0 else step_key(self._steps, t - 1)
+        return self._init if t == 0 else _step_key(self._steps, t - 1)
 
     def per_arm(self, values) -> np.ndarray:
         """Restrict a ``[k_max]`` draw (made in padded numbering) to the real arms."""
@@ -141,7 +146,13 @@ def run_jax(
         )
         return res.arms, res.output
 
-    arms, out = jax.jit(jax.vmap(one))(hps, tables, masks, budgets, keys)
+    # one compilation per case; it executes in milliseconds, so skip LLVM's
+    # optimisation (half the compile time; no result changes: XLA:CPU never uses
+    # fast-math and conftest.py rules out FMA)
+    fast = {"xla_backend_optimization_level": 0}
+    arms, out = jax.jit(jax.vmap(one), compiler_options=fast)(
+        hps, tables, masks, budgets, keys
+    )
     return np.asarray(arms), np.asarray(out)
 
 

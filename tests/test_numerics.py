@@ -190,6 +190,20 @@ def _expt1_grid():
     return np.array(rows).T
 
 
+# one compiled call, reused (jitting a 12-call Python loop compiles 12 copies, and
+# eager mode dispatches every primitive of the continued fraction separately)
+_NEWTON = jax.jit(
+    numerics.beta_quantile_newton,
+    static_argnames=("num_newton", "grid_bits", "num_terms"),
+)
+
+
+@jax.jit
+def _sf_at(a, b, x):
+    """``beta_sf`` with 24 terms at ``x`` (its log-norm computed alongside)."""
+    return numerics.beta_sf(a, b, x, numerics.beta_log_norm(a, b), 24)
+
+
 def test_log1pmx_and_stirling_error_float32():
     e = np.array(
         [-1.0, -0.9, -0.25, -0.1, -1e-3, -1e-7, 0.0, 1e-6, 0.01, 0.25, 0.3, 5.0]
@@ -218,9 +232,7 @@ def test_beta_sf_float32_is_accurate_at_large_counts():
     keep = x < 1.0  # roots closer to 1 than float32 resolves
     a, b, x = a[keep], b[keep], x[keep]
     a32, b32 = jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)
-    log_tail, ratio = numerics.beta_sf(
-        a32, b32, jnp.asarray(x, jnp.float32), numerics.beta_log_norm(a32, b32), 24
-    )
+    log_tail, ratio = _sf_at(a32, b32, jnp.asarray(x, jnp.float32))
     ref = stats.beta.sf(x, a, b)
     rel = np.abs(np.exp(np.asarray(log_tail, np.float64)) / ref - 1)
     mills = ref / stats.beta.pdf(x, a, b)
@@ -234,14 +246,14 @@ def test_beta_sf_float32_is_accurate_at_large_counts():
 def _cold_newton(a, b, alpha, calls, **kw):
     warm = (jnp.zeros_like(a), jnp.zeros_like(a), jnp.full_like(a, jnp.inf))
     for _ in range(calls):
-        q, warm = numerics.beta_quantile_newton(a, b, alpha, *warm, **kw)
+        q, warm = _NEWTON(a, b, alpha, *warm, **kw)
     return q
 
 
 def test_beta_quantile_newton_float32_vs_scipy_expt1_range():
     a, b, alpha = _expt1_grid()
     f32 = [jnp.asarray(v, jnp.float32) for v in (a, b, alpha)]
-    q = jax.jit(lambda *v: _cold_newton(*v, calls=12))(*f32)
+    q = _cold_newton(*f32, calls=12)
     assert q.dtype == jnp.float32
     err = np.abs(np.asarray(q, np.float64) - stats.beta.isf(alpha, a, b))
     # half a 2^-20 cell (4.8e-7) plus float32 rounding; the spec allows 5e-6
@@ -274,9 +286,7 @@ def test_beta_quantile_newton_warm_start_tracks_a_decreasing_level():
         if t % 3 == 0:  # alternately a failure and a success
             a, b = (a + 1.0, b) if t % 6 == 0 else (a, b + 1.0)
             a32, b32 = jnp.float32(a), jnp.float32(b)
-            sf = numerics.beta_sf(
-                a32, b32, warm[0], numerics.beta_log_norm(a32, b32), 24
-            )
+            sf = _sf_at(a32, b32, warm[0])
             _, warm = step(a32, b32, alpha, warm[0], *sf, num_newton=3)
         q, warm = step(jnp.float32(a), jnp.float32(b), alpha, *warm)
         err = abs(float(q) - stats.beta.isf(1.0 / t, a, b))

@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import pytest
 
 import jbandits
 from jbandits import tune
@@ -21,6 +22,7 @@ def test_es_gradient_of_a_quadratic_is_unbiased():
     assert np.all(np.abs(grads.mean(0) - exact) <= 5 * se + 1e-6)
 
 
+@pytest.mark.slow  # statistical / full size: run by `pytest -m slow`
 def test_tuning_apt_epsilon_reduces_error():
     """Start APT at a poor eps = 0.5 on a two-group instance; ES + adam lowers the loss."""
     means = np.r_[np.full(3, 0.45), np.full(3, 0.55)]

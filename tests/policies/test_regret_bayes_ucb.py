@@ -126,6 +126,7 @@ def test_padded_arms_never_pulled(posterior):
     assert jbandits.make("bayes_ucb", num_arms=3).setting == "regret"
 
 
+@pytest.mark.slow  # statistical / full size: run by `pytest -m slow`
 def test_beta_index_tracks_scipy_along_a_run():
     # the warm-started quantile (numerics.beta_quantile_newton) stays within 5e-6 of
     # scipy's beta.isf at every decision of a float32 run (spec §8 item 5's tolerance)

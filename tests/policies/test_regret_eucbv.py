@@ -154,6 +154,7 @@ def _elimination_runs(elim_count, num_reps=200, horizon=10_000):
     return jax.device_get(jax.jit(jax.vmap(one))(keys))
 
 
+@pytest.mark.slow  # statistical / full size: run by `pytest -m slow`
 def test_round_eliminates_the_worse_arm():
     active, counts, when = _elimination_runs("round")
     assert (~active[:, 0]).all() and active[:, 1].all()  # spec: 200/200 runs
@@ -161,6 +162,7 @@ def test_round_eliminates_the_worse_arm():
     assert (counts[:, 0] < 1000).all()
 
 
+@pytest.mark.slow  # statistical / full size: run by `pytest -m slow`
 def test_pulls_keeps_the_worse_arm_rarely_pulled():
     active, counts, _ = _elimination_runs("pulls")
     assert active[:, 1].all()

@@ -35,6 +35,7 @@ def test_sample_size_oracles(x64):
         assert _rounds(0.1, 0.1, 1, square=False) == [328]  # authors' form (spec A6)
 
 
+@pytest.mark.slow  # statistical / full size: run by `pytest -m slow`
 def test_expt2_is_round_robin():
     """Spec §8 item 3 (scaled down): n_1 = 26 204 > T / K, so ME is round robin and
     every arm gets exactly T / K pulls; the pseudo-regret is T * mean(gap)."""
