@@ -527,8 +527,19 @@ def execute(
             report.chunks_skipped += 1
         elif _process_share(chunk, num_chunks):
             args = gather(lane_ids)
-            if sharding is not None:
-                args = jax.device_put(args, sharding)
+            if sharding is not None:  # lane axis split; shared fields replicated
+                replicated = jax.sharding.NamedSharding(
+                    sharding.mesh, jax.sharding.PartitionSpec()
+                )
+                p_shard = args[1]._replace(
+                    **{
+                        f: (replicated if f in shared else sharding)
+                        for f in args[1]._fields
+                    }
+                )
+                args = jax.device_put(
+                    args, (sharding, p_shard, sharding, sharding, sharding, sharding)
+                )
             res = jax.device_get(fn(*args))
             part = _host(res, stop - start)
             used = np.asarray(res.segments)  # [size, C]
