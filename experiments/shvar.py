@@ -506,13 +506,14 @@ def run_movielens(cfg: _core.Config, k: int, fig: int) -> _core.Outcome:
         np.asarray(getattr(params_pn, f)) for f in ("means", "stds", "arm_mask")
     )
     algos = algorithms(k, budgets, [k] * P, means, stds, mask, which)
-    # Workaround: the runner lane-shards Lanes.shared fields too (943 users on 2
-    # devices fail): close the sampler over the matrix, params hold a placeholder.
-    matrix, sample = jax.numpy.asarray(params.matrix), bandit.sample
-    bandit = bandit._replace(sample=lambda p, *a: sample(p._replace(matrix=matrix), *a))
-    params_pn = params_pn._replace(matrix=np.zeros((P, reps, 1), np.float32))
     err = run_all(
-        algos, bandit, params_pn, jax.random.key(cfg.seed), budgets, int(budgets.max())
+        algos,
+        bandit,
+        params_pn,
+        jax.random.key(cfg.seed),
+        budgets,
+        int(budgets.max()),
+        shared=("matrix",),
     )
     panel, table = _panel_and_table(
         err, budgets, "n", f"MovieLens ({data.name}), K={k}, {reps} runs"
