@@ -311,7 +311,10 @@ def lane_bytes(fn, hp, params, kdata, rep, budget, horizon) -> int:
         ) from err
     n = int(budget.shape[0])
     out = _nbytes(abstract) // n
-    inputs = _nbytes((hp, kdata, rep, budget, horizon, params)) // n
+    lane_leaves = [  # shared (unbatched) fields are one copy per chunk, not per lane
+        x for x in jax.tree_util.tree_leaves(params) if np.ndim(x) and x.shape[0] == n
+    ]
+    inputs = _nbytes((hp, kdata, rep, budget, horizon, lane_leaves)) // n
     return 8 * (out + inputs) + 1024
 
 
