@@ -46,7 +46,6 @@ from jbandits.types import Bandit, Key, Policy
 
 CACHE_SIZE = 32  # compiled programs kept (least recently used dropped first)
 _CACHE: collections.OrderedDict = collections.OrderedDict()
-STATS = {"programs_built": 0, "traces": 0}  # counters for tests and benchmarks
 
 
 # --------------------------------------------------------------------------- policies
@@ -204,7 +203,6 @@ def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold:
     static = dict(source.static)
 
     def lane(hp, params, kdata, rep, budget, horizon):
-        STATS["traces"] += 1
         k = jax.random.wrap_key_data(kdata)
         if fold:
             k = jax.random.fold_in(k, rep)
@@ -232,7 +230,6 @@ def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold:
 
     lanes.__name__ = "jbandits_lanes"
     fn = jax.jit(lanes)
-    STATS["programs_built"] += 1
     _CACHE[key] = fn
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -417,7 +414,7 @@ def _sharding(num_devices: int):
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("lanes"))
 
 
-def _process_share(chunk: int, num_chunks: int) -> bool:
+def _process_share(chunk: int) -> bool:
     return chunk % jax.process_count() == jax.process_index()
 
 
@@ -528,7 +525,7 @@ def execute(
         if store is not None and store.has(group, chunk):
             part = store.read(group, chunk)
             report.chunks_skipped += 1
-        elif _process_share(chunk, num_chunks):
+        elif _process_share(chunk):
             args = gather(lane_ids)
             if sharding is not None:  # lane axis split; shared fields replicated
                 replicated = jax.sharding.NamedSharding(
@@ -560,7 +557,7 @@ def execute(
     if store is not None and jax.process_count() > 1:
         store.wait(group, num_chunks)
         for chunk in range(num_chunks):
-            if not _process_share(chunk, num_chunks):
+            if not _process_share(chunk):
                 start, stop = chunk * size, min(total, (chunk + 1) * size)
                 ids = np.arange(start, stop)
                 _scatter(
@@ -669,11 +666,3 @@ def to_result(flat: dict, lead: tuple) -> RunResult:
         state=state_tree,
         perm=shape(flat["perm"]) if "perm" in flat else None,
     )
-
-
-def environ_devices() -> None:  # pragma: no cover - CLI helper
-    """Expose every CPU core as a JAX host device (call before JAX starts)."""
-    if "XLA_FLAGS" not in os.environ:
-        os.environ["XLA_FLAGS"] = (
-            f"--xla_force_host_platform_device_count={os.cpu_count()}"
-        )
