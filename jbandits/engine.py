@@ -48,6 +48,7 @@ class RunResult(NamedTuple):
     )
     perm: Any = None  # [K] policy arm a is bandit arm perm[a] (if return_state)
     segments: Any = None  # [C] int32 segments of the inner loop this lane needed
+    diagnostics: Any = None  # {name: [C, ...]} policy.diagnostics at each checkpoint
 
 
 def split_key(key: Key) -> tuple[Key, Key, Key, Key]:
@@ -65,6 +66,28 @@ def _to_bandit_numbering(out: Array, perm: Array) -> Array:
     if out.ndim == 0:
         return jnp.where(out >= 0, perm[jnp.maximum(out, 0)], out).astype(out.dtype)
     return jnp.zeros_like(out).at[perm].set(out)
+
+
+def _read_diagnostics(policy: Policy, state: Any, perm: Array) -> dict:
+    """``policy.diagnostics(state)`` with per-arm (last-axis) values in bandit order."""
+    if policy.diagnostics is None:
+        raise ValueError(
+            "diagnostics=True but this policy has no diagnostics channel "
+            "(Policy.diagnostics is None)"
+        )
+    out = {}
+    for name, value in dict(policy.diagnostics(state)).items():
+        value = jnp.asarray(value)
+        if value.ndim == 0:
+            out[name] = value
+        elif value.shape[-1] == perm.shape[0]:
+            out[name] = jnp.zeros_like(value).at[..., perm].set(value)
+        else:
+            raise ValueError(
+                f"diagnostic {name!r} has shape {value.shape}: it must be a scalar "
+                f"or have the {perm.shape[0]} arms on its last axis"
+            )
+    return out
 
 
 SEGMENT = 32  # steps per inner segment when the horizon is traced
@@ -119,6 +142,7 @@ def run(
     return_state: bool = False,
     segment: int | None = None,
     axis_name: str | None = None,
+    diagnostics: bool = False,
 ) -> RunResult:
     """One replication of ``policy`` on one instance; pure and jittable.
 
@@ -147,6 +171,8 @@ def run(
         diagnostics such as EUCBV's active set).
       segment: static steps per inner segment (default :func:`default_segment`); only
         the granularity at which a finished batch stops, never the result.
+      diagnostics: also read ``policy.diagnostics`` at every checkpoint
+        (``RunResult.diagnostics``: ``{name: [C, ...]}``, bandit numbering).
       axis_name: the name of an enclosing ``vmap`` axis over replications. The inner
         loop then continues while any lane of that axis is live (one predicate for
         the batch, reduced with ``psum``) instead of per lane, which spares XLA a
@@ -156,7 +182,8 @@ def run(
       A :class:`RunResult`.
 
     Raises:
-      ValueError: ``horizon``, ``num_checkpoints`` or ``segment`` not a positive int.
+      ValueError: ``horizon``, ``num_checkpoints`` or ``segment`` not a positive int;
+        ``diagnostics=True`` for a policy without a diagnostics channel.
     """
     num_checkpoints = _validate.static_int(
         "num_checkpoints", num_checkpoints, minimum=1
@@ -228,7 +255,8 @@ def run(
             )
         out = _to_bandit_numbering(policy.output(carry[0]), perm)
         values = metric(out, means, mask) if metric is not None else {}
-        return carry, (values, carry[3], carry[4], arms, used)
+        diag = _read_diagnostics(policy, carry[0], perm) if diagnostics else None
+        return carry, (values, carry[3], carry[4], arms, used, diag)
 
     state0 = policy.init(key_init, mask[perm])
     carry0 = (
@@ -238,7 +266,7 @@ def run(
         jnp.zeros((), ftype),
         jnp.zeros((), ftype),
     )
-    carry, (values, regret, total, arms, used) = jax.lax.scan(
+    carry, (values, regret, total, arms, used, diag) = jax.lax.scan(
         block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
     )
     state, counts = carry[0], carry[1]
@@ -256,4 +284,5 @@ def run(
         state=state if return_state else None,
         perm=perm if return_state else None,
         segments=used,
+        diagnostics=diag,
     )

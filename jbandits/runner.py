@@ -178,6 +178,7 @@ class Options:
     record_arms: bool = False
     return_state: bool = False
     segment: int | None = None
+    diagnostics: bool = False
 
 
 def _axes(params, shared):
@@ -221,6 +222,7 @@ def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold:
             return_state=opts.return_state,
             segment=opts.segment,
             axis_name="lanes",
+            diagnostics=opts.diagnostics,
         )
 
     def lanes(hp, params, kdata, rep, budget, horizon):
@@ -616,9 +618,10 @@ def _host(res: RunResult, n: int) -> dict:
     for name, value in res._asdict().items():
         if value is None or name == "segments":
             continue
-        if name == "metrics":
+        if name in ("metrics", "diagnostics"):
+            prefix = "metric" if name == "metrics" else "diag"
             for m, v in value.items():
-                flat[f"metric.{m}"] = np.asarray(v)[:n]
+                flat[f"{prefix}.{m}"] = np.asarray(v)[:n]
         elif name == "state":
             leaves, treedef = jax.tree_util.tree_flatten(value)
             for i, leaf in enumerate(leaves):
@@ -653,6 +656,7 @@ def to_result(flat: dict, lead: tuple) -> RunResult:
         )
 
     metrics = {k[7:]: shape(v) for k, v in flat.items() if k.startswith("metric.")}
+    diag = {k[5:]: shape(v) for k, v in flat.items() if k.startswith("diag.")}
     return RunResult(
         times=shape(flat["times"]),
         metrics=metrics,
@@ -665,4 +669,5 @@ def to_result(flat: dict, lead: tuple) -> RunResult:
         arms=shape(flat["arms"]) if "arms" in flat else None,
         state=state_tree,
         perm=shape(flat["perm"]) if "perm" in flat else None,
+        diagnostics=diag or None,
     )

@@ -181,6 +181,7 @@ def simulate(
     memory_budget: int | None = None,
     progress: bool | None = None,
     return_state: bool = False,
+    diagnostics: bool = False,
     store=None,
     report: runner.Report | None = None,
 ) -> RunResult:
@@ -206,6 +207,9 @@ def simulate(
       memory_budget: bytes a chunk may use (default 40% of free device memory).
       progress: True: progress bar at once; None: after 2 s; False: never.
       return_state: also return the final policy states (``res.state``).
+      diagnostics: also read the policy's diagnostics channel at every checkpoint
+        (``res.diagnostics``: ``{name: [R, C, ...]}``; see
+        :class:`jbandits.types.Policy`).
       store: optional :class:`jbandits.store.Store` (resumable chunks).
       report: optional :class:`jbandits.runner.Report` filled with what ran.
 
@@ -251,7 +255,8 @@ def simulate(
         params=params,
         key=key,
         budget=budgets,
-        run=(num_reps, horizon, num_checkpoints, repr(metric), permute, record_arms),
+        run=(num_reps, horizon, num_checkpoints, repr(metric), permute, record_arms)
+        + ((True,) if diagnostics else ()),
     )
     if batched:
         keys = runner.instance_keys(key, num_inst)
@@ -275,6 +280,7 @@ def simulate(
         permute=permute,
         record_arms=record_arms,
         return_state=return_state,
+        diagnostics=diagnostics,
     )
     flat = runner.execute(
         policy,
@@ -329,6 +335,7 @@ def sweep(
     batch_size: int | None = None,
     memory_budget: int | None = None,
     progress: bool | None = None,
+    diagnostics: bool = False,
     store=None,
     report: runner.Report | None = None,
 ) -> RunResult:
@@ -347,8 +354,8 @@ def sweep(
       num_reps: replications per (point, instance).
       horizon: checkpoint spacing (>= every budget); traced.
       budget: the budget when ``grid`` has none.
-      num_checkpoints, metric, permute, batch_size, memory_budget, progress, store,
-        report: as in :func:`simulate`.
+      num_checkpoints, metric, permute, batch_size, memory_budget, progress,
+        diagnostics, store, report: as in :func:`simulate`.
 
     Returns:
       RunResult with leaves ``[P, N, R, ...]`` (``[P, R, ...]`` for one instance).
@@ -407,7 +414,8 @@ def sweep(
         params=params,
         key=key,
         budget=cell_budget,
-        run=(num_reps, horizon, num_checkpoints, repr(metric), permute),
+        run=(num_reps, horizon, num_checkpoints, repr(metric), permute)
+        + ((True,) if diagnostics else ()),
     )
     lanes = runner.Lanes(
         hp=hp,
@@ -419,7 +427,10 @@ def sweep(
         horizon=np.full(cell_budget.shape, horizon),
     )
     opts = runner.Options(
-        num_checkpoints=num_checkpoints, metric=metric, permute=permute
+        num_checkpoints=num_checkpoints,
+        metric=metric,
+        permute=permute,
+        diagnostics=diagnostics,
     )
     flat = runner.execute(
         make_policy,

@@ -42,6 +42,13 @@ class Policy(NamedTuple):
     the batched runner can rebuild it inside ``jit`` with its numbers traced and cache
     one compilation per program rather than per closure; hand-built policies leave it
     None.
+
+    ``diagnostics`` (optional) is the policy's read-only info channel, in the spirit of
+    blackjax's ``info``: ``diagnostics(state) -> {name: array}`` with every array either
+    a scalar or indexed by arm on its last axis (policy numbering). The engine reads it
+    at each checkpoint when asked (``diagnostics=True``) and returns it in bandit
+    numbering as ``RunResult.diagnostics`` (e.g. EUCBV's active set), so nothing has to
+    rebuild a policy to look inside it.
     """
 
     init: Callable[[Key, Array], State]
@@ -49,6 +56,7 @@ class Policy(NamedTuple):
     output: Callable[[State], Array]
     setting: str
     spec: Any = None
+    diagnostics: Callable[[State], dict] | None = None
 
 
 class PolicySpec(NamedTuple):

@@ -1,13 +1,30 @@
-"""ES gradient estimator: exact on smooth functions, and it tunes a real policy."""
+"""The tuner: estimators, search spaces, compile-once runs, errors, NaN handling."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from compile_log import count_compiles
 
 import jbandits
 from jbandits import tune
+from jbandits.tune import Box, Logit, LogSpace
+
+MEANS = np.array([0.3, 0.45, 0.55, 0.7])
+BANDIT, PARAMS = jbandits.envs.bernoulli(MEANS)
+METRIC = jbandits.metrics.thresholding(0.5)
+# one small setting shared by the tests below, so that its program compiles once
+SMALL = dict(
+    space={"epsilon": LogSpace(0.01, 1.0)},
+    budget=40,
+    fixed={"threshold": 0.5},
+    loss="misclassified",
+    metric=METRIC,
+    num_reps=8,
+    simulations=80,
+    init_points=3,
+)
 
 
 def test_es_gradient_of_a_quadratic_is_unbiased():
@@ -22,22 +39,216 @@ def test_es_gradient_of_a_quadratic_is_unbiased():
     assert np.all(np.abs(grads.mean(0) - exact) <= 5 * se + 1e-6)
 
 
+def test_es_accepts_a_pytree_theta():
+    """A dict theta gives the same estimate as the flat vector [a, b0, b1]."""
+    loss = lambda th, key: (th["a"] - 1.0) ** 2 + jnp.sum((th["b"] + 2.0) ** 2)
+    flat_loss = lambda v, key: loss({"a": v[0], "b": v[1:]}, key)
+    theta = {"a": jnp.asarray(0.0), "b": jnp.zeros(2)}
+    key = jax.random.key(1)
+    value, grad = tune.es_value_and_grad(loss, theta, key, sigma=0.1, num_pairs=4)
+    value_f, grad_f = tune.es_value_and_grad(
+        flat_loss, jnp.zeros(3), key, sigma=0.1, num_pairs=4
+    )
+    assert set(grad) == {"a", "b"} and grad["b"].shape == (2,)
+    np.testing.assert_allclose(grad["a"], grad_f[0], rtol=1e-6)
+    np.testing.assert_allclose(grad["b"], grad_f[1:], rtol=1e-6)
+    assert float(value) == float(value_f) == pytest.approx(9.0)
+
+
+def test_legacy_loop_runs_and_rejects_nan_start():
+    loss = lambda th, key: jnp.sum((th - 1.0) ** 2)
+    theta, hist = tune.tune(
+        loss, jnp.zeros(2), optax.sgd(0.2), num_steps=15, key=jax.random.key(0)
+    )
+    assert hist[-1] < hist[0] and np.all(np.abs(np.asarray(theta) - 1.0) < 0.3)
+    with pytest.raises(ValueError, match="finite"):
+        tune.minimize(loss, jnp.array([jnp.nan, 0.0]), optax.sgd(0.1), num_steps=2,
+                      key=jax.random.key(0))
+
+
+def test_minimize_rejects_non_finite_steps():
+    loss = lambda th, key: jnp.where(th[0] > 0.5, jnp.nan, jnp.sum((th - 1.0) ** 2))
+    theta, hist = tune.minimize(
+        loss, jnp.zeros(1), optax.sgd(0.2), num_steps=10, key=jax.random.key(0)
+    )
+    assert np.all(np.isfinite(np.asarray(theta)))
+
+
+def test_spaces_round_trip_and_validate():
+    for p in (Box(-1.0, 3.0), LogSpace(0.01, 100.0), Logit(0.0, 1.0)):
+        x = np.array([p.lo + 0.3 * (p.hi - p.lo), p.lo + 0.9 * (p.hi - p.lo)])
+        np.testing.assert_allclose(p.from_z(p.to_z(x)), x, rtol=1e-9)
+        z = np.array([0.2, 0.7])
+        h = 1e-6
+        np.testing.assert_allclose(
+            p.dtheta_dz(z), (p.from_z(z + h) - p.from_z(z - h)) / (2 * h), rtol=1e-5
+        )
+    with pytest.raises(ValueError, match="lo < hi"):
+        Box(1.0, 1.0)
+    with pytest.raises(ValueError, match="lo must be > 0"):
+        LogSpace(0.0, 1.0)
+    with pytest.raises(ValueError, match="finite"):
+        Box(0.0, float("nan"))
+    with pytest.raises(ValueError, match="Box, LogSpace or Logit"):
+        tune.Space({"a": (0.0, 1.0)})
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(space={"alpah": LogSpace(0.1, 2.0)}), "no tunable parameter"),
+        (dict(start={"epsilon": float("nan")}), "finite"),
+        (dict(start={"epsilon": 5.0}), "outside its range"),
+        (dict(space={}), "non-empty dict"),
+        (dict(estimator="newton"), "estimator"),
+        (dict(loss="misclassifed"), "unknown loss"),
+        (dict(num_reps=1), "num_reps"),
+        (dict(sigma=0.7), "sigma"),
+    ],
+)
+def test_tune_errors_name_the_problem(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        tune.tune("apt", BANDIT, PARAMS, **{**SMALL, **kwargs})
+
+
+def test_tune_compiles_once_and_reports():
+    jbandits.runner.clear_cache()
+    with count_compiles() as first:
+        res = tune.tune("apt", BANDIT, PARAMS, **SMALL, evaluate=16, key=1)
+    assert first.count == 1  # grid, steps and evaluation share one program
+    assert res.simulations <= SMALL["simulations"]
+    assert 0.01 <= res.theta["epsilon"] <= 1.0
+    assert res.init[0].shape == (3, 1) and res.init[1].shape == (3,)
+    assert set(res.evaluation.rows) == {"tuned", "start", "grid"}
+    mean, lo, hi = res.evaluation.paired["tuned - start"]
+    assert lo <= mean <= hi
+    for step in res.path:
+        assert step.grad.shape == (1,) and step.grad_se.shape == (1,)
+    with count_compiles() as again:  # new starting points, new keys, new budgets
+        for i, eps in enumerate((0.02, 0.5)):
+            tune.tune("apt", BANDIT, PARAMS, **SMALL, start={"epsilon": eps}, key=i)
+        out = tune.tune_budgets(
+            "apt", BANDIT, PARAMS, budgets=[24, 40], **{
+                k: v for k, v in SMALL.items() if k != "budget"
+            }
+        )
+    assert again.count == 0
+    assert set(out) == {24, 40}
+
+
+def test_grid_tune_finds_the_minimum_of_its_own_estimates():
+    g = tune.grid_tune("apt", BANDIT, PARAMS, points=4, num_reps=8, chunk=16,
+                       **{k: SMALL[k] for k in ("space", "budget", "fixed", "loss",
+                                                "metric")})
+    assert g.loss.shape == (4,) and g.simulations == 32
+    assert g.theta["epsilon"] == pytest.approx(
+        float(g.thetas["epsilon"][np.argmin(g.loss)])
+    )
+
+
+def test_non_finite_estimates_are_rejected_and_theta_stays_finite():
+    nan_loss = lambda res: np.full(res.regret.shape[:2], np.nan)
+    res = tune.tune("apt", BANDIT, PARAMS, **{**SMALL, "loss": nan_loss},
+                    start={"epsilon": 0.1}, max_steps=3)
+    assert res.rejected == len(res.path) == 3
+    assert res.theta["epsilon"] == pytest.approx(0.1)
+
+
+def test_bayes_objective_over_a_prior_of_instances():
+    prior = lambda k: jbandits.envs.bernoulli(
+        jax.random.uniform(k, (4,), minval=0.1, maxval=0.9)
+    )[1]
+    obj = tune.Objective("apt", BANDIT, prior, budget=40, loss="misclassified",
+                         metric=METRIC, fixed={"threshold": 0.5})
+    inst = obj.instances(jax.random.key(0), 8)
+    assert inst.means.shape == (8, 4)
+    assert np.all((inst.means >= 0.1) & (inst.means <= 0.9))
+    per = obj.losses({"epsilon": np.array([0.05, 0.5])}, jax.random.key(0), 8,
+                     chunk=16)
+    assert per.shape == (2, 8) and np.all(np.isfinite(per))
+
+
+def test_env_constructors_accept_traced_means():
+    f = jax.jit(lambda m: jbandits.envs.bernoulli(m)[1].means)
+    np.testing.assert_array_equal(f(jnp.array([0.2, 0.6])), jnp.array([0.2, 0.6]))
+    g = jax.jit(lambda m, s: jbandits.envs.gaussian(m, s)[1].stds)
+    np.testing.assert_array_equal(g(jnp.array([0.2, 0.6]), 0.5), [0.5, 0.5])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        jbandits.envs.bernoulli([0.2, 1.5])  # concrete values are still checked
+
+
+def test_grad_through_a_trajectory_raises_and_points_to_the_tuner():
+    def final_loss(eps):
+        policy = jbandits.apt(4, threshold=0.5, epsilon=eps)
+        res = jbandits.run(policy, BANDIT, PARAMS, jax.random.key(0), budget=20,
+                           horizon=20, metric=METRIC)
+        return res.metrics["misclassified"][-1]
+
+    assert np.isfinite(float(final_loss(0.1)))  # the forward pass is untouched
+    for transform in (jax.grad, lambda f: jax.jit(jax.grad(f))):
+        with pytest.raises(tune.TrajectoryGradientError, match="jbandits.tune.tune"):
+            transform(final_loss)(0.1)
+
+    def regret_in_means(means):  # derivatives in the instance are not blocked
+        bandit, params = jbandits.envs.bernoulli(means)
+        policy = jbandits.apt(4, threshold=0.5, epsilon=0.1)
+        return jbandits.run(policy, bandit, params, jax.random.key(0), budget=20,
+                            horizon=20).regret[-1]
+
+    _, tangent = jax.jvp(regret_in_means, (jnp.asarray(MEANS),),
+                         (jnp.ones(4) / 4,))
+    assert np.isfinite(float(tangent))
+
+
+def test_softmax_relaxation_at_low_temperature_is_the_hard_policy():
+    bandit, params = jbandits.envs.gaussian(MEANS, 0.3)  # no exact ties
+    hard = jbandits.lsa(4, threshold=0.5, alpha=1.0)
+    soft = tune.relaxed_policy(4, name="lsa", temperature=1e-7, tuned=("alpha",),
+                               threshold=0.5, alpha=1.0)
+    run = lambda p, k: jbandits.run(p, bandit, params, k, budget=30, horizon=30,
+                                    record_arms=True).arms
+    keys = jax.random.split(jax.random.key(3), 4)
+    a = jax.vmap(lambda k: run(hard, k))(keys)
+    b = jax.vmap(lambda k: run(soft, k))(keys)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_pg_estimator_runs_and_rejects_non_index_policies():
+    res = tune.tune("apt", BANDIT, PARAMS, **SMALL, estimator="pg", temperature=0.5,
+                    start={"epsilon": 0.1}, max_steps=2)
+    assert len(res.path) == 2 and np.isfinite(res.path[0].grad).all()
+    with pytest.raises(ValueError, match="index policy"):
+        tune.tune("augucb", BANDIT, PARAMS, **{**SMALL, "space": {
+            "rho": Box(0.1, 1.0)}}, estimator="pg")
+
+
+@pytest.mark.slow  # statistical: the PG estimate matches finite differences
+def test_pg_gradient_matches_finite_differences_of_the_relaxed_loss():
+    space = tune.Space({"epsilon": Box(0.0, 1.0)})
+    obj = tune.Objective("apt", BANDIT, PARAMS, budget=30, loss="misclassified",
+                         metric=METRIC, fixed={"threshold": 0.5})
+    from jbandits.tuning.tuner import _relaxed_copy
+
+    pg = _relaxed_copy(obj, space, 0.3)
+    z = np.array([0.3])
+    g = tune.pg_gradient(pg, space, z, jax.random.key(0), num_reps=20000,
+                         chunk=20000)
+    h = 0.1
+    per = pg.losses({"epsilon": np.array([z[0] + h, z[0] - h])}, jax.random.key(1),
+                    20000, chunk=20000, return_state=True)
+    fd = (per[0] - per[1]) / (2 * h)
+    assert abs(g[2][0] - fd.mean()) < 3 * np.hypot(g[3][0], fd.std() / np.sqrt(20000))
+
+
 @pytest.mark.slow  # statistical / full size: run by `pytest -m slow`
 def test_tuning_apt_epsilon_reduces_error():
-    """Start APT at a poor eps = 0.5 on a two-group instance; ES + adam lowers the loss."""
+    """Start APT at a poor eps = 1.0 on a two-group instance; the tuner lowers it."""
     means = np.r_[np.full(3, 0.45), np.full(3, 0.55)]
     bandit, params = jbandits.envs.bernoulli(means)
-    metric = jbandits.metrics.thresholding(0.5)
-
-    def loss(log_eps, key):
-        policy = jbandits.apt(6, threshold=0.5, epsilon=jnp.exp(log_eps))
-        res = jax.vmap(
-            lambda k: jbandits.run(policy, bandit, params, k, budget=300, horizon=300,
-                                   metric=metric)
-        )(jax.random.split(key, 128))
-        return res.metrics["misclassified"][:, -1].mean()
-
-    theta, history = tune.tune(loss, jnp.log(2.0), optax.adam(0.3), num_steps=8,
-                               key=jax.random.key(1), sigma=0.3, num_pairs=4)
-    assert float(theta) < np.log(2.0)  # moved toward smaller eps
-    assert np.mean(history[-3:]) < history[0]
+    res = tune.tune("apt", bandit, params, space={"epsilon": LogSpace(0.001, 1.0)},
+                    budget=300, fixed={"threshold": 0.5}, loss="misclassified",
+                    metric=jbandits.metrics.thresholding(0.5), start={"epsilon": 1.0},
+                    simulations=3000, num_reps=100, evaluate=2000, key=1)
+    assert res.theta["epsilon"] < 1.0
+    mean, lo, hi = res.evaluation.paired["tuned - start"]
+    assert hi < 0

@@ -193,7 +193,12 @@ def eucbv(
     def output_fn(state):
         return arms.best_empirical(state.stats, state.active)
 
-    return Policy(init_fn, step_fn, output_fn, "regret")
+    def diagnostics_fn(state):
+        return {"active": state.active & state.arm_mask, "round": state.m}
+
+    return Policy(
+        init_fn, step_fn, output_fn, "regret", diagnostics=diagnostics_fn
+    )
 
 
 def eliminated_optimal(state: EUCBVState, means: Array) -> Array:

@@ -127,4 +127,9 @@ def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> P
     def output_fn(state):
         return arms.best_empirical(state.stats, state.active)
 
-    return Policy(init_fn, step_fn, output_fn, "regret")
+    def diagnostics_fn(state):
+        return {"active": state.active & state.arm_mask, "round": state.m}
+
+    return Policy(
+        init_fn, step_fn, output_fn, "regret", diagnostics=diagnostics_fn
+    )

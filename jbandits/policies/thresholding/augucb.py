@@ -309,4 +309,9 @@ def augucb(
     def output_fn(state):
         return arms.labels_above(state.stats, state.arm_mask, threshold)
 
-    return Policy(init_fn, step_fn, output_fn, "thresholding")
+    def diagnostics_fn(state):
+        return {"active": state.active & state.arm_mask, "round": state.m}
+
+    return Policy(
+        init_fn, step_fn, output_fn, "thresholding", diagnostics=diagnostics_fn
+    )

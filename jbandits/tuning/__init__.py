@@ -1,0 +1,63 @@
+"""Tuning hyper-parameters (alpha, epsilon, rho, psi, ...) by simulation.
+
+``jax.grad`` through a bandit trajectory is exactly zero almost everywhere, so tuning
+needs a grid or a gradient *estimator* of a smoothed objective. This package has:
+
+* :func:`tune`: the one-call tuner on the batched runner (compiled once, cached):
+  coarse-grid or multi-start initialisation, antithetic ES with common random numbers
+  or the softmax policy-gradient estimator, any optax optimiser, decaying steps,
+  gradient-SNR stopping, iterate averaging, a final evaluation with CIs;
+* :func:`grid_tune`: a compile-once grid on common random numbers (first choice for
+  one parameter); :func:`tune_budgets`: theta as a function of the budget;
+* :class:`Box`, :class:`LogSpace`, :class:`Logit`: search spaces;
+* :func:`es_value_and_grad` and :func:`minimize`: the estimator and loop for a
+  hand-written traced loss.
+
+A Bayes objective passes a prior ``key -> instance`` instead of an instance; the
+environment constructors (:func:`jbandits.envs.bernoulli`, ...) accept traced means.
+"""
+
+from jbandits._grad_guard import TrajectoryGradientError
+from jbandits.tuning.estimators import (
+    es_gradient,
+    es_value_and_grad,
+    minimize,
+    pg_gradient,
+)
+from jbandits.tuning.objective import Objective
+from jbandits.tuning.relaxed import relaxed_policy
+from jbandits.tuning.space import Box, Logit, LogSpace, Space
+from jbandits.tuning.tuner import (
+    Evaluation,
+    GridResult,
+    Step,
+    TuneResult,
+    default_optimizer,
+    evaluate_points,
+    grid_tune,
+    tune,
+    tune_budgets,
+)
+
+__all__ = [
+    "Box",
+    "Evaluation",
+    "GridResult",
+    "LogSpace",
+    "Logit",
+    "Objective",
+    "Space",
+    "Step",
+    "TrajectoryGradientError",
+    "TuneResult",
+    "default_optimizer",
+    "es_gradient",
+    "es_value_and_grad",
+    "evaluate_points",
+    "grid_tune",
+    "minimize",
+    "pg_gradient",
+    "relaxed_policy",
+    "tune",
+    "tune_budgets",
+]

@@ -1,0 +1,290 @@
+"""The tuning objective: a policy's mean loss at ``theta``, evaluated on the runner.
+
+:class:`Objective` turns (policy, bandit, instance or prior, budget, loss) into one
+host call, :meth:`Objective.losses`, that evaluates a batch of ``P`` parameter points
+on ``R`` replications each, with *common random numbers*: point ``p`` and point ``q``
+see the same replication keys (and, under a prior, the same sampled instances), so
+differences between points carry little of the bandit noise.
+
+Every evaluation goes through :func:`jbandits.runner.execute` with a fixed chunk of
+lanes: the program is compiled once per (policy, bandit, K, options) and cached by the
+runner; new points, new keys, new starting values and new budgets reuse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbandits import registry, runner, sweeps
+from jbandits.types import Bandit, Policy
+
+# objective name -> what it reads; metric names need the matching ``metric``
+LOSSES = ("regret", "misclassified", "error", "simple_regret", "reward")
+
+
+def _policy_parts(policy) -> tuple[Any, dict]:
+    """(name or factory, keyword arguments fixed by the caller)."""
+    if isinstance(policy, Policy):
+        if policy.spec is None:
+            raise ValueError(
+                "a hand-built Policy has no numbers to tune; pass a registered name "
+                "(e.g. 'lsa') or a factory (**theta) -> Policy"
+            )
+        return policy.spec.name, dict(policy.spec.kwargs)
+    if isinstance(policy, str):
+        registry.raw_factory(policy)  # unknown names raise with the known ones
+        return policy, {}
+    if callable(policy):
+        return policy, {}
+    raise ValueError(
+        "policy must be a registered name, a factory (**theta) -> Policy or a Policy "
+        f"built by jbandits.make, got {type(policy).__name__}"
+    )
+
+
+class Objective:
+    """Mean loss of ``policy(**fixed, **theta)`` on an instance or a prior of instances.
+
+    Args:
+      policy: a registered name (``"lsa"``), a Policy from :func:`jbandits.make`
+        (its arguments become ``fixed``; the tuned ones are replaced), or a factory
+        ``(**kwargs) -> Policy`` traced inside the compiled program.
+      bandit: the reward family (e.g. ``jbandits.envs.BERNOULLI`` or the first item of
+        ``jbandits.envs.bernoulli(means)``).
+      instance: an instance pytree (``params`` from :mod:`jbandits.envs`), or a
+        prior: a function ``key -> params`` of one instance, traced (vmapped over
+        replications) so each replication draws its own instance, e.g.
+        ``lambda k: envs.bernoulli(jax.random.uniform(k, (K,), minval=.1,
+        maxval=.9))[1]``.
+      budget: the run's budget T (pulls).
+      loss: ``"regret"`` (cumulative pseudo-regret), a metric name
+        (``"misclassified"``, ``"error"``, ``"simple_regret"``; needs ``metric``),
+        ``"reward"`` (maximised: its negative is minimised) or a function
+        ``RunResult -> [...]`` of per-replication losses (leaves ``[cells, reps]``).
+      metric: a :mod:`jbandits.metrics` metric for metric losses.
+      fixed: keyword arguments of the policy that are not tuned (``threshold``,
+        ``horizon``, ...). ``num_arms`` and, for fixed-budget policies, ``budget``
+        are filled in.
+      permute: random arm relabelling per replication (default True).
+      relaxed: internal (the policy-gradient estimator's softmax policy source).
+
+    Raises:
+      ValueError: an unknown policy name or loss, a metric loss without ``metric``,
+        or a bad budget / instance.
+    """
+
+    def __init__(
+        self,
+        policy,
+        bandit: Bandit,
+        instance,
+        *,
+        budget: int,
+        loss: Any = "regret",
+        metric: Any = None,
+        fixed: dict | None = None,
+        permute: bool = True,
+        num_arms: int | None = None,
+    ):
+        if not isinstance(bandit, Bandit):
+            raise ValueError(f"bandit must be a jbandits Bandit, got {bandit!r}")
+        self.policy, own = _policy_parts(policy)
+        self.fixed = {**own, **(fixed or {})}
+        self.bandit = bandit
+        self.prior: Callable | None = None
+        if callable(instance) and not hasattr(instance, "arm_mask"):
+            self.prior = instance
+            probe = jax.eval_shape(instance, jax.random.key(0))
+            if not hasattr(probe, "arm_mask"):
+                raise ValueError("a prior must return an instance pytree with arm_mask")
+            self.num_arms = int(probe.arm_mask.shape[-1])
+            self._sampler = jax.jit(jax.vmap(instance))
+        else:
+            mask = sweeps._mask(instance)
+            if mask.ndim != 1:
+                raise ValueError(
+                    "give one instance ([K]); for many instances give a prior "
+                    "key -> instance"
+                )
+            self.num_arms = int(mask.shape[-1])
+            self.instance = jax.tree_util.tree_map(np.asarray, instance)
+        if num_arms is not None and num_arms != self.num_arms:
+            raise ValueError(
+                f"num_arms={num_arms} but the instance has {self.num_arms}"
+            )
+        self.budget = int(sweeps._budget_array("budget", budget))
+        sweeps._check_metric(metric)
+        if isinstance(loss, str):
+            if loss not in LOSSES:
+                raise ValueError(
+                    f"unknown loss {loss!r}; known: {LOSSES} or a function"
+                )
+            if loss not in ("regret", "reward") and metric is None:
+                raise ValueError(f"loss {loss!r} is a metric: pass metric=...")
+        elif not callable(loss):
+            raise ValueError(
+                f"loss must be a name in {LOSSES} or a function, got {loss!r}"
+            )
+        self.loss, self.metric, self.permute = loss, metric, permute
+        self.source = self._source()
+
+    # ------------------------------------------------------------------ internals
+    def _source(self) -> runner.Source:
+        if isinstance(self.policy, str):
+            static, _ = registry.split_kwargs(
+                {**self.fixed, "num_arms": self.num_arms}, self.policy
+            )
+            return runner._registered(self.policy, static)
+        return runner.source_of(self.policy)[0]
+
+    def numeric_fixed(self) -> dict:
+        if isinstance(self.policy, str):
+            _, numeric = registry.split_kwargs(self.fixed, self.policy)
+            return numeric
+        return dict(self.fixed)
+
+    def _takes_budget(self) -> bool:
+        if not isinstance(self.policy, str):
+            return False
+        import inspect
+
+        return (
+            "budget" in inspect.signature(registry.raw_factory(self.policy)).parameters
+        )
+
+    def check_names(self, names) -> None:
+        """Tuned names must be keyword arguments of the policy (registered ones)."""
+        if not isinstance(self.policy, str):
+            return
+        import inspect
+
+        accepted = inspect.signature(registry.raw_factory(self.policy)).parameters
+        unknown = [n for n in names if n not in accepted or n == "num_arms"]
+        if unknown:
+            known = [n for n in accepted if n != "num_arms"]
+            raise ValueError(
+                f"{self.policy} has no tunable parameter {unknown}; its arguments: "
+                f"{known}"
+            )
+
+    def _hp(self, theta: dict, num_cells: int, budget: int) -> dict:
+        numeric = {**self.numeric_fixed(), **theta}
+        if self._takes_budget():
+            numeric["budget"] = budget
+        hp = {k: runner._per_cell(np.asarray(v), num_cells) for k, v in numeric.items()}
+        real = np.full(num_cells, self.num_arms)
+        budgets = np.full(num_cells, budget)
+        extra = sweeps._prepared(self.source, numeric, self.num_arms, real, budgets)
+        return {**hp, **extra}
+
+    def instances(self, key, num: int):
+        """``num`` instances (leaves ``[num, ...]``) drawn from the prior with ``key``."""
+        keys = jax.random.split(key, num)
+        return jax.tree_util.tree_map(np.asarray, self._sampler(keys))
+
+    # ------------------------------------------------------------------ evaluation
+    def run(
+        self,
+        theta: dict,
+        key,
+        num_reps: int,
+        *,
+        chunk: int,
+        budget: int | None = None,
+        return_state: bool = False,
+        report: runner.Report | None = None,
+    ):
+        """RunResult with leaves ``[P, R, ...]`` for ``theta`` with ``[P]`` leaves.
+
+        Every point uses the same replication keys (and the same prior draws).
+        ``chunk`` lanes per compiled call: the cells are padded so that every call
+        has this shape, and a program is compiled once per shape.
+        """
+        budget = self.budget if budget is None else int(budget)
+        leaves = jax.tree_util.tree_leaves(theta)
+        num_points = int(np.shape(leaves[0])[0]) if leaves else 1
+        key = jax.random.key(0) if key is None else key
+        if self.prior is None:
+            cells, reps = num_points, num_reps
+            params = jax.tree_util.tree_map(lambda x: x[None], self.instance)
+            instance = np.zeros(cells, np.int64)
+            keys = np.tile(runner.key_data(key)[None], (cells, 1))
+        else:  # one instance per replication, the same draws for every point
+            k_inst, k_run = jax.random.split(key)
+            params = self.instances(k_inst, num_reps)
+            cells, reps = num_points * num_reps, 1
+            instance = np.tile(np.arange(num_reps), num_points)
+            keys = np.tile(runner.instance_keys(k_run, num_reps), (num_points, 1))
+        pad = max(0, -(-chunk // reps) - cells)  # at least one full chunk of lanes
+        point_of_cell = np.repeat(np.arange(num_points), cells // num_points)
+        point_of_cell = np.r_[point_of_cell, np.zeros(pad, np.int64)]
+        instance = np.r_[
+            instance,
+            instance[:pad] if pad <= instance.size else np.zeros(pad, np.int64),
+        ]
+        keys = np.concatenate([keys, np.repeat(keys[:1], pad, 0)])
+        theta_cells = jax.tree_util.tree_map(
+            lambda x: np.asarray(x)[point_of_cell], theta
+        )
+        total_cells = cells + pad
+        hp = self._hp(theta_cells, total_cells, budget)
+        lanes = runner.Lanes(
+            hp=hp,
+            params=params,
+            instance=instance,
+            budget=np.full(total_cells, budget),
+            keys=keys,
+            num_reps=reps,
+            horizon=np.full(total_cells, budget),
+        )
+        opts = runner.Options(
+            metric=self.metric, permute=self.permute, return_state=return_state
+        )
+        flat = runner.execute(
+            self.source,
+            self.bandit,
+            lanes,
+            opts,
+            batch_size=chunk,
+            progress=False,
+            report=report,
+        )
+        flat = {k: (v if k.startswith("_") else v[:cells]) for k, v in flat.items()}
+        res = runner.to_result(flat, (cells, reps))
+        if self.prior is not None:  # [P * R, 1, ...] -> [P, R, ...]
+            res = jax.tree_util.tree_map(
+                lambda x: x.reshape(num_points, num_reps, *x.shape[2:]), res
+            )
+        return res
+
+    def per_rep(self, res) -> np.ndarray:
+        """``[P, R]`` losses of a RunResult from :meth:`run`."""
+        if callable(self.loss):
+            out = np.asarray(self.loss(res), np.float64)
+        elif self.loss == "regret":
+            out = np.asarray(res.regret[..., -1], np.float64)
+        elif self.loss == "reward":
+            out = -np.asarray(res.reward[..., -1], np.float64)
+        else:
+            out = np.asarray(res.metrics[self.loss][..., -1], np.float64)
+        return out
+
+    def losses(
+        self, theta: dict, key, num_reps: int, *, chunk: int, **kw
+    ) -> np.ndarray:
+        """``[P, R]`` per-replication losses of the points ``theta`` (``[P]`` leaves)."""
+        return self.per_rep(self.run(theta, key, num_reps, chunk=chunk, **kw))
+
+
+def as_key(key) -> jax.Array:
+    """A typed key from a key or an int seed."""
+    if isinstance(key, (int, np.integer)):
+        return jax.random.key(int(key))
+    if jnp.issubdtype(jnp.asarray(key).dtype, jax.dtypes.prng_key):
+        return key
+    return jax.random.wrap_key_data(jnp.asarray(runner.key_data(key)))

@@ -1,0 +1,547 @@
+"""The one-call tuner (:func:`tune`), the compile-once grid (:func:`grid_tune`) and
+budget sweeps (:func:`tune_budgets`).
+
+Which to use:
+
+* :func:`grid_tune` first for one parameter when simulations are cheap: ``n`` points
+  on common random numbers, one compiled program, no tuning of the tuner. It needs
+  ``n ** d`` points, so it stops scaling at two or three parameters.
+* :func:`tune` with ``estimator="es"`` (default): a coarse grid finds the basin, then
+  antithetic ES steps with common random numbers refine it, with a decaying step,
+  gradient-SNR stopping and iterate averaging. It wins once the grid that reaches the
+  same precision is large: two or more parameters, or a fine optimum in one.
+* :func:`tune` with ``estimator="pg"``: the score-function gradient of the softmax
+  relaxation of an index policy (LSA, APT, UCB-E); one point per step and unbiased for
+  the relaxed policy, but its variance grows with the horizon; best for short
+  horizons and Bayes objectives over a prior of instances.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from jbandits.tuning import estimators, relaxed
+from jbandits.tuning.objective import Objective, as_key
+from jbandits.tuning.space import Space
+
+Z95 = 1.959963984540054
+
+
+class Step(NamedTuple):
+    """One iteration of the tuner (``grad`` in normalised coordinates)."""
+
+    theta: dict
+    loss: float  # mean loss at the step's evaluations
+    loss_se: float
+    grad: np.ndarray  # [d]
+    grad_se: np.ndarray  # [d]
+    snr: float  # |grad| / its standard error (chi-like, over the d coordinates)
+    accepted: bool  # False: a non-finite estimate was rejected, theta kept
+
+
+@dataclass
+class Evaluation:
+    """Final evaluation on fresh replications (common to every row).
+
+    ``rows``: name -> (theta, mean loss, 95% CI low, high);
+    ``paired``: "tuned - NAME" -> (mean difference, 95% CI low, high), from the paired
+    per-replication differences (common random numbers make them tight).
+    """
+
+    rows: dict
+    paired: dict
+    num_reps: int
+    simulations: int
+
+    def __str__(self) -> str:
+        lines = [f"final evaluation ({self.num_reps} fresh replications each):"]
+        for name, (theta, mean, lo, hi) in self.rows.items():
+            lines.append(
+                f"  {name:6s} {_fmt(theta)}  loss {mean:.4g} [{lo:.4g}, {hi:.4g}]"
+            )
+        for name, (d, lo, hi) in self.paired.items():
+            lines.append(f"  {name:14s} {d:+.4g} [{lo:+.4g}, {hi:+.4g}]")
+        return "\n".join(lines)
+
+
+@dataclass
+class TuneResult:
+    """What :func:`tune` found and how.
+
+    Attributes:
+      theta: tuned parameters (the space's pytree of floats).
+      start: where the optimiser started (the best coarse-grid point by default).
+      path: the :class:`Step` trajectory (theta, loss, gradient +- SE per step).
+      simulations: simulations (replications of the policy) the tuner used.
+      stopped: "snr" (gradient indistinguishable from 0 for ``patience`` steps),
+        "budget" (simulations spent) or "max_steps".
+      rejected: steps whose estimate was not finite (theta was kept).
+      init: ``(thetas [n, d] in natural units, mean losses [n])`` of the coarse grid.
+      evaluation: the final :class:`Evaluation`, or None.
+      seconds: wall time of the tuning (not of the evaluation).
+    """
+
+    theta: dict
+    start: dict
+    path: list
+    simulations: int
+    stopped: str
+    rejected: int
+    init: Any = None
+    evaluation: Evaluation | None = None
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def converged(self) -> bool:
+        return self.stopped == "snr"
+
+    def __str__(self) -> str:
+        out = [
+            f"tuned {_fmt(self.theta)} from {_fmt(self.start)}: {len(self.path)} steps,"
+            f" {self.simulations} simulations, stopped by {self.stopped}"
+            + (f", {self.rejected} non-finite steps rejected" if self.rejected else "")
+        ]
+        if self.evaluation is not None:
+            out.append(str(self.evaluation))
+        return "\n".join(out)
+
+
+@dataclass
+class GridResult:
+    """:func:`grid_tune` output: every point's mean loss and its standard error."""
+
+    thetas: dict  # the space's pytree with [G] leaves
+    z: np.ndarray  # [G, d]
+    loss: np.ndarray  # [G]
+    loss_se: np.ndarray  # [G]
+    theta: dict  # the best point
+    simulations: int
+    per_rep: np.ndarray | None = None  # [G, R]
+
+
+def _fmt(theta) -> str:
+    return (
+        "{"
+        + ", ".join(
+            f"{jax.tree_util.keystr(p)[2:-2]}: {v:.4g}"
+            for p, v in jax.tree_util.tree_flatten_with_path(theta)[0]
+        )
+        + "}"
+    )
+
+
+def _ci(x: np.ndarray) -> tuple[float, float, float]:
+    m = float(x.mean())
+    h = Z95 * float(x.std(ddof=1)) / math.sqrt(x.shape[-1]) if x.shape[-1] > 1 else 0.0
+    return m, m - h, m + h
+
+
+def _setup(policy, bandit, instance, space, budget, loss, metric, fixed, permute):
+    space = space if isinstance(space, Space) else Space(space)
+    objective = Objective(
+        policy,
+        bandit,
+        instance,
+        budget=budget,
+        loss=loss,
+        metric=metric,
+        fixed=fixed,
+        permute=permute,
+    )
+    objective.check_names(space.keys())
+    return space, objective
+
+
+def _reps(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
+        raise ValueError(f"{name} must be an integer >= 2, got {value!r}")
+    return int(value)
+
+
+# ------------------------------------------------------------------------- the grid
+def grid_tune(
+    policy,
+    bandit,
+    instance,
+    *,
+    space,
+    budget: int,
+    points: int = 20,
+    num_reps: int = 200,
+    loss: Any = "regret",
+    metric: Any = None,
+    fixed: dict | None = None,
+    permute: bool = True,
+    key: Any = 0,
+    chunk: int | None = None,
+    keep_per_rep: bool = False,
+) -> GridResult:
+    """Evaluate an even grid of ``points`` per parameter on common random numbers.
+
+    One compiled program serves every point (the numbers are traced); every point
+    sees the same replication keys, so the arg-min is decided on paired noise.
+
+    Args:
+      policy, bandit, instance, space, budget, loss, metric, fixed, permute: as in
+        :func:`tune`.
+      points: grid points per parameter (cell centres of the normalised range).
+      num_reps: replications per point (>= 2).
+      key: key or int seed.
+      chunk: lanes per compiled call (default ``min(all lanes, 1024)``).
+      keep_per_rep: also return the ``[G, R]`` per-replication losses.
+
+    Returns:
+      A :class:`GridResult`.
+
+    Raises:
+      ValueError: bad space, names, budget, ``points`` < 1 or ``num_reps`` < 2.
+
+    Example::
+
+        bandit, params = jbandits.envs.bernoulli(means)
+        g = jbandits.tune.grid_tune("lsa", bandit, params, budget=1000,
+                                    space={"alpha": LogSpace(0.05, 20.0)},
+                                    fixed={"threshold": 0.5}, points=20,
+                                    loss="misclassified",
+                                    metric=jbandits.metrics.thresholding(0.5))
+        g.theta   # {"alpha": ...}
+    """
+    space, objective = _setup(
+        policy, bandit, instance, space, budget, loss, metric, fixed, permute
+    )
+    num_reps = _reps("num_reps", num_reps)
+    z = space.grid(points)
+    chunk = chunk or min(len(z) * num_reps, 1024)
+    per_rep = objective.losses(
+        space.batch_from_z(z), as_key(key), num_reps, chunk=chunk
+    )
+    mean = per_rep.mean(1)
+    se = per_rep.std(1, ddof=1) / math.sqrt(num_reps)
+    best = int(np.nanargmin(mean))
+    return GridResult(
+        thetas=space.batch_from_z(z),
+        z=z,
+        loss=mean,
+        loss_se=se,
+        theta=space.from_z(z[best]),
+        simulations=len(z) * num_reps,
+        per_rep=per_rep if keep_per_rep else None,
+    )
+
+
+# ------------------------------------------------------------------------ the tuner
+def default_optimizer(learning_rate: float = 0.1, decay: float = 5.0):
+    """Adam on a step ``learning_rate / (1 + step / decay)`` (normalised units)."""
+    return optax.adam(lambda n: learning_rate / (1.0 + n / decay), b1=0.5)
+
+
+def tune(
+    policy,
+    bandit=None,
+    instance=None,
+    *args,
+    space=None,
+    budget: int | None = None,
+    loss: Any = "regret",
+    metric: Any = None,
+    fixed: dict | None = None,
+    estimator: str = "es",
+    start: Any = None,
+    simulations: int = 4000,
+    num_reps: int = 100,
+    init_points: int | None = None,
+    starts: int = 1,
+    optimizer: optax.GradientTransformation | None = None,
+    sigma: float = 0.1,
+    num_pairs: int | None = None,
+    max_steps: int = 100,
+    snr_stop: float = 1.0,
+    patience: int = 3,
+    average: bool = True,
+    temperature: float = 1.0,
+    evaluate: int = 0,
+    permute: bool = True,
+    key: Any = 0,
+    verbose: bool = False,
+    **legacy,
+) -> TuneResult:
+    """Tune a policy's hyper-parameters by simulation: one call, compiled once.
+
+    The objective is the mean ``loss`` of ``policy(**fixed, **theta)`` over
+    replications of a budget-``budget`` run on ``instance`` (or on instances drawn from
+    a prior). Steps run on :func:`jbandits.runner.execute` with a fixed chunk shape,
+    so the program is compiled once and cached: later calls with other starting
+    points, keys or budgets (same policy, bandit, K and options) compile nothing.
+
+    Procedure: (1) unless ``start`` is given, a coarse grid of ``init_points`` per
+    parameter on common random numbers picks the ``starts`` best points; (2) from
+    each, an optax optimiser (default :func:`default_optimizer`: Adam with a
+    decaying step) follows the ES or policy-gradient estimate in normalised
+    coordinates (see :mod:`jbandits.tuning.space`) until the simulations are spent,
+    ``max_steps`` is reached, or the gradient's signal-to-noise ratio stays below
+    ``snr_stop`` for ``patience`` steps; a non-finite estimate is rejected (theta is
+    kept); (3) the result is the average of the second half of the iterates
+    (Polyak-Ruppert averaging; Polyak and Juditsky, SIAM J. Control Optim. 1992);
+    with several starts the candidates are compared on common replications.
+
+    Args:
+      policy: a registered name (``"lsa"``), a Policy from :func:`jbandits.make`
+        (its arguments are kept fixed except the tuned ones) or a factory
+        ``(**kwargs) -> Policy``.
+      bandit: the reward family.
+      instance: an instance (``params``), or a prior ``key -> params`` traced inside
+        the program (a Bayes objective: each replication draws its instance).
+      space: ``{name: Box | LogSpace | Logit}`` (a pytree; names are the factory's
+        keyword arguments).
+      budget: the run's budget T.
+      loss: ``"regret"``, a metric name (``"misclassified"``, ``"error"``,
+        ``"simple_regret"``, needs ``metric``), ``"reward"`` (maximised) or a
+        function ``RunResult -> [P, R]`` losses.
+      metric: a :mod:`jbandits.metrics` metric.
+      fixed: the policy's other keyword arguments (``threshold``, ``horizon``, ...).
+      estimator: ``"es"`` (antithetic ES, any policy) or ``"pg"`` (score function
+        of the softmax relaxation; index policies LSA, APT, UCB-E).
+      start: a ``theta`` pytree (or a list of them) to start from instead of the grid.
+      simulations: total simulations for the search (grid included).
+      num_reps: replications per evaluated point (>= 2).
+      init_points: coarse-grid points per parameter (default 5, 3 for d >= 2).
+      starts: how many of the best grid points to start from (multi-start).
+      optimizer: any ``optax.GradientTransformation`` (acts on normalised coords).
+      sigma: ES smoothing scale in normalised coordinates (0 < sigma < 0.5).
+      num_pairs: ES antithetic pairs per step (default 1 for d = 1, else d).
+      max_steps: at most this many steps per start.
+      snr_stop: stop when ``|grad| / SE`` stays below this for ``patience`` steps.
+      average: return the averaged iterate (else the last one).
+      temperature: softmax temperature of the ``"pg"`` relaxation (index units).
+      evaluate: if > 0, evaluate the tuned theta, the start and the best grid point
+        on this many fresh common replications each (:class:`Evaluation`).
+      permute: random arm relabelling per replication.
+      key: a key or an int seed.
+      verbose: print every step.
+
+    Returns:
+      A :class:`TuneResult`.
+
+    Raises:
+      ValueError: an empty or malformed space, a parameter the policy does not take,
+        a NaN / out-of-range ``start``, bad bounds, an unknown estimator or loss, a
+        policy without an index for ``"pg"``, ``num_reps`` < 2, ``sigma`` outside
+        (0, 0.5).
+
+    Example::
+
+        bandit, params = jbandits.envs.bernoulli(means)
+        res = jbandits.tune.tune("lsa", bandit, params, budget=1000,
+                                 space={"alpha": LogSpace(0.05, 20.0)},
+                                 fixed={"threshold": 0.5}, loss="misclassified",
+                                 metric=jbandits.metrics.thresholding(0.5),
+                                 simulations=2000, evaluate=2000)
+        res.theta, res.evaluation.paired["tuned - grid"]
+    """
+    if isinstance(instance, optax.GradientTransformation):  # tune(loss, theta0, opt)
+        return estimators.minimize(
+            policy,
+            bandit,
+            instance,
+            *args,
+            key=key,
+            sigma=sigma,
+            num_pairs=num_pairs or 8,
+            verbose=verbose,
+            **legacy,
+        )
+    if args or legacy:
+        raise TypeError(f"unexpected arguments {args or ''} {sorted(legacy)}")
+    if space is None or budget is None:
+        raise ValueError("tune needs space={...} and budget=...")
+    t0 = time.perf_counter()
+    space, objective = _setup(
+        policy, bandit, instance, space, budget, loss, metric, fixed, permute
+    )
+    num_reps = _reps("num_reps", num_reps)
+    if not 0.0 < sigma < 0.5:
+        raise ValueError(f"sigma must lie in (0, 0.5) (normalised units), got {sigma}")
+    if estimator not in ("es", "pg"):
+        raise ValueError(f"estimator must be 'es' or 'pg', got {estimator!r}")
+    d = space.dim
+    num_pairs = num_pairs or (1 if d == 1 else d)
+    key = as_key(key)
+    k_init, k_steps, k_pick, k_eval = jax.random.split(key, 4)
+    if estimator == "pg":
+        if (
+            not isinstance(objective.policy, str)
+            or objective.policy not in relaxed.INDEX
+        ):
+            raise ValueError(
+                "estimator='pg' needs an index policy given by name, one of "
+                f"{sorted(relaxed.INDEX)}; use estimator='es'"
+            )
+        pg_objective = _relaxed_copy(objective, space, temperature)
+        chunk = num_reps
+        cost = num_reps
+    else:
+        chunk = 2 * num_pairs * num_reps
+        cost = chunk
+    sims = 0
+    init = None
+    grid_best = None
+    if start is None:
+        n0 = init_points or (5 if d == 1 else 3)
+        z_grid = space.grid(n0)
+        per = objective.losses(
+            space.batch_from_z(z_grid), k_init, num_reps, chunk=chunk
+        )
+        sims += per.size
+        means = per.mean(1)
+        order = np.argsort(np.where(np.isfinite(means), means, np.inf))
+        z_starts = z_grid[order[: max(1, starts)]]
+        init = (np.stack([space.to_natural(z) for z in z_grid]), means)
+        grid_best = space.from_z(z_grid[order[0]])
+    else:
+        starts_list = start if isinstance(start, (list, tuple)) else [start]
+        z_starts = np.stack([space.to_z(s) for s in starts_list])
+    opt = optimizer or default_optimizer()
+    budget_left = max(0, simulations - sims)
+    per_start = budget_left // len(z_starts)
+    candidates, path, rejected, stopped = [], [], 0, "max_steps"
+    step_keys = jax.random.split(k_steps, len(z_starts))
+    for s, z0 in enumerate(z_starts):
+        z = np.asarray(z0, np.float64)
+        state = opt.init(jnp.asarray(z))
+        iterates, low, spent = [z.copy()], 0, 0
+        stopped = "max_steps"
+        for i in range(max_steps):
+            if spent + cost > per_start:
+                stopped = "budget"
+                break
+            k = jax.random.fold_in(step_keys[s], i)
+            if estimator == "es":
+                est = estimators.es_gradient(
+                    objective,
+                    space,
+                    z,
+                    k,
+                    sigma=sigma,
+                    num_pairs=num_pairs,
+                    num_reps=num_reps,
+                    chunk=chunk,
+                )
+            else:
+                est = estimators.pg_gradient(
+                    pg_objective, space, z, k, num_reps=num_reps, chunk=chunk
+                )
+            value, value_se, grad, grad_se, used = est
+            spent += used
+            ok = estimators.finite(value, grad)
+            snr = (
+                float(np.sqrt(np.sum(grad**2) / max(np.sum(grad_se**2), 1e-300)))
+                if ok
+                else float("nan")
+            )
+            if ok:
+                updates, state = opt.update(jnp.asarray(grad), state, jnp.asarray(z))
+                z = space.clip(z + np.asarray(updates, np.float64))
+                iterates.append(z.copy())
+            else:
+                rejected += 1
+            path.append(Step(space.from_z(z), value, value_se, grad, grad_se, snr, ok))
+            if verbose:
+                print(
+                    f"start {s} step {i:3d} loss {value:.4g} +- {value_se:.2g} "
+                    f"snr {snr:.2f} -> {_fmt(space.from_z(z))}"
+                )
+            low = low + 1 if ok and snr < snr_stop else 0
+            if low >= patience:
+                stopped = "snr"
+                break
+        sims += spent
+        tail = iterates[len(iterates) // 2 :] if average else iterates[-1:]
+        candidates.append(space.clip(np.mean(tail, axis=0)))
+    if len(candidates) > 1:  # pick among the starts on common replications
+        z_c = np.stack(candidates)
+        per = objective.losses(space.batch_from_z(z_c), k_pick, num_reps, chunk=chunk)
+        sims += per.size
+        z_best = z_c[int(np.nanargmin(per.mean(1)))]
+    else:
+        z_best = candidates[0]
+    theta = space.from_z(z_best)
+    result = TuneResult(
+        theta=theta,
+        start=space.from_z(z_starts[0]),
+        path=path,
+        simulations=int(sims),
+        stopped=stopped,
+        rejected=rejected,
+        init=init,
+        seconds=time.perf_counter() - t0,
+        extra={"z": z_best, "space": space, "chunk": chunk},
+    )
+    if evaluate:
+        rows = {"tuned": theta, "start": result.start}
+        if grid_best is not None:
+            rows["grid"] = grid_best
+        result.evaluation = evaluate_points(
+            objective, space, rows, num_reps=int(evaluate), key=k_eval, chunk=chunk
+        )
+    return result
+
+
+def _relaxed_copy(objective: Objective, space: Space, temperature: float):
+    import copy
+
+    from jbandits import registry
+
+    pg = copy.copy(objective)
+    static, _ = registry.split_kwargs(
+        {**objective.fixed, "num_arms": objective.num_arms}, objective.policy
+    )
+    pg.source = relaxed.source(
+        objective.policy, static, tuple(space.keys()), temperature
+    )
+    return pg
+
+
+def evaluate_points(
+    objective: Objective, space: Space, rows: dict, *, num_reps: int, key, chunk: int
+) -> Evaluation:
+    """Mean loss with 95% CIs of named points on common fresh replications, and the
+    paired differences ``tuned - other``."""
+    num_reps = _reps("evaluate", num_reps)
+    names = list(rows)
+    z = np.stack([space.to_z(rows[n]) for n in names])
+    per = objective.losses(space.batch_from_z(z), key, num_reps, chunk=chunk)
+    out = {n: (rows[n], *_ci(per[i])) for i, n in enumerate(names)}
+    paired = {}
+    if "tuned" in names:
+        t = names.index("tuned")
+        for i, n in enumerate(names):
+            if n != "tuned":
+                paired[f"tuned - {n}"] = _ci(per[t] - per[i])
+    return Evaluation(out, paired, num_reps, per.size)
+
+
+def tune_budgets(policy, bandit, instance, *, budgets, **kwargs) -> dict:
+    """``theta`` as a function of the budget: :func:`tune` for each budget in turn.
+
+    The first budget starts from the coarse grid, each next one from the previous
+    optimum (warm start). The budget is traced, so every budget reuses one program
+    (except for policies whose horizon is static, such as EUCBV).
+
+    Returns:
+      ``{budget: TuneResult}``.
+    """
+    out, start = {}, kwargs.pop("start", None)
+    for b in budgets:
+        res = tune(policy, bandit, instance, budget=int(b), start=start, **kwargs)
+        out[int(b)] = res
+        start = res.theta
+    return out
