@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import shutil
@@ -12,11 +11,13 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 import jax
 import numpy as np
 
 import jbandits
+from jbandits import runner
 from jbandits.plotting import plot_panels
 
 
@@ -71,14 +72,42 @@ def register(exp: Experiment) -> Experiment:
     return exp
 
 
+class Algo(NamedTuple):
+    """One algorithm of an experiment: a registered policy and its arguments.
+
+    ``static`` arguments (variants, posteriors, ...) fix the compiled program; ``hp``
+    are numbers the runner traces (scalars, or per-cell arrays). ``paper``: named or
+    plotted by the paper (other rows are library defaults or readings we add).
+    ``permute``: relabel the arms at random per replication.
+    """
+
+    label: str
+    name: str
+    static: dict = {}  # never mutated: a shared default
+    hp: dict = {}
+    paper: bool = True
+    permute: bool = True
+
+    def source(self, **fixed) -> runner.Source:
+        """The runner's policy source: ``make(name, **fixed, **static, **hp)``.
+
+        Algorithms with the same name and static arguments share one compiled program
+        (per process) whatever their label.
+        """
+        static = {**fixed, **self.static, "name": self.name}
+        return runner.Source(_make, tuple(sorted(static.items())), _make, self.label)
+
+
+def _make(name: str, **kwargs):
+    return jbandits.make(name, **kwargs)
+
+
+def key(seed: int, stream: int):
+    """Replication keys of one run of an experiment: ``fold_in(key(seed), stream)``."""
+    return jax.random.fold_in(jax.random.key(seed), stream)
+
+
 # ------------------------------------------------------------------ shared helpers
-def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Mean of a - b and its standard error (paired over replications, axis 0)."""
-    d = np.asarray(a, float) - np.asarray(b, float)
-    n = d.shape[0]
-    return d.mean(0), d.std(0, ddof=1) / math.sqrt(n)
-
-
 def curve(x, values, *, binary: bool = False, transform=None) -> dict:
     """Mean and 95% CI over replications (axis 0) of ``values [R, C]``."""
     ci = jbandits.metrics.binomial_ci if binary else jbandits.metrics.mean_ci
@@ -93,8 +122,17 @@ def curve(x, values, *, binary: bool = False, transform=None) -> dict:
     return {"x": np.asarray(x), "mean": mean, "lo": lo, "hi": hi}
 
 
-def fmt_ci(mean: float, lo: float, hi: float, digits: int = 4) -> str:
-    return f"{mean:.{digits}g} [{lo:.{digits}g}, {hi:.{digits}g}]"
+def error_panel(title: str, t, err: dict) -> dict:
+    """A panel of error % vs time step: Wilson 95% bands of 0/1 ``err[label] [R, C]``."""
+    curves = {
+        k: curve(t, v, binary=True, transform=lambda x: 100 * x) for k, v in err.items()
+    }
+    return {
+        "title": title,
+        "xlabel": "time step t",
+        "ylabel": "error %",
+        "curves": curves,
+    }
 
 
 def markdown_table(rows: list[dict]) -> str:

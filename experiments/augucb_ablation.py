@@ -25,92 +25,65 @@ from __future__ import annotations
 
 import numpy as np
 
+from experiments import _claims as C
 from experiments import _core
-from experiments import augucb as ex
+from experiments import _tbp as S
 from jbandits import problems
-from jbandits.policies import thresholding as th
 
 FULL_REPS, QUICK_REPS = 500, 50
 
 
 def instances(number: int, seed: int) -> dict:
     """label -> (Problem, listed column)."""
-    out = {}
     paper = problems.augucb_experiment(number, "paper", seed=seed)
     _, listed_p = problems.augucb_listed_values(number, ranges="paper", seed=seed)
-    out["paper"] = (paper, listed_p)
-    out["sd=listed"] = (
-        paper._replace(name=paper.name + "-sd", stds=listed_p.copy()),
-        listed_p,
-    )
     code = problems.augucb_experiment(number, "authors_code", seed=seed)
     _, listed_c = problems.augucb_listed_values(
         number, ranges="authors_code", seed=seed
     )
-    out["authors_code"] = (code, listed_c)
+    out = {
+        "paper": (paper, listed_p),
+        "sd=listed": (
+            paper._replace(name=paper.name + "-sd", stds=listed_p.copy()),
+            listed_p,
+        ),
+        "authors_code": (code, listed_c),
+    }
     if number == 1:
         means = code.means.copy()
         means[6:10] = 0.6 + 0.05 * np.arange(4)
         out["authors_code + AP means"] = (code._replace(means=means), listed_c)
         listed = listed_c.copy()
         listed[10:] = 0.5
-        out["authors_code + sd 0.5 rest"] = (
-            code._replace(stds=listed.copy()),
-            listed,
-        )
+        out["authors_code + sd 0.5 rest"] = (code._replace(stds=listed.copy()), listed)
     return out
 
 
 def configs(problem, listed) -> dict:
     """label -> Algo for every switch (paper / code values of each difference)."""
     true_var = np.asarray(problem.stds, float) ** 2
-    a = {
-        ("ucbe", "paper"): th.ucbe_oracle_a(
-            problem.means, threshold=ex.TAU, budget=ex.BUDGET
-        ),
-        ("ucbe", "code"): th.ucbe_oracle_a(
-            problem.means, threshold=ex.TAU, budget=ex.BUDGET, variant="authors_code"
-        ),
-        ("ucbev", "paper"): th.ucbev_oracle_a(
-            problem.means, true_var, threshold=ex.TAU, budget=ex.BUDGET
-        ),
-        ("ucbev", "code"): th.ucbev_oracle_a(
-            problem.means,
-            listed,
-            threshold=ex.TAU,
-            budget=ex.BUDGET,
-            variant="authors_code",
-        ),
+    ucbe = {
+        v: S.oracle_a(problem, listed, v, "ucbe") for v in ("paper", "authors_code")
     }
-    algo = ex.Algo
-    return {
-        "AugUCB paper": algo("AugUCB paper", "augucb", "paper", {}),
-        "AugUCB code": algo("AugUCB code", "augucb", "authors_code", {}),
-        "APT eps=.05": algo("APT eps=.05", "apt", "paper", {"epsilon": 0.05}),
-        "APT eps=.01": algo("APT eps=.01", "apt", "paper", {"epsilon": 0.01}),
-        "UCBE a paper": algo(
-            "UCBE a paper", "ucbe", "paper", {"a": a["ucbe", "paper"]}
-        ),
-        "UCBE a code": algo("UCBE a code", "ucbe", "paper", {"a": a["ucbe", "code"]}),
-        "UCBEV paper": algo(
-            "UCBEV paper", "ucbev", "paper", {"a": a["ucbev", "paper"]}
-        ),
-        "UCBEV paper, a code": algo(
-            "UCBEV paper, a code", "ucbev", "paper", {"a": a["ucbev", "code"]}
-        ),
-        "UCBEV code, a paper": algo(
-            "UCBEV code, a paper", "ucbev", "authors_code", {"a": a["ucbev", "paper"]}
-        ),
-        "UCBEV code": algo(
-            "UCBEV code", "ucbev", "authors_code", {"a": a["ucbev", "code"]}
-        ),
-        "CSAR paper": algo("CSAR paper", "csar", "paper", {}),
-        "CSAR code": algo("CSAR code", "csar", "authors_code", {}),
-        "CSAR code, fixed order": algo(
-            "CSAR code, fixed order", "csar", "authors_code", {}, permute=False
-        ),
-        "UA": algo("UA", "ua", "paper", {}),
-    }
+    ucbev_paper = S.oracle_a(problem, true_var, "paper")
+    ucbev_code = S.oracle_a(problem, listed, "authors_code")
+    algos = [
+        S.algo("AugUCB paper", "augucb"),
+        S.algo("AugUCB code", "augucb", "authors_code"),
+        S.algo("APT eps=.05", "apt", epsilon=0.05),
+        S.algo("APT eps=.01", "apt", epsilon=0.01),
+        S.algo("UCBE a paper", "ucbe", a=ucbe["paper"]),
+        S.algo("UCBE a code", "ucbe", a=ucbe["authors_code"]),
+        S.algo("UCBEV paper", "ucbev", a=ucbev_paper),
+        S.algo("UCBEV paper, a code", "ucbev", a=ucbev_code),
+        S.algo("UCBEV code, a paper", "ucbev", "authors_code", a=ucbev_paper),
+        S.algo("UCBEV code", "ucbev", "authors_code", a=ucbev_code),
+        S.algo("CSAR paper", "csar"),
+        S.algo("CSAR code", "csar", "authors_code"),
+        S.algo("CSAR code, fixed order", "csar", "authors_code", permute=False),
+        S.algo("UA", "ua"),
+    ]
+    return {a.label: a for a in algos}
 
 
 PAPER = (
@@ -122,6 +95,7 @@ PAPER = (
     "UA",
 )
 CODE = ("AugUCB code", "APT eps=.01", "UCBE a code", "UCBEV code", "CSAR code", "UA")
+PUBLISHED_ON = ("authors_code", "authors_code + AP means", "authors_code + sd 0.5 rest")
 # (difference, baseline config, switched config)
 SWITCHES = [
     ("AugUCB: paper -> authors' code variant", "AugUCB paper", "AugUCB code"),
@@ -175,81 +149,47 @@ def _row(number, difference, instance, base, new, e_base, e_new):
         "expt": number,
         "difference": difference,
         "instance": instance,
-        "baseline": f"{base}: {ex.fmt_pct(e_base[:, -1])}",
-        "switched": f"{new}: {ex.fmt_pct(e_new[:, -1])}",
-        "switched - baseline (points)": ex.fmt_diff(
-            ex.diff(e_new[:, -1], e_base[:, -1])
+        "baseline": f"{base}: {C.fmt_pct(e_base[:, -1])}",
+        "switched": f"{new}: {C.fmt_pct(e_new[:, -1])}",
+        "switched - baseline (points)": C.fmt_points(
+            C.paired(e_new[:, -1], e_base[:, -1])
         ),
     }
 
 
 def run(cfg: _core.Config) -> _core.Outcome:
     reps = cfg.num_reps(FULL_REPS, QUICK_REPS)
-    panels, table, claims, arrays = [], [], [], {"t": ex.times()}
+    panels, table, claims, arrays = [], [], [], {"t": S.times()}
     pulls_csar = {}
     a_values = {}
     for number in (1, 5):
-        key = ex.experiment_key(cfg.seed, number)
+        key = S.experiment_key(cfg.seed, number)
         err = {}
         for inst, (problem, listed) in instances(number, cfg.seed).items():
             cf = configs(problem, listed)
             a_values[number, inst] = {k: v.hp.get("a") for k, v in cf.items()}
             wanted = RUN_ON[inst] or tuple(cf)
-            res = ex.run_algorithms(problem, [cf[k] for k in wanted], key, reps)
+            res = S.run_algorithms(problem, [cf[k] for k in wanted], key, reps)
             err[inst] = {k: v[0] for k, v in res.items()}
             for k, v in res.items():
                 arrays[f"expt{number}/{inst}/{k}/error"] = v[0]
             if "CSAR code" in res:
                 pulls_csar[number, inst] = res["CSAR code"][1]
-            panels.append(
-                {
-                    "title": f"Expt {number}, {inst} ({reps} runs)",
-                    "xlabel": "time step t",
-                    "ylabel": "error %",
-                    "curves": {
-                        k: _core.curve(
-                            ex.times(), v, binary=True, transform=lambda x: 100 * x
-                        )
-                        for k, v in err[inst].items()
-                    },
-                }
-            )
+            title = f"Expt {number}, {inst} ({reps} runs)"
+            panels.append(_core.error_panel(title, S.times(), err[inst]))
         for difference, base, new in SWITCHES:
             for inst in ("paper", "authors_code"):
                 e = err[inst]
                 table.append(_row(number, difference, inst, base, new, e[base], e[new]))
         for difference, i0, i1, names in NOISE_SWITCHES:
-            if i0 not in err or i1 not in err:
-                continue
-            for name in names:
+            for name in names if i0 in err and i1 in err else ():
+                e0, e1 = err[i0][name], err[i1][name]
                 table.append(
-                    _row(
-                        number,
-                        difference,
-                        f"{i0} -> {i1}",
-                        name,
-                        name,
-                        err[i0][name],
-                        err[i1][name],
-                    )
+                    _row(number, difference, f"{i0} -> {i1}", name, name, e0, e1)
                 )
-        if number == 1:
-            for inst in (
-                "authors_code",
-                "authors_code + AP means",
-                "authors_code + sd 0.5 rest",
-            ):
-                relabel = {
-                    "AugUCB": "AugUCB code",
-                    "APT": "APT eps=.01",
-                    "UCBE": "UCBE a code",
-                    "UCBEV": "UCBEV code",
-                    "CSAR": "CSAR code",
-                    "UA": "UA",
-                }
-                mine = {k: err[inst][v] for k, v in relabel.items()}
-                for c in ex.claim_published(mine, inst):
-                    claims.append(c)
+        for inst in PUBLISHED_ON if number == 1 else ():
+            mine = {k.split()[0]: err[inst][k] for k in CODE}
+            claims += S.claim_published(mine, inst)
     claims = _spec_claims(a_values, pulls_csar) + claims
     notes = [
         "Each row: error at T = 10^4 of the baseline and of the switched configuration "
@@ -284,7 +224,7 @@ def _spec_claims(a_values, pulls_csar) -> list:
             _core.Claim(
                 f"[spec file] {text}",
                 f"{ours:.6g} ({inst} instance)",
-                "reproduced" if ok else "not reproduced",
+                C.ladder(ok, False),
                 "host computation; agreement to the 4 significant digits quoted",
             )
         )
@@ -296,7 +236,7 @@ def _spec_claims(a_values, pulls_csar) -> list:
                 f"[spec file] UCBEV paper-form a = {quoted} (Expt {number}, sigma = "
                 "sqrt(listed))",
                 f"{ours:.4g}",
-                "reproduced" if abs(ours - quoted) / quoted < 0.02 else "partly",
+                C.ladder(abs(ours - quoted) / quoted < 0.02, True),
                 "depends on the random variances of arms 11-100 (ours: seed 0), so "
                 "only agreement within 2% is expected",
             )
@@ -311,9 +251,7 @@ def _spec_claims(a_values, pulls_csar) -> list:
                 f"10^4 steps (Expt {number}; logged code runs)",
                 f"pulls made: min {p.min()}, median {int(np.median(p))}, max {p.max()}; "
                 f"{100 * inside:.0f}% of runs inside",
-                "reproduced"
-                if inside > 0.9
-                else ("partly" if inside > 0 else "not reproduced"),
+                C.ladder(inside > 0.9, inside > 0),
                 "the spec's range comes from 8 logged runs (Expt 1: typically 9188)",
             )
         )

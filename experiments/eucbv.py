@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jbandits
+from experiments import _claims as C
 from experiments import _core
 from jbandits import problems, runner
 from jbandits.types import Policy
@@ -351,14 +352,14 @@ def _final(res, problem) -> dict:
 # ------------------------------------------------------------------ claims
 def compare(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     """Paired mean difference a - b, its standard error and z (0 when se = 0)."""
-    d, se = _core.paired(a, b)
+    d, se = C.paired(a, b)
     d, se = float(d), float(se)
     return d, se, (d / se if se > 0 else (0.0 if d == 0 else math.copysign(99.0, d)))
 
 
 def _ci(x: np.ndarray) -> str:
     m, lo, hi = jbandits.metrics.mean_ci(x)
-    return _core.fmt_ci(float(m), float(lo), float(hi))
+    return C.fmt_ci(float(m), float(lo), float(hi))
 
 
 def beats(finals: dict, label: str, others: list[str]) -> tuple[str, str]:
@@ -422,7 +423,7 @@ def elimination_rows(results: dict, key_fn) -> list[dict]:
                     "instance": tag,
                     "optimal arm eliminated [95% CI]": (
                         f"{int(lost.sum())}/{lost.size} = "
-                        f"{_core.fmt_ci(p, max(lo, 0.0), min(hi, 1.0), 3)}"
+                        f"{C.fmt_ci(p, max(lo, 0.0), min(hi, 1.0), 3)}"
                     ),
                     "mean active arms at T": f"{np.mean(r['num_active']):.2f}",
                     "regret if kept": f"{reg[kept].mean():.0f}" if kept.any() else "-",

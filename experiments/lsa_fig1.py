@@ -14,6 +14,7 @@ import jax
 import numpy as np
 
 import jbandits
+from experiments import _claims as C
 from experiments import _core
 from jbandits import metrics, problems
 
@@ -152,7 +153,7 @@ def _claims(number: int, regrets: dict, times: np.ndarray) -> list:
         means = {k: v[:, c].mean() for k, v in regrets.items()}
         lowest += means["LSA"] <= min(means.values())
     for name in others:
-        d, se = _core.paired(lsa, regrets[name])
+        d, se = C.paired(lsa, regrets[name])
         z = np.where(se > 0, d / np.where(se > 0, se, 1), 0.0)
         better[name] = int(np.sum(z < -1.96))
         if np.any(z > 1.96):
@@ -262,7 +263,7 @@ def run(cfg: _core.Config) -> _core.Outcome:
                     "setup": number,
                     "algorithm": label,
                     "T": int(times[-1]),
-                    "regret/K [95% CI]": _core.fmt_ci(m, lo, hi),
+                    "regret/K [95% CI]": C.fmt_ci(m, lo, hi),
                     "ln(regret/K)": f"{np.log(m):.3f}" if m > 0 else "-inf",
                 }
             )

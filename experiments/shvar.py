@@ -21,6 +21,7 @@ import numpy as np
 
 import jbandits
 from experiments import _bai, _core
+from experiments import _claims as C
 from jbandits import metrics, problems, runner, schedules
 from jbandits.policies.identification import halving_schedule, sr_schedule
 from jbandits.policies.identification.gape import gape_oracle_params
@@ -129,12 +130,12 @@ def run_all(algos, bandit, params, key, budgets, horizon, shared=()) -> dict:
 # ------------------------------------------------------------------ claims
 def _rate(x):
     m, lo, hi = metrics.binomial_ci(x)
-    return _core.fmt_ci(float(m), float(lo), float(hi), 3)
+    return C.fmt_ci(float(m), float(lo), float(hi), 3)
 
 
 def _diff(a, b):
     """Paired mean difference a - b with a 95% CI, and its z-score."""
-    d, se = _core.paired(a, b)
+    d, se = C.paired(a, b)
     z = d / se if se > 0 else 0.0
     return float(d), float(se), float(z)
 

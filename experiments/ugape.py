@@ -17,6 +17,7 @@ import numpy as np
 
 import jbandits
 from experiments import _bai, _core
+from experiments import _claims as C
 from jbandits import metrics, runner, schedules, truth
 from jbandits.policies.identification.ucb_e import ucb_e_oracle_a
 from jbandits.policies.identification.ugape import ugapeb_oracle_a
@@ -110,7 +111,7 @@ def run_budget(cfg: _core.Config) -> _core.Outcome:
             row = {"m": m, "eps": eps, "n": int(t)}
             for lab, e in errors.items():
                 mean, lo, hi = metrics.binomial_ci(e[p])
-                row[lab] = _core.fmt_ci(float(mean), float(lo), float(hi), 3)
+                row[lab] = C.fmt_ci(float(mean), float(lo), float(hi), 3)
             table.append(row)
         best_other = {
             p: min(errors[lab][p].mean() for lab in errors if lab != "UGapEb")
@@ -193,12 +194,10 @@ def run_confidence(cfg: _core.Config) -> _core.Outcome:
                     "m": m,
                     "delta": float(d),
                     "H_eps": f"{h:.0f}",
-                    "mean stop [95% CI]": _core.fmt_ci(
-                        float(mean), float(lo), float(hi)
-                    ),
+                    "mean stop [95% CI]": C.fmt_ci(float(mean), float(lo), float(hi)),
                     "q10/q50/q90": "/".join(f"{x:.0f}" for x in q),
                     "stopped": f"{stopped[p].mean():.3f}",
-                    "error at stop [95% CI]": _core.fmt_ci(
+                    "error at stop [95% CI]": C.fmt_ci(
                         float(e_mean), float(e_lo), float(e_hi), 3
                     ),
                 }

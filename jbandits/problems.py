@@ -6,6 +6,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from jbandits import envs
+
+
+def _bandit(means, stds):
+    if stds is None:
+        return envs.bernoulli(means)
+    return envs.gaussian(means, stds)
+
 
 class Problem(NamedTuple):
     name: str
@@ -15,6 +23,11 @@ class Problem(NamedTuple):
     )  # [K] standard deviations for Gaussian families, None: Bernoulli
     threshold: float | None
     source: str
+
+    def bandit(self):
+        """``(Bandit, params)`` of this instance: Bernoulli rewards when ``stds`` is
+        None, Gaussian ``N(mean_i, std_i^2)`` otherwise (:mod:`jbandits.envs`)."""
+        return _bandit(self.means, self.stds)
 
 
 def lsa_setup(number: int) -> Problem:
@@ -119,6 +132,10 @@ class RegretProblem(NamedTuple):
     horizon: int  # T
     best_arm: int  # 0-based index of the optimal arm (stored explicitly, spec A5)
     source: str
+
+    def bandit(self):
+        """``(Bandit, params)``: Bernoulli when ``stds`` is None, else Gaussian."""
+        return _bandit(self.means, self.stds)
 
 
 EUCBV_EXPT3_ARMS = tuple(range(20, 101, 10))  # K = 20, 30, ..., 100

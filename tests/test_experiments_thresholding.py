@@ -11,6 +11,7 @@ from experiments import (
     _core,
     augucb_ablation,  # noqa: F401  (registers augucb-ablation)
 )
+from experiments import _tbp as S
 from experiments import augucb as ex
 
 NAMES = [f"augucb-expt{n}" for n in range(1, 7)] + ["augucb-ablation"]
@@ -40,19 +41,19 @@ def test_quick_experiment_writes_files_and_verdicts(name, tmp_path):
     errors = [k for k in arrays.files if k.endswith("/error")]
     assert errors
     for k in errors:
-        assert arrays[k].shape == (REPS, ex.NUM_CHECKPOINTS), k
+        assert arrays[k].shape == (REPS, S.NUM_CHECKPOINTS), k
 
 
 def test_common_random_numbers():
     """Expt 6 reuses Expt 5's instance and keys: AugUCB's runs are identical."""
-    algo = [ex.Algo("AugUCB", "augucb", "paper", {})]
+    algo = [S.algo("AugUCB", "augucb")]
     runs = {}
     for n in (5, 6):
         p = ex.problems.augucb_experiment(n, "paper")
-        runs[n] = ex.run_algorithms(p, algo, ex.experiment_key(0, n), REPS)["AugUCB"]
+        runs[n] = S.run_algorithms(p, algo, S.experiment_key(0, n), REPS)["AugUCB"]
     np.testing.assert_array_equal(runs[5][0], runs[6][0])
-    np.testing.assert_array_equal(runs[5][1], REPS * [ex.BUDGET])
-    k1, k5 = ex.experiment_key(0, 1), ex.experiment_key(0, 5)
+    np.testing.assert_array_equal(runs[5][1], REPS * [S.BUDGET])
+    k1, k5 = S.experiment_key(0, 1), S.experiment_key(0, 5)
     assert not np.array_equal(jax.random.key_data(k1), jax.random.key_data(k5))
 
 
@@ -73,7 +74,7 @@ def _curves(final: dict, half: dict, reps: int = 200) -> dict:
     """Synthetic 0/1 error curves: error rate ``half[k]`` up to T/2, then ``final[k]``."""
     rng = np.random.default_rng(0)
     u = rng.uniform(size=(reps, 1))  # common uniforms: paired, monotone in the rate
-    c = ex.NUM_CHECKPOINTS
+    c = S.NUM_CHECKPOINTS
     rate = np.array([[half[k]] * (c // 2) + [final[k]] * (c - c // 2) for k in final])
     return {k: (u < rate[i][None, :]) for i, k in enumerate(final)}
 
