@@ -86,62 +86,32 @@ def configs(problem, listed) -> dict:
     return {a.label: a for a in algos}
 
 
-PAPER = (
-    "AugUCB paper",
-    "APT eps=.05",
-    "UCBE a paper",
-    "UCBEV paper",
-    "CSAR paper",
-    "UA",
-)
+# fmt: off
+PAPER = ("AugUCB paper", "APT eps=.05", "UCBE a paper", "UCBEV paper", "CSAR paper", "UA")
 CODE = ("AugUCB code", "APT eps=.01", "UCBE a code", "UCBEV code", "CSAR code", "UA")
 PUBLISHED_ON = ("authors_code", "authors_code + AP means", "authors_code + sd 0.5 rest")
-# (difference, baseline config, switched config)
-SWITCHES = [
+SWITCHES = [  # (difference, baseline config, switched config)
     ("AugUCB: paper -> authors' code variant", "AugUCB paper", "AugUCB code"),
     ("APT: eps 0.05 -> 0.01", "APT eps=.05", "APT eps=.01"),
     ("UCBE: a from H1 over all arms -> code's H1", "UCBE a paper", "UCBE a code"),
     ("UCBEV: a paper -> code's (8/9)/H^sigma", "UCBEV paper", "UCBEV paper, a code"),
-    (
-        "UCBEV: width/variance/init paper -> code",
-        "UCBEV paper",
-        "UCBEV code, a paper",
-    ),
+    ("UCBEV: width/variance/init paper -> code", "UCBEV paper", "UCBEV code, a paper"),
     ("UCBEV: everything paper -> code", "UCBEV paper", "UCBEV code"),
     ("CSAR: paper -> authors' code variant", "CSAR paper", "CSAR code"),
     ("CSAR code: permuted -> fixed arm order", "CSAR code", "CSAR code, fixed order"),
 ]
-# instance -> configs run on it
-RUN_ON = {
-    "paper": None,  # all
-    "sd=listed": PAPER,
-    "authors_code": None,
-    "authors_code + AP means": CODE,
-    "authors_code + sd 0.5 rest": CODE,
+RUN_ON = {  # instance -> configs run on it (None: all)
+    "paper": None, "sd=listed": PAPER, "authors_code": None,
+    "authors_code + AP means": CODE, "authors_code + sd 0.5 rest": CODE,
 }
-# (difference, baseline instance, switched instance, configs)
-NOISE_SWITCHES = [
+NOISE_SWITCHES = [  # (difference, baseline instance, switched instance, configs)
     ("noise: listed = variance -> listed = sd", "paper", "sd=listed", PAPER),
-    (
-        "noise: paper ranges -> code ranges + rounding (sd reading)",
-        "sd=listed",
-        "authors_code",
-        PAPER,
-    ),
+    ("noise: paper ranges -> code ranges + rounding (sd reading)", "sd=listed", "authors_code", PAPER),
     ("noise: paper -> authors' code environment", "paper", "authors_code", PAPER),
-    (
-        "Expt 1 means r_7:10 0.65.. -> 0.60.. (code's AP block)",
-        "authors_code",
-        "authors_code + AP means",
-        CODE,
-    ),
-    (
-        "hypothesis: arms 11-100 sd 0.5 (code default)",
-        "authors_code",
-        "authors_code + sd 0.5 rest",
-        CODE,
-    ),
+    ("Expt 1 means r_7:10 0.65.. -> 0.60.. (code's AP block)", "authors_code", "authors_code + AP means", CODE),
+    ("hypothesis: arms 11-100 sd 0.5 (code default)", "authors_code", "authors_code + sd 0.5 rest", CODE),
 ]
+# fmt: on
 
 
 def _row(number, difference, instance, base, new, e_base, e_new):
