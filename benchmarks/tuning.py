@@ -1,0 +1,267 @@
+"""Tuning benchmark: jbandits.tune vs a fine grid and vs optuna's TPE.
+
+    python -m benchmarks.tuning            # 6 tasks x 5 seeds
+    python -m benchmarks.tuning --quick    # smaller budgets, 2 seeds (a smoke run)
+
+Per task: a *standard grid* has 20 points per parameter x ``R`` replications; the
+tuner gets at most 1/2 of its simulations for one parameter and 1/4 for two. The
+*fine grid* (41 points for one parameter, 15 x 15 for two) gets 10x the tuner's
+simulations. Its arg-min, the tuned theta and TPE's pick are then evaluated on the
+same ``--eval`` fresh replications (common random numbers; a fresh evaluation removes
+the optimism of a grid minimum), and the ratio is the tuned loss over the fine grid
+optimum's loss. TPE (optuna, optional: ``pip install jbandits[tuning]``) gets the same
+simulations: ``simulations / R`` trials of ``R`` replications on common keys.
+The winner of a seed is the lower evaluated loss.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import dataclass, field
+
+import jax
+import numpy as np
+
+from jbandits import envs, metrics, problems
+from jbandits.tune import Box, LogSpace, Objective, Space, tune
+
+
+@dataclass
+class Task:
+    name: str
+    policy: str
+    means: np.ndarray
+    budget: int
+    space: dict
+    loss: str
+    fixed: dict = field(default_factory=dict)
+    metric: object = None
+    stds: np.ndarray | None = None
+
+    @property
+    def instance(self):
+        if self.stds is None:
+            return envs.bernoulli(self.means)
+        return envs.gaussian(self.means, self.stds)
+
+
+def tasks(quick: bool) -> list[Task]:
+    setup1 = problems.lsa_setup(1).means
+    setup3 = problems.lsa_setup(3).means
+    thr = metrics.thresholding(0.5)
+    ident = metrics.identification()
+    regret_means = np.r_[0.5, np.full(9, 0.45)]
+    return [
+        Task(
+            "LSA alpha",
+            "lsa",
+            setup1,
+            600 if quick else 1000,
+            {"alpha": LogSpace(0.02, 20.0)},
+            "misclassified",
+            {"threshold": 0.5},
+            thr,
+        ),
+        Task(
+            "APT eps",
+            "apt",
+            setup3,
+            600 if quick else 1000,
+            {"epsilon": LogSpace(1e-3, 1.0)},
+            "error",
+            {"threshold": 0.5},
+            thr,
+        ),
+        Task(
+            "AugUCB rho T=1e4",
+            "augucb",
+            setup1,
+            2000 if quick else 10_000,
+            {"rho": LogSpace(0.01, 4.0)},
+            "misclassified",
+            {"threshold": 0.5},
+            thr,
+        ),
+        Task(
+            "UCB-E a",
+            "ucb_e",
+            np.r_[0.5, np.full(9, 0.42)],
+            600 if quick else 1000,
+            {"a": LogSpace(0.1, 1000.0)},
+            "error",
+            {},
+            ident,
+        ),
+        Task(
+            "EUCBV (rho, psi)",
+            "eucbv",
+            regret_means,
+            1000 if quick else 2000,
+            {"rho": Box(0.05, 2.0), "psi": LogSpace(0.1, 1000.0)},
+            "regret",
+            {"horizon": 1000 if quick else 2000},
+        ),
+        Task(
+            "UCB-V (c, zeta)",
+            "ucbv",
+            regret_means,
+            1000 if quick else 2000,
+            {"c": Box(0.0, 2.0), "zeta": Box(0.2, 2.5)},
+            "regret",
+        ),
+    ]
+
+
+def objective_of(task: Task) -> Objective:
+    bandit, params = task.instance
+    return Objective(
+        task.policy,
+        bandit,
+        params,
+        budget=task.budget,
+        loss=task.loss,
+        metric=task.metric,
+        fixed=task.fixed,
+    )
+
+
+def fine_grid(task: Task, space: Space, sims: int, key, chunk: int):
+    points = 41 if space.dim == 1 else 15
+    z = space.grid(points)
+    reps = max(2, sims // len(z))
+    per = objective_of(task).losses(space.batch_from_z(z), key, reps, chunk=chunk)
+    return z, per.mean(1), reps
+
+
+def evaluate(task: Task, space: Space, thetas: list, key, reps: int, chunk: int):
+    z = np.stack([space.to_z(t) for t in thetas])
+    return (
+        objective_of(task).losses(space.batch_from_z(z), key, reps, chunk=chunk).mean(1)
+    )
+
+
+def tpe(task: Task, space: Space, trials: int, reps: int, seed: int, chunk: int):
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    obj = objective_of(task)
+    key = jax.random.key(10_000 + seed)
+
+    def f(trial):
+        theta = {}
+        for name, p in zip(space.keys(), space.params, strict=True):
+            theta[name] = trial.suggest_float(
+                name, p.lo, p.hi, log=isinstance(p, LogSpace)
+            )
+        per = obj.losses(
+            {k: np.array([v]) for k, v in theta.items()}, key, reps, chunk=chunk
+        )
+        return float(per.mean())
+
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
+    study.optimize(f, n_trials=trials)
+    return study.best_params
+
+
+def _fmt(theta: dict) -> str:
+    return ", ".join(f"{k}={v:.3g}" for k, v in theta.items())
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seeds", type=int, default=None)
+    ap.add_argument("--reps", type=int, default=None, help="R per evaluated point")
+    ap.add_argument("--eval", type=int, default=None, help="evaluation replications")
+    ap.add_argument("--only", default=None, help="substring of task names to run")
+    args = ap.parse_args(argv)
+    seeds = args.seeds or (2 if args.quick else 5)
+    reps = args.reps or (40 if args.quick else 100)
+    eval_reps = args.eval or (1000 if args.quick else 4000)
+    try:
+        import optuna  # noqa: F401
+
+        have_optuna = True
+    except ImportError:
+        have_optuna = False
+        print("optuna not installed: no TPE comparison (pip install optuna)")
+    print(
+        f"jax {jax.__version__} on {jax.devices()[0].platform}; R = {reps}, "
+        f"{seeds} seeds"
+    )
+    header = (
+        f"{'task':18s} {'ratio med':>9s} {'max':>6s} {'<=1.02':>6s} "
+        f"{'sims':>6s} {'grid':>6s} {'frac':>5s} {'wall s':>7s}"
+        + (f" {'TPE ratio med':>13s} {'we win':>6s}" if have_optuna else "")
+    )
+    rows, all_ok = [], []
+    for task in tasks(args.quick):
+        if args.only and args.only.lower() not in task.name.lower():
+            continue
+        bandit, params = task.instance
+        space = Space(task.space)
+        d = space.dim
+        standard = 20**d * reps
+        sims = standard // 2 if d == 1 else standard // 4
+        chunk = (2 if d == 1 else 2 * d) * reps
+        t0 = time.perf_counter()
+        z_f, loss_f, reps_f = fine_grid(
+            task, space, 10 * sims, jax.random.key(99), chunk
+        )
+        t_fine = time.perf_counter() - t0
+        theta_f = space.from_z(z_f[int(np.argmin(loss_f))])
+        key_eval = jax.random.key(7)
+        best_f = float(evaluate(task, space, [theta_f], key_eval, eval_reps, chunk)[0])
+        ratios, tpe_ratios, used, walls, wins = [], [], [], [], 0
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            res = tune(
+                task.policy,
+                bandit,
+                params,
+                space=task.space,
+                budget=task.budget,
+                loss=task.loss,
+                metric=task.metric,
+                fixed=task.fixed,
+                simulations=sims,
+                num_reps=reps,
+                key=seed,
+            )
+            walls.append(time.perf_counter() - t0)
+            used.append(res.simulations)
+            cand = [res.theta]
+            if have_optuna:
+                cand.append(tpe(task, space, sims // reps, reps, seed, chunk))
+            ev = evaluate(task, space, cand, key_eval, eval_reps, chunk)
+            ratios.append(ev[0] / best_f)
+            if have_optuna:
+                tpe_ratios.append(ev[1] / best_f)
+                wins += ev[0] <= ev[1]
+        ratios = np.asarray(ratios)
+        ok = ratios <= 1.02
+        all_ok += list(ok)
+        line = (
+            f"{task.name:18s} {np.median(ratios):9.3f} {ratios.max():6.3f} "
+            f"{ok.sum():3d}/{len(ok):<2d} {int(np.mean(used)):6d} {standard:6d} "
+            f"{np.mean(used) / standard:5.2f} {np.median(walls):7.1f}"
+        )
+        if have_optuna:
+            line += f" {np.median(tpe_ratios):13.3f} {wins:3d}/{seeds:<2d}"
+        rows.append(line)
+        print(
+            f"  [{task.name}: fine grid {len(z_f)} pts x {reps_f} reps, best "
+            f"{_fmt(theta_f)} evaluated {best_f:.4g}; grid range "
+            f"{loss_f.min():.4g}..{loss_f.max():.4g}; {t_fine:.0f} s]",
+            flush=True,
+        )
+        print(header if len(rows) == 1 else "", end="\n" if len(rows) == 1 else "")
+        print(line, flush=True)
+    frac = np.mean(all_ok) if all_ok else math.nan
+    print(f"\nratio <= 1.02 in {np.sum(all_ok)}/{len(all_ok)} runs ({100 * frac:.0f}%)")
+
+
+if __name__ == "__main__":
+    main()
