@@ -122,17 +122,16 @@ def curve(x, values, *, binary: bool = False, transform=None) -> dict:
     return {"x": np.asarray(x), "mean": mean, "lo": lo, "hi": hi}
 
 
+def panel(title: str, xlabel: str, ylabel: str, curves: dict) -> dict:
+    """One panel of :func:`jbandits.plotting.plot_panels` (curves from :func:`curve`)."""
+    return {"title": title, "xlabel": xlabel, "ylabel": ylabel, "curves": curves}
+
+
 def error_panel(title: str, t, err: dict) -> dict:
     """A panel of error % vs time step: Wilson 95% bands of 0/1 ``err[label] [R, C]``."""
-    curves = {
-        k: curve(t, v, binary=True, transform=lambda x: 100 * x) for k, v in err.items()
-    }
-    return {
-        "title": title,
-        "xlabel": "time step t",
-        "ylabel": "error %",
-        "curves": curves,
-    }
+    pct = lambda x: 100 * x  # noqa: E731
+    curves = {k: curve(t, v, binary=True, transform=pct) for k, v in err.items()}
+    return panel(title, "time step t", "error %", curves)
 
 
 def markdown_table(rows: list[dict]) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 import jbandits
 from experiments import _claims as C
 from experiments import _core
-from jbandits import metrics, problems
+from jbandits import metrics, oracles, problems
 
 SETUPS = {  # setup -> (T_max, checkpoints) for the full and the quick version
     1: ((1000, 10), (1000, 10)),
@@ -24,15 +24,14 @@ SETUPS = {  # setup -> (T_max, checkpoints) for the full and the quick version
     3: ((100_000, 20), (10_000, 10)),
 }
 FULL_REPS, QUICK_REPS = 5000, 300
-
-
 EPSILONS = (0.0, 0.025, 0.05, 0.1)
 PRIORS = (1.0, 0.5)
 UCBE_EXPONENTS = (-1, 0, 4)
 
 
-def _sweep(make, grid, bandit, params, key, reps, budget, horizon, checkpoints, tau):
-    """One compilation for all grid points; [P, R, C] aggregate regrets."""
+def _sweep(make, grid, problem, key, reps, horizon, **kw):
+    """One compilation for all grid points; [P, R, C] aggregate regrets and the times."""
+    bandit, params = problem.bandit()
     res = jbandits.sweep(
         make,
         bandit,
@@ -40,89 +39,67 @@ def _sweep(make, grid, bandit, params, key, reps, budget, horizon, checkpoints, 
         key,
         grid=grid,
         num_reps=reps,
-        budget=budget,
         horizon=horizon,
-        num_checkpoints=checkpoints,
-        metric=metrics.thresholding(tau),
+        metric=metrics.thresholding(problem.threshold),
         permute=True,
+        **kw,
     )
     return res.metrics["misclassified"], res.times[0, 0]
 
 
-def anytime_regrets(
-    problem, bandit, params, key, reps, t_max, c
-) -> tuple[dict, np.ndarray]:
+def anytime_regrets(problem, key, reps, t_max, c) -> tuple[dict, np.ndarray]:
     """APT(eps) x4, Opt-KG(a,a) x2, Uniform, LSA: read at C budgets of one run each.
 
     Hyper-parameter variants of one algorithm share one compiled sweep.
     """
     k, tau = problem.means.size, problem.threshold
-    args = (bandit, params, key, reps, t_max, t_max, c, tau)
-    out = {}
+    run = dict(budget=t_max, num_checkpoints=c)
     apt, times = _sweep(
         lambda epsilon: jbandits.apt(k, threshold=tau, epsilon=epsilon),
         {"epsilon": np.asarray(EPSILONS)},
-        *args,
-    )
-    out.update({f"APT({e:g})": apt[i] for i, e in enumerate(EPSILONS)})
+        problem, key, reps, t_max, **run,
+    )  # fmt: skip
+    out = {f"APT({e:g})": apt[i] for i, e in enumerate(EPSILONS)}
     # Opt-KG's posterior gains need float64 over thousands of pulls (its docstring;
     # float32 drifts: regret/K 0.138 vs 0.127 +- 0.009 at T = 20 000, Setup 3)
     with jax.enable_x64(True):
-        b64, p64 = jbandits.envs.bernoulli(problem.means)
         kg, _ = _sweep(
-            lambda prior: jbandits.optkg(
-                k, threshold=tau, prior_a=prior, prior_b=prior
-            ),
+            lambda prior: jbandits.optkg(k, threshold=tau, prior_a=prior, prior_b=prior),
             {"prior": np.asarray(PRIORS)},
-            b64,
-            p64,
-            *args[2:],
-        )
+            problem, key, reps, t_max, **run,
+        )  # fmt: skip
     out.update({f"Opt-KG({a:g},{a:g})": kg[i] for i, a in enumerate(PRIORS)})
+    bandit, params = problem.bandit()
     for label, policy in (
         ("Uniform", jbandits.uniform(k, threshold=tau)),
         ("LSA", jbandits.lsa(k, threshold=tau, alpha=1.35)),
     ):
         res = jbandits.simulate(
-            policy,
-            bandit,
-            params,
-            key,
-            budget=t_max,
-            num_reps=reps,
-            num_checkpoints=c,
-            metric=metrics.thresholding(tau),
-            batch_size=min(reps, 1000),
-            permute=True,
-        )
+            policy, bandit, params, key, num_reps=reps, **run,
+            metric=metrics.thresholding(tau), batch_size=min(reps, 1000), permute=True,
+        )  # fmt: skip
         out[label] = res.metrics["misclassified"]  # [R, C]
     return out, np.asarray(times)
 
 
-def budget_dependent(problem, budgets, bandit, params, key, reps, horizon) -> dict:
-    """UCBE(b), b in {-1, 0, 4}: a = 4^b (T - K) / H, one run per budget.
+def budget_dependent(problem, budgets, key, reps, horizon) -> dict:
+    """UCBE(b), b in {-1, 0, 4}: oracle a = 4^b (T - K) / H1, one run per budget.
 
     All (b, budget) pairs form one compiled sweep.
     """
     k, tau = problem.means.size, problem.threshold
-    h = jbandits.truth.h1(jbandits.truth.tbp_gaps(problem.means, tau))
     bs = np.repeat(UCBE_EXPONENTS, len(budgets))
     ts = np.tile(np.asarray(budgets), len(UCBE_EXPONENTS))
-    grid = {"budget": ts, "a": 4.0**bs * (ts - k) / h}
-    res = jbandits.sweep(
+    a = [
+        oracles.ucbe_oracle_a(problem.means, threshold=tau, budget=t, exponent=b)
+        for b, t in zip(bs, ts, strict=True)
+    ]
+    regrets, _ = _sweep(
         lambda budget, a: jbandits.ucbe(k, threshold=tau, a=a),
-        bandit,
-        params,
-        key,
-        grid=grid,
-        num_reps=reps,
-        horizon=horizon,
-        metric=metrics.thresholding(tau),
-        permute=True,
-    )
-    final = res.metrics["misclassified"][:, :, -1].reshape(
-        len(UCBE_EXPONENTS), len(budgets), -1
-    )
+        {"budget": ts, "a": np.asarray(a)},
+        problem, key, reps, horizon,
+    )  # fmt: skip
+    final = regrets[:, :, -1].reshape(len(UCBE_EXPONENTS), len(budgets), -1)
     return {f"UCBE({b})": final[i].T for i, b in enumerate(UCBE_EXPONENTS)}  # [R, B]
 
 
@@ -130,17 +107,10 @@ def run_setup(number: int, cfg: _core.Config) -> tuple[dict, dict, np.ndarray]:
     problem = problems.lsa_setup(number)
     (t_max, c) = SETUPS[number][1 if cfg.quick else 0]
     reps = cfg.num_reps(FULL_REPS, QUICK_REPS)
-    bandit, params = jbandits.envs.bernoulli(problem.means)
-    key = jax_key(cfg.seed * 1000 + number)
-    regrets, times = anytime_regrets(problem, bandit, params, key, reps, t_max, c)
-    regrets.update(budget_dependent(problem, times, bandit, params, key, reps, t_max))
+    key = jax.random.key(cfg.seed * 1000 + number)
+    regrets, times = anytime_regrets(problem, key, reps, t_max, c)
+    regrets.update(budget_dependent(problem, times, key, reps, t_max))
     return regrets, {"K": problem.means.size, "T_max": t_max, "reps": reps}, times
-
-
-def jax_key(seed: int):
-    import jax
-
-    return jax.random.key(seed)
 
 
 def _claims(number: int, regrets: dict, times: np.ndarray) -> list:
@@ -153,11 +123,10 @@ def _claims(number: int, regrets: dict, times: np.ndarray) -> list:
         means = {k: v[:, c].mean() for k, v in regrets.items()}
         lowest += means["LSA"] <= min(means.values())
     for name in others:
-        d, se = C.paired(lsa, regrets[name])
-        z = np.where(se > 0, d / np.where(se > 0, se, 1), 0.0)
-        better[name] = int(np.sum(z < -1.96))
-        if np.any(z > 1.96):
-            worse_any.append(f"{name} at T={times[z > 1.96].tolist()}")
+        d = C.paired(lsa, regrets[name])
+        better[name] = int(np.sum(d.lower))
+        if np.any(d.higher):
+            worse_any.append(f"{name} at T={times[d.higher].tolist()}")
     n = len(times)
     summary = ", ".join(f"{k}: {v}/{n}" for k, v in better.items())
     if number == 1:
@@ -170,8 +139,7 @@ def _claims(number: int, regrets: dict, times: np.ndarray) -> list:
             f"Setup {number}: LSA outperforms the other methods at almost all T with "
             "statistical significance"
         )
-    ok = not worse_any and lowest >= 0.8 * n
-    verdict = "reproduced" if ok else ("partly" if not worse_any else "not reproduced")
+    verdict = C.ladder(not worse_any and lowest >= 0.8 * n, not worse_any)
     ours = (
         f"LSA lowest mean at {lowest}/{n} budgets; significantly better (paired z<-1.96) "
         f"than: {summary}; significantly worse: {'; '.join(worse_any) or 'never'}"
@@ -198,7 +166,7 @@ def _setup1_exception(better: dict, n: int) -> _core.Claim:
         "Setup 1: paired tests find LSA significantly better than most other methods, "
         "except APT(.05) and APT(.025)",
         ours,
-        "reproduced" if ok else ("partly" if not_sig or most else "not reproduced"),
+        C.ladder(ok, bool(not_sig or most)),
         "per budget, two-sided paired z-test at 5% on our correlated anytime curves; "
         "the paper's Table 1 (Appendix F.2) is not in the seed text",
     )
@@ -221,12 +189,7 @@ def _apt_epsilon_claim(all_regrets: dict, all_times: dict) -> _core.Claim:
         f"T={int(all_times[2][-1])}: {big}; best at the largest T of Setups 1 and 3: "
         + ", ".join(sorted(others))
     )
-    if differs and small not in others:
-        verdict = "reproduced"
-    elif differs or small not in others:
-        verdict = "partly"
-    else:
-        verdict = "not reproduced"
+    verdict = C.ladder(differs and small not in others, differs or small not in others)
     return _core.Claim(
         "Setup 2: APT works reasonably well at small T, but its best epsilon differs "
         "from that for bigger T and other setups",
@@ -247,25 +210,15 @@ def run(cfg: _core.Config) -> _core.Outcome:
             label: _core.curve(times, v / k, transform=np.log)
             for label, v in regrets.items()
         }
-        panels.append(
-            {
-                "title": f"Setup {number} (K={k}, {info['reps']} runs)",
-                "xlabel": "T",
-                "ylabel": "ln(aggregate regret / K)",
-                "curves": curves,
-            }
-        )
+        title = f"Setup {number} (K={k}, {info['reps']} runs)"
+        panels.append(_core.panel(title, "T", "ln(aggregate regret / K)", curves))
         for label, v in regrets.items():
             arrays[f"setup{number}/{label}"] = v
             m, lo, hi = jbandits.metrics.mean_ci(v[:, -1] / k)
+            ln = f"{np.log(m):.3f}" if m > 0 else "-inf"
+            row = {"setup": number, "algorithm": label, "T": int(times[-1])}
             table.append(
-                {
-                    "setup": number,
-                    "algorithm": label,
-                    "T": int(times[-1]),
-                    "regret/K [95% CI]": C.fmt_ci(m, lo, hi),
-                    "ln(regret/K)": f"{np.log(m):.3f}" if m > 0 else "-inf",
-                }
+                row | {"regret/K [95% CI]": C.fmt_ci(m, lo, hi), "ln(regret/K)": ln}
             )
         arrays[f"setup{number}/T"] = times
         claims += _claims(number, regrets, times)
