@@ -49,7 +49,6 @@ class Task:
 
 def tasks(quick: bool) -> list[Task]:
     setup1 = problems.lsa_setup(1).means
-    setup3 = problems.lsa_setup(3).means
     thr = metrics.thresholding(0.5)
     ident = metrics.identification()
     regret_means = np.r_[0.5, np.full(9, 0.45)]
@@ -67,10 +66,10 @@ def tasks(quick: bool) -> list[Task]:
         Task(
             "APT eps",
             "apt",
-            setup3,
+            setup1,
             600 if quick else 1000,
             {"epsilon": LogSpace(1e-3, 1.0)},
-            "error",
+            "misclassified",
             {"threshold": 0.5},
             thr,
         ),
@@ -99,7 +98,7 @@ def tasks(quick: bool) -> list[Task]:
             "eucbv",
             regret_means,
             1000 if quick else 2000,
-            {"rho": Box(0.05, 2.0), "psi": LogSpace(0.1, 1000.0)},
+            {"rho": Box(0.05, 2.0), "psi": LogSpace(1e-3, 1000.0)},
             "regret",
             {"horizon": 1000 if quick else 2000},
         ),

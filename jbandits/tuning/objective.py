@@ -13,6 +13,7 @@ runner; new points, new keys, new starting values and new budgets reuse it.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from jbandits.types import Bandit, Policy
 
 # objective name -> what it reads; metric names need the matching ``metric``
 LOSSES = ("regret", "misclassified", "error", "simple_regret", "reward")
+_SAMPLERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _policy_parts(policy) -> tuple[Any, dict]:
@@ -103,7 +105,9 @@ class Objective:
             if not hasattr(probe, "arm_mask"):
                 raise ValueError("a prior must return an instance pytree with arm_mask")
             self.num_arms = int(probe.arm_mask.shape[-1])
-            self._sampler = jax.jit(jax.vmap(instance))
+            if instance not in _SAMPLERS:  # one compiled sampler per prior
+                _SAMPLERS[instance] = jax.jit(jax.vmap(instance))
+            self._sampler = _SAMPLERS[instance]
         else:
             mask = sweeps._mask(instance)
             if mask.ndim != 1:
