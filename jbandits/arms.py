@@ -204,17 +204,32 @@ def least_pulled(counts: Array, active: Array) -> Array:
     return argmin_masked(counts, active)
 
 
+def rank(score: Array, eligible: Array | None = None, *, largest: bool = True) -> Array:
+    """``[K] int32``: 0-based position of each arm when the eligible arms are ordered
+    by score, largest first (``largest=False``: smallest first), ties by lowest index.
+
+    The order is that of repeated :func:`argmax_masked` (:func:`argmin_masked`)
+    selections without replacement: NaN ranks with the worst value among the eligible
+    arms (``-inf`` for ``largest``, ``+inf`` otherwise) and ``-0.0 == 0.0``. Every
+    ineligible arm ranks after every eligible one (its sort key is NaN, which sorts
+    last), so ``rank < k`` holds for exactly ``min(k, #eligible)`` eligible arms.
+    One stable sort, O(K log K).
+    """
+    ok = _eligible(score, eligible)
+    worst = jnp.where(jnp.isnan(score), jnp.inf, -score if largest else score)
+    key = jax.lax.optimization_barrier(jnp.where(ok, worst, jnp.nan))
+    order = jnp.argsort(key, stable=True)
+    positions = jnp.arange(order.shape[0], dtype=jnp.int32)
+    return jnp.empty_like(positions).at[order].set(positions)
+
+
 def keep_top(score: Array, active: Array, k: ArrayLike) -> Array:
     """``[K] bool`` mask of the ``k`` active arms with the largest scores (ties first).
 
     Exactly ``min(k, #active)`` arms: NaN and ``-inf`` scores rank last among the
-    active arms but still before every inactive arm (the sort key of an inactive arm
-    is NaN, which sorts after ``+inf``).
+    active arms but still before every inactive arm (see :func:`rank`).
     """
-    order_key = jnp.where(jnp.isnan(score), jnp.inf, -score)
-    order = jnp.argsort(jnp.where(active, order_key, jnp.nan), stable=True)
-    rank = jnp.empty_like(order).at[order].set(jnp.arange(order.shape[0]))
-    return active & (rank < k)
+    return active & (rank(score, active) < k)
 
 
 def round_robin(t: ArrayLike, arm_mask: Array) -> Array:

@@ -1,9 +1,16 @@
-"""Phase / stage engine shared by SR, SAR, VBR and the sequential-halving family.
+"""Phase machinery shared by the fixed-schedule policies (SR, SAR, VBR, CSAR and the
+sequential-halving family).
 
 The exact schedules are computed on the host (:mod:`jbandits.schedules`) and enter the
-policy as int32 arrays. After the statistics update of every step, :func:`end_phases`
-runs a ``lax.while_loop`` over the phases whose end index is <= the step count, so
-several phases may end on one step (zero-length Successive Rejects phases).
+policy as int32 arrays. After the statistics update of every step the phases whose end
+index is <= the step count end; several phases may end on one step (zero-length
+Successive Rejects phases). A step has no data-dependent loop: a phase end is a
+fixed-shape masked update, unrolled :func:`max_ends` times, the most phases that end on
+one step in the schedule (computed on the host; usually 1). Rejections by a score that
+does not change between the phases ending on one step (SR, VBR, CSAR) are one
+:func:`drop` of the ``count`` worst arms. Only a traced schedule of unknown bound (a
+budget sweep through the runner) keeps a ``lax.while_loop`` over the phase ends, or,
+for :func:`drop`, ranks every step (one sort).
 
 A policy runs either
 
@@ -28,6 +35,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jbandits import _validate, arms, schedules
 from jbandits.types import Array
@@ -74,6 +82,27 @@ def resolve(
     return _as_int32(schedule)
 
 
+def max_ends(ends: Any, num_phases: Any) -> int | None:
+    """Host side: the most phases that end on one step, over every row of a schedule
+    (``ends [.., P]``, ``num_phases [..]``); at least 1. None when either is traced."""
+    if not _validate.is_concrete((ends, num_phases)):
+        return None
+    ends = np.asarray(jax.device_get(ends)).reshape(-1, np.shape(ends)[-1])
+    counts = np.asarray(jax.device_get(num_phases)).reshape(-1)
+    most = 1
+    for row, n in zip(ends, counts, strict=True):
+        if n > 0:
+            most = max(most, int(np.unique(row[:n], return_counts=True)[1].max()))
+    return most
+
+
+def phases_done(t: Array, ends: Array, num_phases: Array) -> Array:
+    """Closed form of the phase index after step ``t``: the phases ``p < num_phases``
+    with ``ends[p] <= t`` (phase ends are non-decreasing)."""
+    live = jnp.arange(ends.shape[0]) < num_phases
+    return jnp.sum(live & (ends <= t)).astype(jnp.int32)
+
+
 def end_phases(
     phase: Array,
     t: Array,
@@ -81,19 +110,60 @@ def end_phases(
     num_phases: Array,
     end_fn: Callable[[Array, Any], Any],
     carry: Any,
+    bound: int | None,
 ) -> tuple[Array, Any]:
-    """Run ``carry = end_fn(p, carry)`` for every phase p with ``ends[p] <= t``."""
+    """Run ``carry = end_fn(p, carry)`` for every phase p with ``ends[p] <= t``.
+
+    ``bound`` (static) is at least the number of phases that can end on one step
+    (:func:`max_ends`): the update is unrolled ``bound`` times, each masked by whether
+    its phase is due. ``bound=None`` (unknown) runs a ``lax.while_loop`` instead.
+    """
     size = ends.shape[0]
 
-    def cond(c):
-        p = c[0]
+    def due(p):
         return (p < num_phases) & (ends[jnp.minimum(p, size - 1)] <= t)
 
-    def body(c):
-        p, inner = c
-        return p + 1, end_fn(p, inner)
+    if bound is None:
 
-    return jax.lax.while_loop(cond, body, (phase, carry))
+        def body(c):
+            p, inner = c
+            return p + 1, end_fn(p, inner)
+
+        return jax.lax.while_loop(lambda c: due(c[0]), body, (phase, carry))
+    for _ in range(bound):
+        now = due(phase)
+        new = end_fn(phase, carry)
+        carry = jax.tree_util.tree_map(lambda a, b: jnp.where(now, a, b), new, carry)
+        phase = phase + now.astype(phase.dtype)
+    return phase, carry
+
+
+UNROLL = 4  # drop(): up to this bound, repeated arg-min/arg-max beats one sort
+
+
+def drop(
+    score: Array,
+    eligible: Array,
+    count: Array,
+    bound: int | None,
+    *,
+    largest: bool = False,
+) -> Array:
+    """``eligible`` without its ``count`` lowest-scoring arms (``largest``: highest).
+
+    The same arms as ``count`` successive :func:`jbandits.arms.argmin_masked`
+    (:func:`~jbandits.arms.argmax_masked`) removals with ``score`` fixed (ties by
+    lowest index, NaN worst). ``bound`` (static) is at least ``count``: up to
+    :data:`UNROLL` the removals are unrolled, else (or None, unknown) the arms are
+    ranked once (:func:`jbandits.arms.rank`).
+    """
+    if bound is not None and bound <= UNROLL:
+        pick_fn = arms.argmax_masked if largest else arms.argmin_masked
+        for i in range(bound):
+            hit = arms.one_hot(pick_fn(score, eligible), score.shape[0])
+            eligible = eligible & ~(hit & (count > i))
+        return eligible
+    return eligible & ~(arms.rank(score, eligible, largest=largest) < count)
 
 
 def first_or_idle(arm: Array, active: Array) -> Array:

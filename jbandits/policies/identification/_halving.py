@@ -18,7 +18,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from jbandits import arms, schedules
-from jbandits.policies.identification import _phases
+from jbandits.policies import _phases
 from jbandits.types import Array, Policy
 
 
@@ -39,6 +39,10 @@ def halving_policy(
 ) -> Policy:
     """Policy running the stage schedule ``table`` (one schedule or a by-K table) with
     the in-stage rule ``choose(local, active, c)``."""
+
+    # both stage builders give every stage at least one pull, so one stage ends per
+    # step at most (a traced schedule is assumed to come from them)
+    bound = _phases.max_ends(table.ends, table.num_stages) or 1
 
     def stage_start(sched, stage):
         prev = sched.ends[jnp.clip(stage - 1, 0, sched.ends.shape[0] - 1)]
@@ -68,7 +72,13 @@ def halving_policy(
             )
 
         stage, (active, local) = _phases.end_phases(
-            state.stage, t, sched.ends, sched.num_stages, halve, (state.active, local)
+            state.stage,
+            t,
+            sched.ends,
+            sched.num_stages,
+            halve,
+            (state.active, local),
+            bound,
         )
         done = stage >= sched.num_stages
         arm = choose(local, active, t - stage_start(sched, stage))

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, schedules
-from jbandits.policies.identification import _phases
+from jbandits.policies import _phases
 from jbandits.policies.identification.successive_rejects import (
     prepare as sr_prepare,
 )
@@ -39,12 +39,6 @@ class SARState(NamedTuple):
     t: Array  # [] int32: pulls done
     arm: Array  # [] int32: next arm, -1 = idle
     sched: schedules.PhaseSchedule  # the SR schedule of this instance's real K
-
-
-def _rank(score: Array, active: Array) -> Array:
-    """0-based rank of each active arm by decreasing score (stable)."""
-    order = jnp.argsort(jnp.where(active, -score, jnp.inf), stable=True)
-    return jnp.empty_like(order).at[order].set(jnp.arange(order.shape[0]))
 
 
 def _force(active, accepted, m_rem):
@@ -104,6 +98,7 @@ def sar(
     _validate.in_range("m", m, 1, num_arms - 1)
     table = _phases.resolve("sar", sr_schedule_by_k, num_arms, budget, schedule)
     m_int = jnp.asarray(m, jnp.int32)
+    bound = _phases.max_ends(table.ends, table.num_phases)
 
     def init_fn(key, arm_mask):
         del key
@@ -126,7 +121,7 @@ def sar(
         def decide(p, carry):
             active, accepted, m_rem, stop = carry
             if_stopped = carry
-            rank = _rank(mu, active)  # 0-based: rank r (1-based) = rank + 1
+            rank = arms.rank(mu, active)  # 0-based: rank r (1-based) = rank + 1
             by_rank = jnp.zeros_like(mu).at[rank].set(mu)
             upper = by_rank[m_rem]  # mean of sigma(m_rem + 1)
             lower = by_rank[jnp.maximum(m_rem - 1, 0)]  # mean of sigma(m_rem)
@@ -145,7 +140,7 @@ def sar(
 
         carry = (state.active, state.accepted, state.m_rem, jnp.zeros((), bool))
         phase, (active, accepted, m_rem, stop) = _phases.end_phases(
-            state.phase, t, sched.ends, sched.num_phases, decide, carry
+            state.phase, t, sched.ends, sched.num_phases, decide, carry, bound
         )
         phase = jnp.where(stop, sched.num_phases, phase)
         done = (phase >= sched.num_phases) | ~active.any()

@@ -22,7 +22,8 @@ import functools
 from typing import Any
 
 from jbandits import _validate, arms, schedules
-from jbandits.policies.identification import _halving, _phases
+from jbandits.policies import _phases
+from jbandits.policies.identification import _halving
 from jbandits.types import ArrayLike, Policy
 
 VARIANTS = ("s004", "karnin")

@@ -22,7 +22,8 @@ from typing import Any
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
-from jbandits.policies.identification import _halving, _phases
+from jbandits.policies import _phases
+from jbandits.policies.identification import _halving
 from jbandits.policies.identification.sequential_halving import (
     halving_schedule_by_k,
 )

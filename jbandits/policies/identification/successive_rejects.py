@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, schedules
-from jbandits.policies.identification import _phases
+from jbandits.policies import _phases
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -111,20 +111,16 @@ def successive_rejects(
         zero = jnp.zeros((), jnp.int32)
         return SRState(stats, active, zero, zero, first, sched)
 
+    bound = _phases.max_ends(table.ends, table.num_phases)
+
     def step_fn(state, key, reward):
         del key
         sched = state.sched
         stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
-
-        def reject(p, active):
-            del p
-            worst = arms.argmin_masked(arms.mean(stats), active)
-            return active & ~arms.one_hot(worst, num_arms)
-
-        phase, active = _phases.end_phases(
-            state.phase, t, sched.ends, sched.num_phases, reject, state.active
-        )
+        phase = _phases.phases_done(t, sched.ends, sched.num_phases)
+        ended = phase - state.phase
+        active = _phases.drop(arms.mean(stats), state.active, ended, bound)
         done = phase >= sched.num_phases
         arm = jnp.where(done, -1, arms.least_pulled(stats.counts, active))
         return SRState(stats, active, phase, t, arm.astype(jnp.int32), sched)

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, schedules
-from jbandits.policies.identification import _phases
+from jbandits.policies import _phases
 from jbandits.policies.identification.successive_rejects import (
     prepare as sr_prepare,
 )
@@ -94,6 +94,8 @@ def vbr_provisional(
         "vbr_provisional", sr_schedule_by_k, num_arms, budget, schedule
     )
 
+    bound = _phases.max_ends(table.ends, table.num_phases)
+
     def choose(stats, active):
         young = active & (stats.counts < 2)
         least = arms.least_pulled(stats.counts, active)
@@ -115,15 +117,8 @@ def vbr_provisional(
         stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
         upper = arms.mean(stats) + vbr_width(stats, gamma)
-
-        def reject(p, active):
-            del p
-            worst = arms.argmin_masked(upper, active)
-            return active & ~arms.one_hot(worst, num_arms)
-
-        phase, active = _phases.end_phases(
-            state.phase, t, sched.ends, sched.num_phases, reject, state.active
-        )
+        phase = _phases.phases_done(t, sched.ends, sched.num_phases)
+        active = _phases.drop(upper, state.active, phase - state.phase, bound)
         done = phase >= sched.num_phases
         arm = jnp.where(done, -1, choose(stats, active))
         return VBRState(stats, active, phase, t, arm.astype(jnp.int32), sched)

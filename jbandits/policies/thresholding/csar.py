@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, schedules
+from jbandits.policies import _phases
 from jbandits.types import Array, ArrayLike, Policy
 
 VARIANTS = ("paper", "authors_code")
@@ -116,38 +116,34 @@ def csar(
         schedule = csar_schedule_by_k(num_arms, t_host, variant=variant)
     authors = variant == "authors_code"
 
+    bound = _phases.max_ends(schedule.per_arm, schedule.num_phases)
+
     def choose(stats, active, per_arm, phase, num_phases):
         quota = per_arm[jnp.minimum(phase, per_arm.shape[0] - 1)]
         if authors:  # arm by arm: first active arm below its quota
-            pick = jnp.argmax(active & (stats.counts < quota)).astype(jnp.int32)
+            below_quota = active & (stats.counts < quota)
+            pick = arms.argmax_masked(below_quota.astype(stats.counts.dtype), active)
         else:
             pick = arms.least_pulled(stats.counts, active)
         return jnp.where(phase < num_phases, pick, -1).astype(jnp.int32)
 
-    def end_phase(stats, active, phase):
-        mu = arms.mean(stats)
-        if authors:
-            below = active & (mu < threshold)
-            out = arms.argmin_masked(mu, below)
-            active = active & ~(arms.one_hot(out, num_arms) & jnp.any(below))
-        else:
-            out = arms.argmax_masked(jnp.abs(mu - threshold), active)
-            active = active & ~arms.one_hot(out, num_arms)
-        return active, phase + 1
-
     def advance(stats, active, phase, t, per_arm, ends, num_phases):
-        def done(carry):
-            act, ph = carry
-            live = ph < num_phases
-            if authors:
-                quota = per_arm[jnp.minimum(ph, per_arm.shape[0] - 1)]
-                return live & ~jnp.any(act & (stats.counts < quota))
-            return live & (ends[jnp.minimum(ph, ends.shape[0] - 1)] <= t)
-
-        def body(carry):
-            return end_phase(stats, *carry)
-
-        return jax.lax.while_loop(done, body, (active, phase))
+        """End every due phase; several end on one step when their quotas are equal
+        (zero-length phases). Each removes one arm by a score fixed within the step."""
+        mu = arms.mean(stats)
+        if authors:  # an epoch ends once every active arm has its quota
+            quota = per_arm[jnp.minimum(phase, per_arm.shape[0] - 1)]
+            live = jnp.arange(per_arm.shape[0]) < num_phases
+            due = (phase < num_phases) & ~jnp.any(active & (stats.counts < quota))
+            same = live & (jnp.arange(per_arm.shape[0]) >= phase) & (per_arm == quota)
+            count = jnp.where(due, jnp.sum(same), 0).astype(jnp.int32)
+            below = active & (mu < threshold)
+            kept = _phases.drop(mu, below, count, bound)
+            return active & ~(below & ~kept), phase + count
+        new_phase = _phases.phases_done(t, ends, num_phases)
+        gap = jnp.abs(mu - threshold)
+        count = new_phase - phase
+        return _phases.drop(gap, active, count, bound, largest=True), new_phase
 
     def init_fn(key, arm_mask):
         del key
