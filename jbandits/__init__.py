@@ -10,7 +10,17 @@ Quick start::
     res.metrics["error"].mean()
 """
 
-from jbandits import arms, envs, metrics, problems, runner, schedules, truth, tune
+from jbandits import (
+    arms,
+    envs,
+    metrics,
+    oracles,
+    problems,
+    runner,
+    schedules,
+    truth,
+    tune,
+)
 from jbandits.engine import RunResult, run
 from jbandits.registry import factory, make, names, register
 from jbandits.sweeps import (
@@ -83,6 +93,7 @@ __all__ = [
     "names",
     "ocucb",
     "optkg",
+    "oracles",
     "problems",
     "product_grid",
     "register",

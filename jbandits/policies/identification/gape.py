@@ -10,12 +10,10 @@ S004 (:func:`gape_oracle_params`).
 
 from __future__ import annotations
 
-import math
-
 import jax.numpy as jnp
-import numpy as np
 
-from jbandits import _validate, arms, truth
+from jbandits import _validate, arms
+from jbandits.oracles import gape_oracle_params  # noqa: F401  (re-exported)
 from jbandits.policies._index import IndexState, index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -47,37 +45,6 @@ def gape_index(
     """
     n = jnp.maximum(stats.counts, 1.0)
     return -jnp.abs(empirical_gaps(stats, arm_mask)) + jnp.sqrt(a * (b * b) / n)
-
-
-def _log2_k(num_real: int) -> float:
-    return math.log2(num_real)
-
-
-def s004_range(means, stds, budget: int, arm_mask=None) -> float:
-    """S004's reward range ``b = max_i (mu_i + sigma_i sqrt(ln T))`` (spec AMB-18)."""
-    mu = truth._real(means, arm_mask)
-    sd = truth._real(stds, arm_mask)
-    return float(np.max(mu + sd * math.sqrt(math.log(budget))))
-
-
-def gape_oracle_params(means, stds, budget: int, arm_mask=None) -> tuple[float, float]:
-    """S004's oracle tuning of GapE: ``(a, b)`` on the host (float64).
-
-    ``b = max_i (mu_i + sigma_i sqrt(ln T))`` and
-    ``a = 16 (T - K) / (H log2 K)`` with ``H = sum_k b^2 / Delta_k^2`` (BAI gaps) —
-    R-GAB11's ``a = (4/9)(T - K)/H`` with H rescaled by ``c / c'``, ``c = 1/144``,
-    ``c' = 1 / (4 log2 K)`` (spec §5.7). Raises ValueError when a gap is 0.
-    """
-    gaps = truth.bai_gaps(means, arm_mask)
-    num_real = gaps.size
-    if budget < num_real:
-        raise ValueError(f"budget must be >= K = {num_real}, got {budget}")
-    b = s004_range(means, stds, budget, arm_mask)
-    h = b * b * truth.h1(gaps)
-    a = truth.oracle_parameter(
-        "gape", 16.0 * (budget - num_real), h * _log2_k(num_real)
-    )
-    return a, b
 
 
 def gape(

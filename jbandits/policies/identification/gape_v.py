@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, truth
+from jbandits import _validate, arms
+from jbandits.oracles import gape_v_oracle_params  # noqa: F401  (re-exported)
 from jbandits.policies._index import IndexState, index_policy
-from jbandits.policies.identification.gape import _log2_k, empirical_gaps, s004_range
+from jbandits.policies.identification.gape import empirical_gaps
 from jbandits.types import Array, ArrayLike, Policy
 
 GapEVState = IndexState  # the shared state of index policies
@@ -29,29 +30,6 @@ def gape_v_index(
     gap = jnp.abs(empirical_gaps(stats, arm_mask))
     # summed left to right, as written in the spec (exact float reproducibility)
     return -gap + jnp.sqrt(2 * a * var / n) + 7 * a * b / (3 * (n - 1))
-
-
-def gape_v_oracle_params(
-    means, stds, budget: int, arm_mask=None
-) -> tuple[float, float]:
-    """S004's oracle tuning of GapE-V: ``(a, b)`` on the host (float64).
-
-    ``b = max_i (mu_i + sigma_i sqrt(ln T))``, ``a = 16 (T - 2K) / (H^sigma log2 K)``,
-    ``H^sigma = sum_k (sigma_k + sqrt(sigma_k^2 + (16/3) b Delta_k))^2 / Delta_k^2``
-    (BAI gaps; R-GAB11's squared form). The rate-constant derivation is UNVERIFIED
-    (spec §5.8: R-GAB11 Theorem 2 unavailable). Raises ValueError when a gap is 0.
-    """
-    gaps = truth.bai_gaps(means, arm_mask)
-    num_real = gaps.size
-    if budget < 2 * num_real:
-        raise ValueError(f"budget must be >= 2K = {2 * num_real}, got {budget}")
-    sigmas = truth._real(stds, arm_mask)
-    b = s004_range(means, stds, budget, arm_mask)
-    h = truth.hsigma_gabillon(gaps, sigmas, b)
-    a = truth.oracle_parameter(
-        "gape_v", 16.0 * (budget - 2 * num_real), h * _log2_k(num_real)
-    )
-    return a, b
 
 
 def gape_v(

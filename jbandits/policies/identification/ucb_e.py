@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, truth
+from jbandits import _validate, arms
+from jbandits.oracles import ucb_e_oracle_a  # noqa: F401  (re-exported)
 from jbandits.policies._index import IndexState, index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -22,21 +23,6 @@ def ucb_e_index(stats: arms.ArmStats, a: ArrayLike) -> Array:
     n = stats.counts
     bonus = jnp.sqrt(a / jnp.maximum(n, 1.0))
     return jnp.where(n > 0, arms.mean(stats) + bonus, jnp.inf)
-
-
-def ucb_e_oracle_a(means, budget: int, *, c: float = 1.0, arm_mask=None) -> float:
-    """Oracle exploration parameter ``a = c (T - K) / H1`` (host side, float64).
-
-    ``H1 = sum_i 1 / Delta_i^2`` with the BAI gaps of :func:`jbandits.truth.bai_gaps`
-    (the best arm's gap is the smallest other gap). R-ABM's theorem holds for
-    ``c <= 25/36``; ``c = 1`` is the convention of S000/S001 (``a = (T - K) / H1``).
-    Raises ValueError when a relevant gap is 0 (H1 infinite).
-    """
-    gaps = truth.bai_gaps(means, arm_mask)
-    num_real = gaps.size
-    if budget < num_real:
-        raise ValueError(f"budget must be >= K = {num_real}, got {budget}")
-    return truth.oracle_parameter("ucb_e", c * (budget - num_real), truth.h1(gaps))
 
 
 def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:

@@ -28,7 +28,8 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, truth
+from jbandits import _validate, arms
+from jbandits.oracles import ugapeb_oracle_a  # noqa: F401  (re-exported)
 from jbandits.types import Array, ArrayLike, Policy
 
 CONFIDENCES = ("hoeffding", "bernstein")
@@ -152,29 +153,6 @@ class UGapEbState(NamedTuple):
     best_index: Array  # [] smallest B_J(t) so far (+inf before the first SELECT-ARM)
     best_set: Array  # [K] bool: J(t) achieving it
     arm: Array  # [] int32: next arm (never idle: the engine stops at the budget)
-
-
-def ugapeb_oracle_a(
-    means,
-    m: int,
-    epsilon: float,
-    budget: int,
-    *,
-    eta: float = 1.0,
-    b: float = 1.0,
-    arm_mask=None,
-) -> float:
-    """Oracle ``a = eta (n - K) / (4 H_eps)`` (S003 Theorem 1; Hoeffding widths).
-
-    ``H_eps = sum_i b^2 / max((Delta_i + eps) / 2, eps)^2`` (S003 Eq. 6,
-    :func:`jbandits.truth.h_epsilon`). Raises ValueError when H_eps is infinite
-    (``eps = 0`` and ``mu_(m) = mu_(m+1)``).
-    """
-    h = truth.h_epsilon(means, m, epsilon, b, arm_mask)
-    num_real = truth._real(means, arm_mask).size
-    if budget <= num_real:
-        raise ValueError(f"budget must be > K = {num_real}, got {budget}")
-    return truth.oracle_parameter("ugapeb", eta * (budget - num_real), 4.0 * h)
 
 
 def ugapeb(

@@ -8,47 +8,15 @@ computes the oracle value from an instance on the host.
 from __future__ import annotations
 
 import jax.numpy as jnp
-import numpy as np
 
-from jbandits import _validate, arms, truth
+from jbandits import _validate, arms
+from jbandits.oracles import ucbe_oracle_a  # noqa: F401  (re-exported)
 from jbandits.policies._index import IndexState, index_policy
 from jbandits.types import ArrayLike, Policy
 
 UCBEState = IndexState  # the shared state of index policies
 
 VARIANTS = ("paper", "authors_code")
-
-
-def authors_code_arms(means, arm_mask=None) -> np.ndarray:
-    """Real means the authors' H sums over: arm K and every arm with mean == mu_K out."""
-    mu = truth._real(means, arm_mask)
-    return mu[:-1][mu[:-1] != mu[-1]]
-
-
-def ucbe_oracle_a(
-    means,
-    *,
-    threshold: float,
-    budget: int,
-    exponent: float = 0.0,
-    variant: str = "paper",
-    arm_mask=None,
-) -> float:
-    """Oracle ``a = 4^i (T - K) / H1`` (host float64).
-
-    ``variant="paper"``: H1 = sum_i 1 / Delta_i^2 over all real arms (S000, S001's
-    UCBE(i)). ``"authors_code"``: H1 over the real arms whose mean differs from the
-    last real arm's, the last arm excluded (the authors' experiment code). Raises
-    ValueError on degenerate instances (a gap of 0, or an empty sum).
-    """
-    _validate.choice("variant", variant, VARIANTS)
-    mu = truth._real(means, arm_mask)
-    k = mu.size
-    budget = _validate.concrete_int("budget", budget, minimum=k + 1)
-    if variant == "authors_code":
-        mu = authors_code_arms(mu)
-    h = truth.h1(truth.tbp_gaps(mu, threshold)) if mu.size else 0.0
-    return truth.oracle_parameter("UCBE a", 4.0**exponent * (budget - k), h)
 
 
 def ucbe(

@@ -10,54 +10,15 @@ code): one pull per arm, biased variance v and ``w_i = sqrt(2 a v_i / n_i) + 7 a
 from __future__ import annotations
 
 import jax.numpy as jnp
-import numpy as np
 
-from jbandits import _validate, arms, truth
+from jbandits import _validate, arms
+from jbandits.oracles import ucbev_oracle_a  # noqa: F401  (re-exported)
 from jbandits.policies._index import IndexState, index_policy
 from jbandits.types import ArrayLike, Policy
 
 UCBEVState = IndexState  # the shared state of index policies
 
 VARIANTS = ("paper", "authors_code")
-
-
-def ucbev_oracle_a(
-    means,
-    variances,
-    *,
-    threshold: float,
-    budget: int,
-    exponent: float = 0.0,
-    variant: str = "paper",
-    arm_mask=None,
-) -> float:
-    """Oracle a from an instance (host float64); sigma_i = sqrt(variances_i).
-
-    ``"paper"``: ``a = 4^i (T - 2K) / H_{sigma,1}`` with S000's unsquared
-    ``H_{sigma,1} = sum xi_i / Delta_i^2`` (:func:`jbandits.truth.hsigma1`).
-    ``"authors_code"``: ``a = 4^i (8/9) (T - 2K) / H^sigma`` with Gabillon's squared
-    H^sigma (b = 1) over the real arms whose mean differs from the last real arm's, the
-    last arm excluded; pass the listed "variance" column of S000's environment files
-    (the authors' code takes sigma = sqrt of it). Raises ValueError when degenerate.
-    """
-    _validate.choice("variant", variant, VARIANTS)
-    mu = truth._real(means, arm_mask)
-    var = truth._real(variances, arm_mask)
-    k = mu.size
-    budget = _validate.concrete_int("budget", budget, minimum=2 * k + 1)
-    if variant == "authors_code":
-        keep = np.zeros(k, bool)
-        keep[:-1] = mu[:-1] != mu[-1]
-        mu, var = mu[keep], var[keep]
-    gaps = truth.tbp_gaps(mu, threshold)
-    sig = np.sqrt(var)
-    if variant == "paper":
-        h = truth.hsigma1(gaps, sig)
-        num = 4.0**exponent * (budget - 2 * k)
-    else:
-        h = truth.hsigma_gabillon(gaps, sig) if mu.size else 0.0
-        num = 4.0**exponent * (8.0 / 9.0) * (budget - 2 * k)
-    return truth.oracle_parameter("UCBEV a", num, h)
 
 
 def ucbev(
