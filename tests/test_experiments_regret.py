@@ -11,7 +11,8 @@ import pytest
 
 import jbandits
 from experiments import _core
-from experiments import eucbv as ex
+from experiments import _regret as R
+from experiments import eucbv  # noqa: F401  (registers the experiments)
 from jbandits import problems
 
 VERDICTS = {"reproduced", "partly", "not reproduced", "not testable"}
@@ -95,12 +96,12 @@ def test_problems_match_the_paper():
 def test_expt3_padding_keeps_reward_stacks(fast_compile):
     """The padded K_max run of one K equals the unpadded run (same keys, first ties)."""
     p = problems.eucbv_experiment(3, 20)
-    algo = ex.Algo("MOSS", "moss", {"anytime": True, "tie_break": "first"}, True)
-    bandit, params = ex._bandit(p)
+    algo = _core.Algo("MOSS", "moss", {"anytime": True, "tie_break": "first"})
+    bandit, params = p.bandit()
     key = jax.random.fold_in(jax.random.key(0), 20)
     budget = 150
     direct = jbandits.simulate(
-        ex.make_policy(algo, 20, budget),
+        R.make_policy(algo, 20, budget),
         bandit,
         params,
         key,
@@ -110,7 +111,7 @@ def test_expt3_padding_keeps_reward_stacks(fast_compile):
     )
     padded = jbandits.envs.stack_instances([jbandits.envs.pad_arms(params, 100)])
     # longer horizon: steps past T are no-ops
-    res = ex.run_padded(algo, bandit, padded, key[None], [budget], 200, 3)
+    res = R.run_padded(algo, bandit, padded, key[None], [budget], 200, 3)
     np.testing.assert_array_equal(
         np.asarray(res.regret[0, :, -1]), direct.regret[:, -1]
     )
@@ -121,7 +122,7 @@ def test_expt3_padding_keeps_reward_stacks(fast_compile):
 def test_elimination_metric_reads_the_active_set():
     means = jnp.asarray([0.1, 0.5, 0.9, 0.0])
     mask = jnp.asarray([True, True, True, False])
-    out = ex.elimination_metric(jnp.asarray([True, True, False, True]), means, mask)
+    out = R.elimination_metric(jnp.asarray([True, True, False, True]), means, mask)
     assert not bool(out["optimal_active"]) and int(out["num_active"]) == 2
-    out = ex.elimination_metric(jnp.asarray([False, False, True, False]), means, mask)
+    out = R.elimination_metric(jnp.asarray([False, False, True, False]), means, mask)
     assert bool(out["optimal_active"]) and int(out["num_active"]) == 1
