@@ -117,6 +117,24 @@ def basic_instance(
     return Instance(num_arms, mask, table, budget, hp, extra or {})
 
 
+# ------------------------------------------------------------------- unit-test runs
+def play_table(policy, table, budget, arm_mask=None, *, horizon=None, seed=0):
+    """One jitted engine run of ``policy`` on a replay ``table`` [K, J] (the j-th pull
+    of arm i pays ``table[i, j]``), arms recorded: the :class:`RunResult`.
+
+    ``arm_mask`` marks padded arms (default all real); ``horizon`` defaults to
+    ``budget``; ``seed`` is the run key's seed.
+    """
+    mask = None if arm_mask is None else np.asarray(arm_mask)
+    bandit, params = jbandits.envs.replay(np.asarray(table, np.float64), arm_mask=mask)
+    horizon = budget if horizon is None else horizon
+    return jax.jit(
+        lambda k: jbandits.run(
+            policy, bandit, params, k, budget=budget, horizon=horizon, record_arms=True
+        )
+    )(jax.random.key(seed))
+
+
 # ------------------------------------------------------------------------- the runner
 def _stack(dicts: list[dict]) -> dict:
     return {k: np.stack([np.asarray(d[k]) for d in dicts]) for k in dicts[0]}

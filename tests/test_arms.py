@@ -155,6 +155,44 @@ def test_keep_top_keeps_exactly_k_active_arms_for_any_scores():
     assert (got.sum(1) == np.minimum(k, active.sum(1))).all()
 
 
+def _selection_order(select, score, eligible):
+    """Arms in the order of repeated ``select`` calls without replacement."""
+    order, left = [], np.asarray(eligible).copy()
+    while left.any():
+        pick = int(select(score, jnp.asarray(left)))
+        order.append(pick)
+        left[pick] = False
+    return order
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_rank_is_the_order_of_repeated_masked_selections(largest):
+    # special values (NaN, +-inf, -0.0 vs 0.0, ties) and random masks
+    values = np.array([*SPECIAL, -0.0, 1.0, 1.0], np.float32)
+    rng = np.random.default_rng(1)
+    score = rng.choice(values, size=(60, 6))
+    eligible = rng.random((60, 6)) < 0.7
+    got = np.asarray(
+        jax.jit(jax.vmap(lambda s, e: arms.rank(s, e, largest=largest)))(
+            score, eligible
+        )
+    )
+    select = arms.argmax_masked if largest else arms.argmin_masked
+    for s, e, r in zip(score, eligible, got, strict=True):
+        order = _selection_order(select, _f32(s), e)
+        assert r[order].tolist() == list(range(len(order)))
+        assert (r[~e] >= e.sum()).all()  # ineligible arms rank after every eligible
+        assert sorted(r.tolist()) == list(range(6))  # a permutation
+
+
+def test_rank_hand_checked():
+    score = _f32([0.5, 0.9, 0.5, NAN, -0.0, 0.0])
+    assert arms.rank(score).tolist() == [1, 0, 2, 5, 3, 4]  # ties by index, NaN last
+    assert arms.rank(score, largest=False).tolist() == [2, 4, 3, 5, 0, 1]
+    mask = jnp.asarray([True, False, True, True, False, True])
+    assert arms.rank(score, mask).tolist()[:4] == [0, 4, 1, 3]
+
+
 def test_read_outs_never_pick_padded_or_unpulled_arms():
     mask = jnp.asarray([False, True, True, True])
     stats = _feed(arms.init_stats(4), jnp.asarray([1, 2, 2]), _f32([0.2, 0.9, 0.7]))

@@ -7,9 +7,9 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+from harness import play_table
 
 import jbandits
-from jbandits.envs import REPLAY, ReplayParams
 
 
 def assert_binomial(successes: int, n: int, p: float, z: float = 4.0) -> None:
@@ -29,23 +29,7 @@ def first_arms(policy, arm_mask, n: int = 20_000, seed: int = 2) -> np.ndarray:
 
 def replay_run(policy, table, arm_mask, budget: int, seed: int = 0):
     """One engine run on a replay ``table`` [K, J] (padded rows allowed): ``RunResult``."""
-    table = jnp.asarray(table, jnp.float32)
-    params = ReplayParams(
-        table=table,
-        means=table.mean(-1),
-        stds=table.std(-1),
-        arm_mask=jnp.asarray(arm_mask),
-    )
-    res = jbandits.run(
-        policy,
-        REPLAY,
-        params,
-        jax.random.key(seed),
-        budget=budget,
-        horizon=budget,
-        record_arms=True,
-    )
-    return res
+    return play_table(policy, table, budget, arm_mask, seed=seed)
 
 
 def replay_arms(policy, table, arm_mask, budget: int, seed: int = 0) -> np.ndarray:

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import jax
 import numpy as np
-
-import jbandits
+from harness import play_table
 
 
 def play(policy, table, budget, arm_mask=None):
     """Run ``policy`` on a replay ``table`` [K, J]; returns (arms [T], output, pulls)."""
-    table = np.asarray(table, np.float64)
-    bandit, params = jbandits.envs.replay(
-        table, arm_mask=None if arm_mask is None else np.asarray(arm_mask)
-    )
-    res = jax.jit(
-        lambda k: jbandits.run(
-            policy, bandit, params, k, budget=budget, horizon=budget, record_arms=True
-        )
-    )(jax.random.key(0))
+    res = play_table(policy, table, budget, arm_mask)
     return np.asarray(res.arms), np.asarray(res.output), np.asarray(res.pulls)
 
 

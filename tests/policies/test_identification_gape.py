@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from harness import play_table
 
-import jbandits
 from jbandits import arms, truth
 from jbandits.policies.identification.gape import (
     empirical_gaps,
@@ -34,17 +34,6 @@ def _stats(means, counts, m2=None):
     counts = jnp.asarray(counts, jnp.float64)
     m2 = jnp.zeros_like(counts) if m2 is None else jnp.asarray(m2, jnp.float64)
     return arms.ArmStats(counts=counts, sums=jnp.asarray(means) * counts, m2=m2)
-
-
-def _play(policy, table, budget, arm_mask=None):
-    bandit, params = jbandits.envs.replay(
-        np.asarray(table, np.float64), arm_mask=arm_mask
-    )
-    return jax.jit(
-        lambda k: jbandits.run(
-            policy, bandit, params, k, budget=budget, horizon=budget, record_arms=True
-        )
-    )(jax.random.key(0))
 
 
 def test_empirical_gaps():
@@ -115,7 +104,7 @@ def test_gape_focuses_on_the_two_closest_arms():
     # deterministic: arms 1 and 2 are 0.05 apart, arm 0 is far; small a: after the
     # init, GapE pulls only arms with the smallest |gap| (1 and 2), never arm 0
     table = np.stack([np.full(40, 0.1), np.full(40, 0.8), np.full(40, 0.75)])
-    res = _play(gape(3, a=1e-4, b=1.0), table, 40)
+    res = play_table(gape(3, a=1e-4, b=1.0), table, 40)
     arms_ = np.asarray(res.arms)
     assert arms_[:3].tolist() == [0, 1, 2]
     assert set(arms_[3:].tolist()) == {1, 2}
@@ -125,7 +114,7 @@ def test_gape_focuses_on_the_two_closest_arms():
 def test_gape_v_two_forced_passes():
     table = np.tile([0.0, 1.0], (5, 15))
     mask = np.asarray([True, True, False, True, True])
-    res = _play(gape_v(5, a=0.1, b=1.0), table, 30, arm_mask=mask)
+    res = play_table(gape_v(5, a=0.1, b=1.0), table, 30, arm_mask=mask)
     arms_ = np.asarray(res.arms)
     assert arms_[:8].tolist() == [0, 1, 3, 4, 0, 1, 3, 4]
     assert 2 not in arms_.tolist()

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from harness import play_table
 
-import jbandits
 from jbandits import arms
 from jbandits.policies.identification.ucb_e import ucb_e, ucb_e_index, ucb_e_oracle_a
 
@@ -18,17 +18,6 @@ from jbandits.policies.identification.ucb_e import ucb_e, ucb_e_index, ucb_e_ora
 def _x64():
     with jax.enable_x64(True):
         yield
-
-
-def _play(policy, table, budget, arm_mask=None):
-    bandit, params = jbandits.envs.replay(
-        np.asarray(table, np.float64), arm_mask=arm_mask
-    )
-    return jax.jit(
-        lambda k: jbandits.run(
-            policy, bandit, params, k, budget=budget, horizon=budget, record_arms=True
-        )
-    )(jax.random.key(0))
 
 
 def test_index_values():
@@ -65,7 +54,7 @@ def test_hand_checked_two_arms():
     # arm 0 pays 0.6, arm 1 pays 0.5 (deterministic), a = 0.01: after the forced pulls
     # B_0 = 0.6 + 0.1 / sqrt(n_0) > 0.6 = B_1, so arm 0 is pulled for ever
     table = np.stack([np.full(20, 0.6), np.full(20, 0.5)])
-    res = _play(ucb_e(2, a=0.01), table, 20)
+    res = play_table(ucb_e(2, a=0.01), table, 20)
     assert np.asarray(res.arms).tolist() == [0, 1] + [0] * 18
     assert int(res.output) == 0
     # a = 1: B_i = mu_i + 1 / sqrt(n_i); the expected sequence follows the index by hand
@@ -75,14 +64,14 @@ def test_hand_checked_two_arms():
         i = 0 if b[0] >= b[1] else 1
         seq.append(i)
         n[i] += 1
-    res = _play(ucb_e(2, a=1.0), table, 20)
+    res = play_table(ucb_e(2, a=1.0), table, 20)
     assert np.asarray(res.arms).tolist() == seq
 
 
 def test_padding_never_pulled():
     table = np.random.default_rng(0).random((5, 30))
     mask = np.asarray([False, True, True, False, True])
-    res = _play(ucb_e(5, a=0.5), table, 30, arm_mask=mask)
+    res = play_table(ucb_e(5, a=0.5), table, 30, arm_mask=mask)
     pulled = np.asarray(res.arms)
     assert set(pulled.tolist()) <= {1, 2, 4}
     assert pulled[:3].tolist() == [1, 2, 4]  # forced pulls over real arms, index order

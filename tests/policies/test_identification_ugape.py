@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from harness import play_table
 
 import jbandits
 from jbandits import arms, truth
@@ -138,18 +139,6 @@ def test_select_arm_ignores_padding():
 
 
 # ------------------------------------------------------------------------- engine runs
-def _play(policy, table, horizon, arm_mask=None):
-    bandit, params = jbandits.envs.replay(
-        np.asarray(table, np.float64), arm_mask=arm_mask
-    )
-    res = jax.jit(
-        lambda k: jbandits.run(
-            policy, bandit, params, k, budget=horizon, horizon=horizon, record_arms=True
-        )
-    )(jax.random.key(0))
-    return res
-
-
 def _stopping_time(table, m, eps, delta, c, b=1.0):
     """Direct loop of the stopping rule for deterministic rewards (K = 2, m = 1)."""
     k = len(table)
@@ -171,7 +160,7 @@ def _stopping_time(table, m, eps, delta, c, b=1.0):
 def test_ugapec_stops_on_easy_instance(eps):
     table = np.zeros((2, 200))
     table[0] = 1.0
-    res = _play(ugapec(2, m=1, epsilon=eps, delta=0.1), table, 200)
+    res = play_table(ugapec(2, m=1, epsilon=eps, delta=0.1), table, 200)
     n_stop = _stopping_time([[1.0], [0.0]], 1, eps, 0.1, 0.5)
     assert bool(res.stopped)
     assert int(res.num_pulls) == n_stop < 200
@@ -183,7 +172,7 @@ def test_ugapec_stops_on_easy_instance(eps):
 def test_ugapec_eps0_identical_arms_never_stops():
     # equal means: B_J = beta_j + beta_k > 0 = eps for ever; horizon reached, not stopped
     table = np.full((3, 60), 0.5)
-    res = _play(ugapec(3, m=1, epsilon=0.0, delta=0.5, b=0.01), table, 60)
+    res = play_table(ugapec(3, m=1, epsilon=0.0, delta=0.5, b=0.01), table, 60)
     assert not bool(res.stopped)
     assert int(res.num_pulls) == 60
     assert int(np.asarray(res.output).sum()) == 1
@@ -193,7 +182,7 @@ def test_ugapec_stopping_time_decreases_with_eps():
     table = np.zeros((3, 400))
     table[0], table[1] = 1.0, 0.7
     times = [
-        int(_play(ugapec(3, m=1, epsilon=e, delta=0.1), table, 400).num_pulls)
+        int(play_table(ugapec(3, m=1, epsilon=e, delta=0.1), table, 400).num_pulls)
         for e in (0.0, 0.3, 1.0)
     ]
     assert times[0] > times[1] > times[2] >= 3
@@ -202,7 +191,7 @@ def test_ugapec_stopping_time_decreases_with_eps():
 def test_ugapeb_returns_top_m_on_deterministic_ladder():
     table = np.repeat(np.asarray([[0.1], [0.9], [0.5], [0.7], [0.3]]), 50, axis=1)
     for m, best in ((1, [1]), (2, [1, 3]), (3, [1, 2, 3])):
-        res = _play(ugapeb(5, m=m, budget=50, a=0.5), table, 50)
+        res = play_table(ugapeb(5, m=m, budget=50, a=0.5), table, 50)
         assert np.flatnonzero(np.asarray(res.output)).tolist() == best
         assert int(res.num_pulls) == 50 and not bool(res.stopped)
 
@@ -237,7 +226,9 @@ def test_readout_before_first_select_arm_is_empirical_top_m():
 
 def test_bernstein_forces_two_pulls_per_arm():
     table = np.tile([0.0, 1.0], (3, 20))
-    res = _play(ugapeb(3, m=1, budget=20, a=0.1, confidence="bernstein"), table, 20)
+    res = play_table(
+        ugapeb(3, m=1, budget=20, a=0.1, confidence="bernstein"), table, 20
+    )
     assert np.asarray(res.arms)[:6].tolist() == [0, 1, 2, 0, 1, 2]
 
 

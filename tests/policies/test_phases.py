@@ -1,0 +1,103 @@
+"""jbandits.policies._phases: phase ends as fixed-shape updates (no data-dependent loop)."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _identification_util import ladder, play
+
+import jbandits
+from jbandits import arms, schedules
+from jbandits.policies import _phases
+from jbandits.policies.identification import sr_schedule_by_k, successive_rejects
+
+
+def _drop_by_repeated_selection(score, eligible, count, largest):
+    pick = arms.argmax_masked if largest else arms.argmin_masked
+    left = np.asarray(eligible).copy()
+    for _ in range(count):
+        i = int(pick(jnp.asarray(score), jnp.asarray(left)))
+        if i >= 0:
+            left[i] = False
+    return left
+
+
+@pytest.mark.parametrize("largest", [False, True])
+def test_drop_equals_repeated_arg_min_or_max(largest):
+    rng = np.random.default_rng(3)
+    n, k = 40, 6
+    score = rng.choice(np.float32([0.0, 0.25, 0.5, np.nan, -np.inf]), size=(n, k))
+    eligible = rng.random((n, k)) < 0.8
+    count = rng.integers(0, 4, n)
+
+    def run(bound):
+        fn = lambda s, e, c: _phases.drop(s, e, c, bound, largest=largest)  # noqa: E731
+        return np.asarray(jax.jit(jax.vmap(fn))(score, eligible, count))
+
+    unrolled, ranked = run(3), run(None)  # bound 3 <= UNROLL, None ranks
+    for i in range(n):
+        want = _drop_by_repeated_selection(score[i], eligible[i], count[i], largest)
+        np.testing.assert_array_equal(unrolled[i], want)
+        np.testing.assert_array_equal(ranked[i], want)
+
+
+def test_max_ends_counts_phases_ending_on_one_step():
+    sched = schedules.successive_rejects(8, 10)  # every n_k = 1: 7 phases end at 8
+    assert _phases.max_ends(sched.ends, sched.num_phases) == 7
+    table = sr_schedule_by_k(100, 10_000)  # K = 100: four phases end at step 2200
+    assert _phases.max_ends(table.ends, table.num_phases) >= 4
+    sched = schedules.successive_rejects(5, 100)
+    assert _phases.max_ends(sched.ends, sched.num_phases) == 1
+    traced = jax.jit(lambda e: _phases.max_ends(e, sched.num_phases) is None)
+    assert traced(sched.ends)  # unknown when traced
+
+
+def test_end_phases_unrolled_matches_the_loop():
+    ends = jnp.asarray([3, 3, 5, 9, 9, 9], jnp.int32)
+
+    def run(t, bound):
+        def end_fn(p, trail):
+            return trail * 10 + p + 1
+
+        return _phases.end_phases(jnp.int32(0), t, ends, 6, end_fn, jnp.int32(0), bound)
+
+    for t in range(11):
+        want = run(jnp.int32(t), None)  # lax.while_loop
+        got = jax.jit(lambda t: run(t, 6))(jnp.int32(t))
+        assert [int(x) for x in got] == [int(x) for x in want], t
+
+
+def test_sr_two_phases_end_on_one_step_concrete_schedule():
+    # K = 4, T = 8: n = (1, 1, 2), phases 1 and 2 both end at step 4
+    sched = schedules.successive_rejects(4, 8)
+    np.testing.assert_array_equal(sched.ends, [4, 4, 6])
+    arms_, out, pulls = play(successive_rejects(4, budget=8), ladder(4, 8), 8)
+    # arms 0 and 1 (lowest means) go together at step 4; 2 and 3 race to 2 pulls
+    np.testing.assert_array_equal(arms_, [0, 1, 2, 3, 2, 3, -1, -1])
+    np.testing.assert_array_equal(pulls, [1, 1, 2, 2])
+    assert int(out) == 3
+
+
+def _whiles(policy, num_arms):
+    mask = jnp.ones(num_arms, bool)
+    state = policy.init(jax.random.key(0), mask)
+    step = jax.jit(policy.step).lower(state, jax.random.key(1), jnp.float32(0.0))
+    return len(re.findall(r"\bwhile\(%", step.compile().as_text()))
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("successive_rejects", {}),
+        ("sar", {"m": 2}),
+        ("sequential_halving", {}),
+        ("vbr_provisional", {}),
+        ("csar", {"threshold": 0.5}),
+        ("csar", {"threshold": 0.5, "variant": "authors_code"}),
+    ],
+)
+def test_no_while_loop_in_a_phase_policy_step(name, kwargs):
+    policy = jbandits.make(name, num_arms=4, budget=40, **kwargs)
+    assert _whiles(policy, 4) == 0
