@@ -48,7 +48,7 @@ class Task:
 
 
 def tasks(quick: bool) -> list[Task]:
-    setup1 = problems.lsa_setup(1).means
+    setup2 = problems.lsa_setup(2).means  # 20 arms 0.405..0.595 around 0.5
     thr = metrics.thresholding(0.5)
     ident = metrics.identification()
     regret_means = np.r_[0.5, np.full(9, 0.45)]
@@ -56,7 +56,7 @@ def tasks(quick: bool) -> list[Task]:
         Task(
             "LSA alpha",
             "lsa",
-            setup1,
+            setup2,
             600 if quick else 1000,
             {"alpha": LogSpace(0.02, 20.0)},
             "misclassified",
@@ -66,7 +66,7 @@ def tasks(quick: bool) -> list[Task]:
         Task(
             "APT eps",
             "apt",
-            setup1,
+            setup2,
             600 if quick else 1000,
             {"epsilon": LogSpace(1e-3, 1.0)},
             "misclassified",
@@ -76,7 +76,7 @@ def tasks(quick: bool) -> list[Task]:
         Task(
             "AugUCB rho T=1e4",
             "augucb",
-            setup1,
+            setup2,
             2000 if quick else 10_000,
             {"rho": LogSpace(0.01, 4.0)},
             "misclassified",
@@ -86,7 +86,7 @@ def tasks(quick: bool) -> list[Task]:
         Task(
             "UCB-E a",
             "ucb_e",
-            np.r_[0.5, np.full(9, 0.42)],
+            np.r_[0.5, np.full(9, 0.45)],
             600 if quick else 1000,
             {"a": LogSpace(0.1, 1000.0)},
             "error",

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _validate
+from jbandits import _grad_guard, _validate
 from jbandits.types import Array, Bandit, Key, Policy
 
 UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
@@ -270,6 +270,9 @@ def run(
         block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
     )
     state, counts = carry[0], carry[1]
+    values, regret, total = _grad_guard.guard_outputs(
+        (values, regret, total), policy
+    )
     times = jnp.minimum(jnp.arange(1, num_checkpoints + 1) * inner, budget)
     return RunResult(
         times=times.astype(jnp.int32),
