@@ -13,13 +13,10 @@ from jbandits.policies.thresholding import csar as csar_fn
 from jbandits.policies.thresholding import optkg as optkg_fn
 from jbandits.policies.thresholding import ucbe as ucbe_fn
 from jbandits.policies.thresholding import ucbev as ucbev_fn
-from jbandits.policies.thresholding.augucb import (
-    AugUCBTables,
-    augucb_tables,
-    num_rounds,
-)
+from jbandits.policies.thresholding.augucb import AugUCBTables, augucb_tables
 from jbandits.policies.thresholding.ucbe import ucbe_oracle_a
 from jbandits.policies.thresholding.ucbev import ucbev_oracle_a
+from jbandits.schedules import num_rounds
 
 K_MAX = 8
 HORIZON = 64

@@ -13,7 +13,8 @@ from _regret_util import find_case, reference_traces, rollout
 
 import jbandits
 from jbandits.policies.regret import eucbv, eucbv_schedule
-from jbandits.policies.regret.eucbv import eliminated_optimal, round_cap
+from jbandits.policies.regret.eucbv import eliminated_optimal
+from jbandits.schedules import num_rounds as round_cap
 
 # spec §2.1 "Schedule oracles": (T, K, M, n_m for m = 0..M+1, (L_0, L_{M+1}))
 ORACLES = [

@@ -7,14 +7,13 @@ horizon ``T``; its values depend on the (traced) ``psi`` and are computed in-gra
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import NamedTuple
 
 import jax.numpy as jnp
-import numpy as np
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, schedules
+from jbandits.policies import _rounds
 from jbandits.types import Array, ArrayLike, Policy
 
 ELIM_COUNTS = ("round", "pulls")
@@ -35,26 +34,7 @@ class EUCBVState(NamedTuple):
     arm: Array  # [] int32: next arm
 
 
-def round_cap(horizon: int) -> int:
-    """``M = max(0, floor(log2(T / e) / 2))`` (EUCBV and UCB-Improved)."""
-    horizon = _validate.static_int("horizon", horizon, minimum=1)
-    return max(0, math.floor(0.5 * math.log2(horizon / math.e)))
-
-
-def eucbv_schedule(horizon: int, psi: ArrayLike) -> tuple[Array, Array]:
-    """``(n_m, L_m)`` for ``m = 0..M+1`` as float arrays ``[M+2]`` (in-graph in psi).
-
-    ``n_m = max(ceil(ln(psi T eps_m^2) / (2 eps_m)), 1)`` (per-round allotment, not a
-    cumulative total) and ``L_m = max(ln(psi T eps_m), 0)`` with ``eps_m = 2^-m``.
-    ``n_m`` is kept in floating point (exact integers) so that huge values cannot
-    overflow int32.
-    """
-    cap = round_cap(horizon)
-    eps = np.ldexp(1.0, -np.arange(cap + 2))  # exact powers of two
-    scale = jnp.asarray(psi, jnp.result_type(float)) * horizon  # psi T
-    n_sched = jnp.maximum(jnp.ceil(jnp.log(scale * eps * eps) / (2.0 * eps)), 1.0)
-    log_sched = jnp.maximum(jnp.log(scale * eps), 0.0)
-    return n_sched, log_sched
+eucbv_schedule = schedules.eucbv_rounds  # (n_m, L_m), m = 0..M+1
 
 
 def eucbv(
@@ -123,7 +103,7 @@ def eucbv(
             f"{num_arms}); Theorem 1 of the paper does not cover this range",
             stacklevel=2,
         )
-    cap = round_cap(horizon)
+    cap = schedules.num_rounds(horizon)
 
     def widths(stats, log_m, count):
         v = arms.var_biased(stats)
@@ -167,12 +147,13 @@ def eucbv(
         kept = jnp.where(kept.any(), kept, fallback)
         in_loop = n >= num_real + 1
         active = jnp.where(in_loop, kept, state.active)
+
         # 3. reset
-        reset = in_loop & (n >= state.round_end) & (m <= cap)
-        m_new = jnp.where(reset, m + 1, m)
-        alloc = jnp.sum(active) * state.n_sched[jnp.minimum(m + 1, cap + 1)]
-        end_new = n + jnp.minimum(alloc, _MAX_ROUND).astype(jnp.int32)
-        round_end = jnp.where(reset, end_new, state.round_end)
+        def length(r):
+            alloc = jnp.sum(active) * state.n_sched[jnp.minimum(r, cap + 1)]
+            return jnp.minimum(alloc, _MAX_ROUND).astype(jnp.int32)
+
+        m_new, round_end = _rounds.advance(m, state.round_end, n, in_loop, cap, length)
         # 4. next arm
         index = mean + widths(stats, state.log_sched[m_new], z)
         best = arms.argmax_masked(index, active, key=key, tie_break=tie_break)
@@ -196,9 +177,7 @@ def eucbv(
     def diagnostics_fn(state):
         return {"active": state.active & state.arm_mask, "round": state.m}
 
-    return Policy(
-        init_fn, step_fn, output_fn, "regret", diagnostics=diagnostics_fn
-    )
+    return Policy(init_fn, step_fn, output_fn, "regret", diagnostics=diagnostics_fn)
 
 
 def eliminated_optimal(state: EUCBVState, means: Array) -> Array:

@@ -8,14 +8,11 @@ float64 arithmetic with a static length ``M + 2``.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import jax.numpy as jnp
-import numpy as np
 
-from jbandits import _validate, arms
-from jbandits.policies.regret.eucbv import round_cap
+from jbandits import _validate, arms, schedules
 from jbandits.types import Array, Policy
 
 
@@ -28,33 +25,8 @@ class UCBImprovedState(NamedTuple):
     arm: Array  # [] int32: next arm
 
 
-class ImprovedSchedule(NamedTuple):
-    targets: np.ndarray  # [M+2] float64: cumulative pulls per arm n_m (inf at M+1)
-    widths: np.ndarray  # [M+2] float64: w_m = sqrt(ln(T D_m^2) / (2 n_m)) (0 at M+1)
-    cap: int  # M
-
-
-def ucb_improved_schedule(horizon: int) -> ImprovedSchedule:
-    """Host schedule: ``D_m = 2^-m``, ``n_m = ceil(2 ln(T D_m^2) / D_m^2)``, ``m <= M``.
-
-    ``n_m`` is the cumulative number of pulls each surviving arm must have by the end
-    of round ``m``; it strictly increases for ``m <= M`` (checked), so one check per
-    step never skips a round. Index ``M + 1`` is a sentinel (never reached).
-    """
-    horizon = _validate.static_int("horizon", horizon, minimum=1)
-    cap = round_cap(horizon)
-    targets, widths = [], []
-    for m in range(cap + 1):
-        delta = math.ldexp(1.0, -m)
-        log_term = math.log(horizon * delta * delta)
-        n_m = max(math.ceil(2.0 * log_term / (delta * delta)), 1)
-        targets.append(float(n_m))
-        widths.append(math.sqrt(max(log_term, 0.0) / (2.0 * n_m)))
-    if any(b <= a for a, b in zip(targets, targets[1:], strict=False)):
-        raise AssertionError(f"UCB-Improved targets not increasing: {targets}")
-    return ImprovedSchedule(
-        np.asarray(targets + [math.inf]), np.asarray(widths + [0.0]), cap
-    )
+ImprovedSchedule = schedules.ImprovedSchedule
+ucb_improved_schedule = schedules.ucb_improved
 
 
 def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> Policy:
@@ -89,7 +61,7 @@ def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> P
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
-    sched = ucb_improved_schedule(horizon)
+    sched = schedules.ucb_improved(horizon)
 
     def init_fn(key, arm_mask):
         del key  # the first pull is forced
@@ -130,6 +102,4 @@ def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> P
     def diagnostics_fn(state):
         return {"active": state.active & state.arm_mask, "round": state.m}
 
-    return Policy(
-        init_fn, step_fn, output_fn, "regret", diagnostics=diagnostics_fn
-    )
+    return Policy(init_fn, step_fn, output_fn, "regret", diagnostics=diagnostics_fn)

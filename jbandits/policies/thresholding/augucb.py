@@ -15,94 +15,20 @@ rule shrinks |B|).
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import jax.numpy as jnp
-import numpy as np
 
 from jbandits import _validate, arms, schedules
+from jbandits.policies import _rounds
 from jbandits.types import Array, ArrayLike, Policy
 
 VARIANTS = ("paper", "authors_code")
 ON_EMPTY = ("all", "idle")
 RHO_MEAN = 1.0 / 8.0  # authors' code: mean-only elimination rule
-_INT32_MAX = int(np.iinfo(np.int32).max)
-
-
-class AugUCBTables(NamedTuple):
-    """Round constants; index m = 0..size-1 (entries past M+1 repeat entry M+1).
-
-    Leaves are ``[S]`` for one K, or ``[K_max + 1, S]`` indexed by the real K.
-    """
-
-    psi: np.ndarray  # [S] float64: psi_m
-    log_term: np.ndarray  # [S] float64: L_m = ln(T eps_m) (authors: ln(psi T eps_m^2))
-    ell: np.ndarray  # [S] int32: ell_m (saturated so that t + K ell never overflows)
-    last_round: np.ndarray  # [] int32: M (-1: idle row, no tables for this K)
-
-    @classmethod
-    def idle(cls, size: int) -> AugUCBTables:
-        """A row for a K without tables (K < 2 or T <= K): the policy pulls nothing."""
-        ones = np.ones(size, np.float64)
-        return cls(ones, ones, np.zeros(size, np.int32), np.int32(-1))
-
-
-def num_rounds(budget: int) -> int:
-    """M = floor(log2(T / e) / 2) (AMB-4)."""
-    return math.floor(0.5 * math.log2(budget / math.e))
-
-
-MAX_SIZE = num_rounds(_INT32_MAX) + 2  # table length that fits every int32 budget
-
-
-def augucb_tables(
-    num_arms: int, budget: int, *, variant: str = "paper", size: int | None = None
-) -> AugUCBTables:
-    """Host float64 round constants for ``num_arms`` real arms and budget ``budget``.
-
-    ``size`` pads the m axis (default M + 2) so that tables of a budget sweep stack.
-    """
-    _validate.choice("variant", variant, VARIANTS)
-    k = _validate.static_int("num_arms", num_arms)
-    t = _validate.static_int("budget", budget)
-    if k < 2:
-        raise schedules.Infeasible(f"num_arms must be >= 2, got {k}")
-    if t < k + 1:
-        raise schedules.Infeasible(f"budget must be >= {k + 1} with K={k}, got {t}")
-    big_m = num_rounds(t)
-    size = big_m + 2 if size is None else size
-    if size < big_m + 2:
-        raise ValueError(f"size must be >= M + 2 = {big_m + 2}, got {size}")
-    cap = (_INT32_MAX - t) // (k + 1)
-    if cap <= t:
-        raise ValueError(f"budget {t} too large for int32 round boundaries with K={k}")
-    psi, log_term, ell = [], [], []
-    for m in range(big_m + 2):
-        eps = 2.0**-m
-        if variant == "paper":
-            a2 = math.log((3.0 / 16.0) * k * math.log(k)) ** 2
-            if not a2 > 1e-12:
-                raise ValueError(f"num_arms={k}: a2 = {a2} is degenerate")
-            p = t * eps / (128.0 * a2)
-            lm = math.log(t * eps)
-            lenm = math.ceil(2.0 * p * lm / eps)
-        else:
-            p = t / math.log(k)
-            lm = math.log(p * t * eps * eps)
-            lenm = math.ceil(2.0 * lm / eps)
-        if not lm > 0:
-            raise ValueError(f"log term L_{m} = {lm} <= 0 for K={k}, T={t}")
-        psi.append(p)
-        log_term.append(lm)
-        ell.append(min(lenm, cap))
-    pad = size - len(psi)
-    return AugUCBTables(
-        psi=np.asarray(psi + psi[-1:] * pad, np.float64),
-        log_term=np.asarray(log_term + log_term[-1:] * pad, np.float64),
-        ell=np.asarray(ell + ell[-1:] * pad, np.int32),
-        last_round=np.int32(big_m),
-    )
+AugUCBTables = schedules.AugUCBTables
+augucb_tables = schedules.augucb_tables
+MAX_SIZE = schedules.AUGUCB_MAX_SIZE  # table length that fits every int32 budget
 
 
 def augucb_tables_by_k(
@@ -114,7 +40,7 @@ def augucb_tables_by_k(
     nothing).
     """
     budget = int(budget)
-    size = num_rounds(budget) + 2 if size is None else size
+    size = schedules.num_rounds(budget) + 2 if size is None else size
     return schedules.by_k(
         augucb_tables,
         num_arms,
@@ -278,10 +204,15 @@ def augucb(
         else:
             active = active & ~(past_init & (gap - 2.0 * s > 0))
             present = active
-        bump = past_init & (t >= state.boundary) & (m <= state.last_round)
-        m_new = m + bump.astype(jnp.int32)
         size = jnp.sum(present).astype(jnp.int32)
-        boundary = jnp.where(bump, t + size * state.ell[m_new], state.boundary)
+        m_new, boundary = _rounds.advance(
+            m,
+            state.boundary,
+            t,
+            past_init,
+            state.last_round,
+            lambda r: size * state.ell[r],
+        )
         s_new = jnp.sqrt(coef(state.psi[m_new], state.log_term[m_new]) * w)
         score = gap - s_new if authors else gap - 2.0 * s_new
         any_active = jnp.any(active)
