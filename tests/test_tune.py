@@ -252,3 +252,14 @@ def test_tuning_apt_epsilon_reduces_error():
     assert res.theta["epsilon"] < 1.0
     mean, lo, hi = res.evaluation.paired["tuned - start"]
     assert hi < 0
+
+
+def test_parabolic_refinement_finds_the_vertex_between_grid_points():
+    from jbandits.tuning.tuner import _parabolic
+
+    z = tune.Space({"a": Box(0.0, 1.0)}).grid(5)  # 0.1, 0.3, ..., 0.9
+    means = (z[:, 0] - 0.37) ** 2
+    np.testing.assert_allclose(_parabolic(z, means, 1, 5), [0.37])
+    np.testing.assert_allclose(_parabolic(z, means, 0, 5), [0.1])  # no left neighbour
+    flat = np.zeros(5)  # no curvature: stay on the grid point
+    np.testing.assert_allclose(_parabolic(z, flat, 2, 5), [0.5])
