@@ -98,8 +98,8 @@ def select_arm(means: Array, beta: Array, arm_mask: Array, m: int) -> Selection:
     num_arms = means.shape[-1]
     upper = means + beta
     lower = means - beta
-    order = jnp.argsort(jnp.where(arm_mask, -upper, jnp.inf), stable=True)
-    rank = jnp.empty_like(order).at[order].set(jnp.arange(num_arms))
+    rank = arms.rank(upper, arm_mask)
+    order = jnp.empty_like(rank).at[rank].set(jnp.arange(num_arms, dtype=rank.dtype))
     # j_k: the arm holding the m-th largest U among i != k (U sorted stably, §3.5)
     other = jnp.where(rank < m, order[m], order[m - 1])
     # B_k = U_j - L_k evaluated as (mean_j - mean_k) + (beta_j + beta_k): arms j, k

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 from jax.scipy.special import betainc, gammaln
 
-from jbandits import _validate
+from jbandits import _validate, arms
 from jbandits.types import Array, ArrayLike, Policy
 
 TIE_TOL = 1e-9  # log R+ within this of the maximum counts as a tie
@@ -71,8 +71,8 @@ def _select(gain: Array, arm_mask: Array) -> Array:
     arm whatever the gains hold (``-1`` only without real arms).
     """
     gain = jnp.where(arm_mask & ~jnp.isnan(gain), gain, -jnp.inf)
-    near = arm_mask & (gain >= jnp.max(gain) - TIE_TOL)
-    return jnp.where(near.any(), jnp.argmax(near), -1).astype(jnp.int32)
+    near = gain >= jnp.max(gain) - TIE_TOL
+    return arms.argmax_masked(near.astype(gain.dtype), arm_mask)
 
 
 class OptKGState(NamedTuple):
