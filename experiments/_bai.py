@@ -70,3 +70,17 @@ def per_point(values, num_points: int) -> np.ndarray:
     """``[P * N, 1, ...]`` runner values of :func:`grid_lanes` cells -> ``[P, N, ...]``."""
     values = np.asarray(values)
     return values.reshape(num_points, -1, *values.shape[2:])
+
+
+def run_grid(algos, bandit, params, key, budgets, opts, shared=(), **fixed) -> dict:
+    """label -> runner results of each :class:`experiments._core.Algo` on the grid.
+
+    ``algos[i].hp`` holds ``[P, N, ...]`` leaves (see :func:`grid_lanes`); ``fixed``
+    are arguments common to every algorithm (e.g. ``num_arms``). One compilation per
+    algorithm.
+    """
+    out = {}
+    for algo in algos:
+        lanes = grid_lanes(params, key, hp=algo.hp, budgets=budgets, shared=shared)
+        out[algo.label] = runner.execute(algo.source(**fixed), bandit, lanes, opts)
+    return out

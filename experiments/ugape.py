@@ -18,9 +18,7 @@ import numpy as np
 import jbandits
 from experiments import _bai, _core
 from experiments import _claims as C
-from jbandits import metrics, runner, schedules, truth
-from jbandits.policies.identification.ucb_e import ucb_e_oracle_a
-from jbandits.policies.identification.ugape import ugapeb_oracle_a
+from jbandits import metrics, oracles, runner, schedules, truth
 
 MEANS = np.array(
     [0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]
@@ -33,14 +31,11 @@ CONF_EPS, CONF_HORIZON, QUICK_CONF_HORIZON = 0.05, 10_000, 8_000
 FULL_REPS, QUICK_REPS = 2000, 100
 
 
-def _r_omega(outputs: np.ndarray, means: np.ndarray, m: int) -> np.ndarray:
-    """r_Omega = mu_(m) - min_{k in Omega} mu_k for arm outputs [...] or masks [..., K]."""
-    mu_m = np.sort(means)[::-1][m - 1]
-    if outputs.ndim >= 1 and outputs.shape[-1] == means.size and outputs.dtype == bool:
-        worst = np.where(outputs, means, np.inf).min(axis=-1)
-    else:
-        worst = means[outputs]
-    return mu_m - worst
+def _grid(means, num_points: int, reps: int):
+    """(bandit, params [P, N, K]): one Bernoulli instance repeated over the grid."""
+    bandit, one = jbandits.envs.bernoulli(means)
+    shape = (num_points, reps, means.size)
+    return bandit, type(one)(*[np.broadcast_to(np.asarray(x), shape) for x in one])
 
 
 def run_budget(cfg: _core.Config) -> _core.Outcome:
@@ -48,81 +43,53 @@ def run_budget(cfg: _core.Config) -> _core.Outcome:
         cfg.extra.get("budgets", QUICK_BUDGETS if cfg.quick else BUDGETS)
     )
     reps = cfg.num_reps(FULL_REPS, QUICK_REPS)
-    k = MEANS.size
-    bandit, one = jbandits.envs.bernoulli(MEANS)
-    P = len(budgets)
-    params = jbandits.envs.BernoulliParams(
-        *[np.broadcast_to(np.asarray(x), (P, reps, k)) for x in one]
-    )
+    k, P = MEANS.size, len(budgets)
+    bandit, params = _grid(MEANS, P, reps)
     pn = lambda tree: _bai.broadcast_pn(tree, P, reps)  # noqa: E731
     sr = schedules.stack([schedules.successive_rejects(k, int(t), k) for t in budgets])
     key = jax.random.key(cfg.seed)
     panels, table, claims, arrays = [], [], [], {}
     for m, eps in cfg.extra.get("settings", SETTINGS):
-        a_ug = np.array([ugapeb_oracle_a(MEANS, m, eps, int(t)) for t in budgets])
-        algos = {
-            "UGapEb": (
-                lambda a, budget, m=m: jbandits.make(
-                    "ugapeb", num_arms=k, m=m, budget=budget, a=a
-                ),
-                {"a": pn(a_ug), "budget": pn(budgets)},
-            ),
-            "SAR": (
-                lambda schedule, m=m: jbandits.make(
-                    "sar", num_arms=k, m=m, schedule=schedule
-                ),
-                {"schedule": pn(sr)},
-            ),
-        }
-        if m == 1:
-            a_ucb = np.array([ucb_e_oracle_a(MEANS, int(t)) for t in budgets])
-            algos["SR"] = (
-                lambda schedule: jbandits.make(
-                    "successive_rejects", num_arms=k, schedule=schedule
-                ),
-                {"schedule": pn(sr)},
-            )
-            algos["UCB-E"] = (
-                lambda a: jbandits.make("ucb_e", num_arms=k, a=a),
-                {"a": pn(a_ucb)},
-            )
+        a_ug = [oracles.ugapeb_oracle_a(MEANS, m, eps, int(t)) for t in budgets]
+        hp = {"a": pn(np.array(a_ug)), "budget": pn(budgets)}
+        algos = [
+            _core.Algo("UGapEb", "ugapeb", {"m": m}, hp),
+            _core.Algo("SAR", "sar", {"m": m}, {"schedule": pn(sr)}),
+        ]
+        if m == 1:  # one recommended arm: the identification metric's simple regret
+            a_ucb = [oracles.ucb_e_oracle_a(MEANS, int(t)) for t in budgets]
+            algos += [
+                _core.Algo("SR", "successive_rejects", hp={"schedule": pn(sr)}),
+                _core.Algo("UCB-E", "ucb_e", hp={"a": pn(np.array(a_ucb))}),
+            ]
         errors = {}
-        opts = runner.Options(horizon=int(budgets.max()), permute=False)
-        for label, (make, hp) in algos.items():
-            lanes = _bai.grid_lanes(params, key, hp=hp, budgets=budgets)
-            res = runner.execute(
-                make, bandit, lanes, opts, label=f"{label} m={m} eps={eps}"
-            )
-            r = _r_omega(_bai.per_point(res["output"], P), MEANS, m)
-            errors[label] = (r > eps + 1e-12).astype(float)  # [P, N]
-            arrays[f"m{m}_eps{eps}/{label}"] = errors[label]
-        panels.append(
-            {
-                "title": f"m={m}, eps={eps} (K={k}, {reps} runs)",
-                "xlabel": "n",
-                "ylabel": "P(r_Omega > eps)",
-                "curves": {
-                    lab: _core.curve(budgets, e.T, binary=True)
-                    for lab, e in errors.items()
-                },
-            }
-        )
-        for p, t in enumerate(budgets):
-            row = {"m": m, "eps": eps, "n": int(t)}
-            for lab, e in errors.items():
-                mean, lo, hi = metrics.binomial_ci(e[p])
-                row[lab] = C.fmt_ci(float(mean), float(lo), float(hi), 3)
-            table.append(row)
-        best_other = {
-            p: min(errors[lab][p].mean() for lab in errors if lab != "UGapEb")
-            for p in range(P)
+        for algo in algos:
+            top = algo.name in ("ugapeb", "sar")
+            metric = metrics.top_m(m, eps) if top else metrics.identification()
+            opts = runner.Options(int(budgets.max()), metric=metric, permute=False)
+            res = _bai.run_grid([algo], bandit, params, key, budgets, opts, num_arms=k)
+            r = res[algo.label]["metric.error" if top else "metric.simple_regret"]
+            r = _bai.per_point(r[:, :, -1], P)
+            errors[algo.label] = (r > 0.5 if top else r > eps).astype(float)  # [P, N]
+            arrays[f"m{m}_eps{eps}/{algo.label}"] = errors[algo.label]
+        curves = {
+            lab: _core.curve(budgets, e.T, binary=True) for lab, e in errors.items()
         }
+        title = f"m={m}, eps={eps} (K={k}, {reps} runs)"
+        panels.append(_core.panel(title, "n", "P(r_Omega > eps)", curves))
+        for p, t in enumerate(budgets):
+            rates = {lab: C.fmt_rate(e[p]) for lab, e in errors.items()}
+            table.append({"m": m, "eps": eps, "n": int(t)} | rates)
+        best_other = [
+            min(e[p].mean() for lab, e in errors.items() if lab != "UGapEb")
+            for p in range(P)
+        ]
         wins = sum(errors["UGapEb"][p].mean() <= best_other[p] for p in range(P))
         claims.append(
             _core.Claim(
                 f"(ours, no paper figure) UGapEb vs SR/SAR/UCB-E, m={m}, eps={eps}",
                 f"UGapEb lowest or tied-lowest mean error at {wins}/{P} budgets",
-                "not testable",
+                C.NOT_TESTABLE,
                 "S003's experiments are in its technical report (not available)",
             )
         )
@@ -143,70 +110,40 @@ def run_confidence(cfg: _core.Config) -> _core.Outcome:
         cfg.extra.get("horizon", QUICK_CONF_HORIZON if cfg.quick else CONF_HORIZON)
     )
     reps = cfg.num_reps(FULL_REPS, QUICK_REPS)
-    k = CONF_MEANS.size
-    bandit, one = jbandits.envs.bernoulli(CONF_MEANS)
-    P = len(deltas)
-    params = jbandits.envs.BernoulliParams(
-        *[np.broadcast_to(np.asarray(x), (P, reps, k)) for x in one]
-    )
-    pn = lambda tree: _bai.broadcast_pn(tree, P, reps)  # noqa: E731
+    k, P = CONF_MEANS.size, len(deltas)
+    bandit, params = _grid(CONF_MEANS, P, reps)
+    hp = {"delta": _bai.broadcast_pn(deltas, P, reps)}
+    key, budgets = jax.random.key(cfg.seed), np.full(P, horizon)
     panels, table, claims, arrays = [], [], [], {}
     for m in cfg.extra.get("ms", (1, 3)):
-        res = runner.execute(
-            lambda delta, m=m: jbandits.make(
-                "ugapec", num_arms=k, m=m, epsilon=CONF_EPS, delta=delta
-            ),
-            bandit,
-            _bai.grid_lanes(
-                params,
-                jax.random.key(cfg.seed),
-                hp={"delta": pn(deltas)},
-                budgets=np.full(P, horizon),
-            ),
-            runner.Options(horizon=horizon, permute=False),
-            label=f"UGapEc m={m}",
-        )
+        algo = _core.Algo(f"UGapEc m={m}", "ugapec", {"m": m, "epsilon": CONF_EPS}, hp)
+        opts = runner.Options(horizon, metric=metrics.top_m(m, CONF_EPS), permute=False)
+        res = _bai.run_grid([algo], bandit, params, key, budgets, opts, num_arms=k)
+        res = res[algo.label]
         pulls = _bai.per_point(res["num_pulls"], P).astype(float)  # [P, N]
         stopped = pulls < horizon
-        err = (
-            _r_omega(_bai.per_point(res["output"], P), CONF_MEANS, m) > CONF_EPS + 1e-12
-        )
+        err = _bai.per_point(res["metric.error"][:, :, -1], P) > 0.5
         h = truth.h_epsilon(CONF_MEANS, m, CONF_EPS)
         arrays[f"m{m}/pulls"], arrays[f"m{m}/error"] = pulls, err
-        panels.append(
-            {
-                "title": f"UGapEc m={m}, eps={CONF_EPS} (K={k}, {reps} runs)",
-                "xlabel": "ln(1/delta)",
-                "ylabel": "stopping time",
-                "curves": {
-                    "mean stopping time": _core.curve(np.log(1 / deltas), pulls.T)
-                },
-            }
-        )
+        curves = {"mean stopping time": _core.curve(np.log(1 / deltas), pulls.T)}
+        title = f"UGapEc m={m}, eps={CONF_EPS} (K={k}, {reps} runs)"
+        panels.append(_core.panel(title, "ln(1/delta)", "stopping time", curves))
         ok = 0
         for p, d in enumerate(deltas):
-            q = np.quantile(pulls[p], [0.1, 0.5, 0.9])
-            e_mean, e_lo, e_hi = metrics.binomial_ci(err[p])
+            e_mean, e_lo, e_hi = C.rate(err[p])
             ok += e_hi <= d or e_mean <= d
-            mean, lo, hi = metrics.mean_ci(pulls[p])
-            table.append(
-                {
-                    "m": m,
-                    "delta": float(d),
-                    "H_eps": f"{h:.0f}",
-                    "mean stop [95% CI]": C.fmt_ci(float(mean), float(lo), float(hi)),
-                    "q10/q50/q90": "/".join(f"{x:.0f}" for x in q),
-                    "stopped": f"{stopped[p].mean():.3f}",
-                    "error at stop [95% CI]": C.fmt_ci(
-                        float(e_mean), float(e_lo), float(e_hi), 3
-                    ),
-                }
-            )
+            q = np.quantile(pulls[p], [0.1, 0.5, 0.9])
+            row = {"m": m, "delta": float(d), "H_eps": f"{h:.0f}"}
+            row["mean stop [95% CI]"] = C.fmt_mean(pulls[p])
+            row["q10/q50/q90"] = "/".join(f"{x:.0f}" for x in q)
+            row["stopped"] = f"{stopped[p].mean():.3f}"
+            row["error at stop [95% CI]"] = C.fmt_rate(err[p])
+            table.append(row)
         claims.append(
             _core.Claim(
                 f"S003 Thm 2 (m={m}): P(r_Omega > eps) <= delta at stopping",
                 f"empirical error <= delta at {ok}/{P} values of delta",
-                "reproduced" if ok == P else "not reproduced",
+                C.ladder(ok == P, False),
                 "a guarantee, not a figure; runs not stopped by the horizon count as "
                 "reported in the 'stopped' column",
             )
