@@ -62,27 +62,20 @@ def needs_static_horizon(algo: _core.Algo) -> bool:
 def make_policy(algo: _core.Algo, num_arms: int, horizon) -> jbandits.Policy:
     """The policy of ``algo``; ``horizon=RUN_T`` arguments become ``horizon``."""
     kw = {k: horizon if v == RUN_T else v for k, v in arguments(algo).items()}
-    policy = jbandits.make(algo.name, num_arms=num_arms, **kw)
-    if algo.name == "eucbv":  # output the surviving set: read it at checkpoints
-        policy = policy._replace(output=_active_set, spec=None)
-    return policy
+    return jbandits.make(algo.name, num_arms=num_arms, **kw)
 
 
 def arguments(algo: _core.Algo) -> dict:
     return {**algo.static, **algo.hp}
 
 
-def _active_set(state):
-    return state.active
-
-
-def elimination_metric(output, means, arm_mask):
-    """EUCBV diagnostics from its active set ``output [K] bool`` (bandit numbering)."""
-    best = jnp.max(jnp.where(arm_mask, means, -jnp.inf))
-    optimal = arm_mask & (means == best)
+def elimination(res, best_arm: int) -> dict:
+    """EUCBV's diagnostic from its active set (``res.diagnostics["active"] [..., K]``,
+    bandit numbering): whether the optimal arm survives, and the number of arms left."""
+    active = np.asarray(res.diagnostics["active"], bool)
     return {
-        "optimal_active": jnp.any(output & optimal),
-        "num_active": jnp.sum(output & arm_mask),
+        "optimal_active": active[..., best_arm],
+        "num_active": active.sum(-1, dtype=np.int32),
     }
 
 
@@ -106,7 +99,6 @@ def run_curves(number: int, algos: list, cfg: _core.Config) -> tuple[dict, dict]
     results = {}
     for algo in select(algos, cfg):
         policy = make_policy(algo, k, horizon)
-        metric = elimination_metric if algo.name == "eucbv" else None
         t0, c0 = time.perf_counter(), _cpu_seconds()
         res = jbandits.simulate(
             policy,
@@ -116,8 +108,8 @@ def run_curves(number: int, algos: list, cfg: _core.Config) -> tuple[dict, dict]
             budget=horizon,
             num_reps=reps,
             num_checkpoints=checkpoints,
-            metric=metric,
             permute=False,
+            diagnostics=algo.name == "eucbv",
         )
         wall, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
         results[algo.label] = _summarise(algo, res, problem, wall, cpu)
@@ -143,8 +135,7 @@ def _summarise(algo: _core.Algo, res, problem, wall: float, cpu: float) -> dict:
         "cpu": cpu,
     }
     if algo.name == "eucbv":
-        out["optimal_active"] = np.asarray(res.metrics["optimal_active"])  # [R, C]
-        out["num_active"] = np.asarray(res.metrics["num_active"])  # [R, C]
+        out |= elimination(res, problem.best_arm)  # [R, C] each
     return out
 
 
@@ -167,8 +158,8 @@ def run_padded(
     )
     opts = runner.Options(
         horizon=horizon,
-        metric=elimination_metric if algo.name == "eucbv" else None,
         permute=False,
+        diagnostics=algo.name == "eucbv",
     )
     k_max = params.arm_mask.shape[-1]
     res = runner.execute(
@@ -217,8 +208,8 @@ def run_expt3(algos: list, cfg: _core.Config) -> tuple[dict, dict]:
                     jax.random.fold_in(key, k),
                     budget=horizons[k],
                     num_reps=reps,
-                    metric=elimination_metric if algo.name == "eucbv" else None,
                     permute=False,
+                    diagnostics=algo.name == "eucbv",
                 )
                 final[k] = _final(res, p)
         else:
@@ -260,7 +251,6 @@ def _final(res, problem) -> dict:
         "realised": mu_star * times - np.asarray(res.reward)[:, -1],
         "best_pulls": np.asarray(res.pulls)[:, problem.best_arm],
     }
-    if "optimal_active" in res.metrics:
-        out["optimal_active"] = np.asarray(res.metrics["optimal_active"])[:, -1]
-        out["num_active"] = np.asarray(res.metrics["num_active"])[:, -1]
+    if res.diagnostics:
+        out |= {k: v[:, -1] for k, v in elimination(res, problem.best_arm).items()}
     return out

@@ -2,17 +2,19 @@
 
 import json
 import os
+import types
 import warnings
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jbandits
-from experiments import _core
+from experiments import (
+    _core,
+    eucbv,  # noqa: F401  (registers the experiments)
+)
 from experiments import _regret as R
-from experiments import eucbv  # noqa: F401  (registers the experiments)
 from jbandits import problems
 
 VERDICTS = {"reproduced", "partly", "not reproduced", "not testable"}
@@ -119,10 +121,11 @@ def test_expt3_padding_keeps_reward_stacks(fast_compile):
     assert int(np.asarray(res.pulls[0, :, 20:]).sum()) == 0
 
 
-def test_elimination_metric_reads_the_active_set():
-    means = jnp.asarray([0.1, 0.5, 0.9, 0.0])
-    mask = jnp.asarray([True, True, True, False])
-    out = R.elimination_metric(jnp.asarray([True, True, False, True]), means, mask)
-    assert not bool(out["optimal_active"]) and int(out["num_active"]) == 2
-    out = R.elimination_metric(jnp.asarray([False, False, True, False]), means, mask)
-    assert bool(out["optimal_active"]) and int(out["num_active"]) == 1
+def test_elimination_reads_the_active_set():
+    """EUCBV's diagnostic: the optimal arm's survival and the count of active arms."""
+    active = np.array([[True, True, False, False], [False, False, True, False]])
+    res = types.SimpleNamespace(diagnostics={"active": active})
+    out = R.elimination(res, best_arm=2)
+    np.testing.assert_array_equal(out["optimal_active"], [False, True])
+    np.testing.assert_array_equal(out["num_active"], [2, 1])
+    assert out["num_active"].dtype == np.int32
