@@ -212,8 +212,9 @@ def main(argv=None) -> int:
             # MovieLens loaders raise this (with download instructions) without data
             why = f"missing input data: {exc}"
         except SystemExit as exc:
-            # an experiment that exits instead of raising (experiments.shvar does so,
-            # with code 0, when the MovieLens data are missing; its message is above)
+            # an experiment that exits instead of raising (experiments.shvar_movielens
+            # does so, with code 0, when the MovieLens data are missing; its message is
+            # above)
             why = (
                 f"the experiment stopped (SystemExit({exc.code!r})) without writing "
                 "results; see its message above (missing MovieLens data?)"

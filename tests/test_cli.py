@@ -60,7 +60,7 @@ def calls(monkeypatch):
         ran.append(cfg)
         raise FileNotFoundError("no MovieLens path given and JBANDITS_DATA is not set")
 
-    def exits(cfg):  # what experiments.shvar does today without data
+    def exits(cfg):  # what experiments.shvar_movielens does without data
         ran.append(cfg)
         print("fake-exit: MovieLens data not available, skipping.")
         raise SystemExit(0)

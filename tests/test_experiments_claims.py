@@ -78,7 +78,9 @@ def test_rate_claims_and_formats():
     assert C.rate_beats(err, "A", ["B"], "t").verdict == C.REPRODUCED
     assert C.rate_lowest(err, "B", "t").verdict == C.NOT_REPRODUCED
     claim = C.rate_not_worse(err, "B", "A", "t")
-    assert claim.verdict == C.NOT_REPRODUCED and claim.ours.startswith("B-A at T: +90.0")
+    assert claim.verdict == C.NOT_REPRODUCED and claim.ours.startswith(
+        "B-A at T: +90.0"
+    )
 
 
 def test_problem_bandit():
