@@ -242,7 +242,7 @@ def forced_arm(t: ArrayLike, arm_mask: Array, passes: int = 1) -> tuple[Array, A
     """Forced initial pulls: ``(is_forced, arm)`` for the pull numbered ``t`` (0-based).
 
     "Pull each arm ``passes`` times" = the first ``passes * K_real`` pulls go round
-    robin over the real arms in index order (spec §3.3).
+    robin over the real arms in index order.
     """
     num_real = jnp.sum(arm_mask)
     return t < passes * num_real, round_robin(t, arm_mask)

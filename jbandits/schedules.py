@@ -63,7 +63,7 @@ class StageSchedule(NamedTuple):
     ends: np.ndarray  # [S] int32: step count at which stage s ends (NEVER = padding)
     sizes: np.ndarray  # [S] int32: active arms during stage s
     keep: np.ndarray  # [S] int32: arms kept after stage s (ceil(size / 2))
-    per_arm: np.ndarray  # [S] int32: pulls per arm in stage s (Karnin; 0 for S004)
+    per_arm: np.ndarray  # [S] int32: pulls per arm in stage s (0 for Lalitha et al.)
     num_stages: np.ndarray  # [] int32 (-1: idle row)
 
     @classmethod
@@ -303,7 +303,7 @@ def select(table: Schedule, arm_mask) -> Schedule:
 def num_rounds(horizon: int) -> int:
     """M = max(0, floor(log2(T / e) / 2)): the last round of AugUCB (Mukherjee et al.,
     IJCAI 2017, Algorithm 1), EUCBV (Mukherjee et al., arXiv:1711.03591, Algorithm 1)
-    and UCB-Improved (Auer and Ortner, Periodica Math. Hungarica 2010, Algorithm 1)."""
+    and UCB-Improved (Auer and Ortner, Periodica Math. Hungarica 2010)."""
     horizon = _validate.static_int("horizon", horizon, minimum=1)
     return max(0, math.floor(0.5 * math.log2(horizon / math.e)))
 
@@ -410,7 +410,7 @@ class ImprovedSchedule(NamedTuple):
 
 def ucb_improved(horizon: int) -> ImprovedSchedule:
     """UCB-Improved rounds (Auer and Ortner, Periodica Math. Hungarica 2010,
-    Algorithm 1): ``D_m = 2^-m``, ``n_m = ceil(2 ln(T D_m^2) / D_m^2)``, ``m <= M``.
+    Section 3): ``D_m = 2^-m``, ``n_m = ceil(2 ln(T D_m^2) / D_m^2)``, ``m <= M``.
 
     ``n_m`` is the cumulative number of pulls each surviving arm must have by the end
     of round ``m``; it strictly increases for ``m <= M`` (checked), so one check per

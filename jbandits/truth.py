@@ -1,4 +1,4 @@
-"""Truth helpers: best arm, S_tau, gaps and complexity quantities (spec §2.5).
+"""Truth helpers: best arm, S_tau, gaps and complexity quantities.
 
 Host-side NumPy float64: these feed oracle-tuned baselines (UCBE, UCBEV, GapE, GapE-V,
 UGapEb) and tests. Every function takes the true means of one instance and an optional
@@ -58,7 +58,9 @@ def h1(gaps) -> float:
 
 
 def h2(gaps) -> float:
-    """H2 = max_i i / Delta_(i)^2 over gaps sorted increasingly (spec AMB-2: max)."""
+    """H2 = max_i i / Delta_(i)^2 over gaps sorted increasingly (Audibert, Bubeck,
+    Munos, COLT 2010; Mukherjee et al., IJCAI 2017,
+    print "min", which contradicts their H1 <= log(2K) H2)."""
     g = np.sort(np.asarray(gaps, np.float64))
     ranks = np.arange(1, g.size + 1)
     return float(np.max(ranks * _safe_inv_sq(g)))
@@ -72,7 +74,8 @@ def xi(gaps, sigmas, b: float = 1.0) -> np.ndarray:
 
 
 def hsigma1(gaps, sigmas) -> float:
-    """S000's H_{sigma,1} = sum_i xi_i / Delta_i^2 (unsquared xi; spec AMB-3)."""
+    """Mukherjee et al. (IJCAI 2017, Section 3) H_{sigma,1} = sum_i xi_i / Delta_i^2
+    (unsquared xi, as printed)."""
     return float(np.sum(xi(gaps, sigmas) * _safe_inv_sq(np.asarray(gaps, np.float64))))
 
 
@@ -124,7 +127,8 @@ def topm_gaps(means, m: int, arm_mask=None) -> np.ndarray:
 
 
 def h_epsilon(means, m: int, epsilon: float, b: float = 1.0, arm_mask=None) -> float:
-    """S003 eq. 6: H_eps = sum_i b^2 / max((Delta_i + eps) / 2, eps)^2."""
+    """Gabillon et al. (NIPS 2012), Eq. 6: H_eps = sum_i b^2 / max((Delta_i + eps) / 2,
+    eps)^2."""
     gaps = topm_gaps(means, m, arm_mask)
     denom = np.maximum((gaps + epsilon) / 2.0, epsilon)
     return float(b * b * np.sum(_safe_inv_sq(denom)))

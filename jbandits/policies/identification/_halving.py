@@ -4,7 +4,8 @@ Stage s ends at step ``ends[s]`` (host schedule, :func:`jbandits.schedules.halvi
 or :func:`jbandits.schedules.halving_karnin`; a by-K table of them is reduced to the
 row of the instance's real K at ``init``, see :mod:`._phases`). Each step updates the
 cumulative and the stage-local statistics; at a stage end the ``keep[s]`` active arms
-with the largest stage-local means survive (ties by index, [AMB-15]) and the local
+with the largest stage-local means survive (ties by index; means of the stage's own
+samples, as in Karnin et al., ICML 2013) and the local
 statistics reset.
 Inside a stage the base algorithm ``choose(local, active, c, key)`` picks the arm, with
 ``c`` the number of pulls already made in the stage. Steps after the last stage idle.

@@ -5,7 +5,7 @@ Spec §5.7: after one pull per arm, pull ``argmax_k B_k`` with
     Delta_k = mean_k - max_{j != k} mean_j,    B_k = -|Delta_k| + b sqrt(a / n_k),
 
 and output ``argmax_k mean_k``. ``a`` and the reward range ``b`` are oracle-tuned as in
-S004 (:func:`gape_oracle_params`).
+Lalitha et al. (UAI 2023) (:func:`gape_oracle_params`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ GapEState = IndexState  # the shared state of index policies
 
 
 def empirical_gaps(stats: arms.ArmStats, arm_mask: Array) -> Array:
-    """``Delta_k = mean_k - max_{j != k} mean_j`` over real arms (spec §5.7).
+    """``Delta_k = mean_k - max_{j != k} mean_j`` over real arms (Gabillon et al., NIPS
+    2011).
 
     With ``j1`` the first arg-max and ``v1 >= v2`` the two largest means,
     ``max_{j != k} mean_j`` is ``v2`` for ``k = j1`` and ``v1`` otherwise.
@@ -56,7 +57,7 @@ def gape(
       num_arms: static K (including padded arms).
       a: exploration parameter a > 0 (traced); see :func:`gape_oracle_params`.
       b: reward range b > 0 (traced; rewards in [0, b]).
-      tie_break: static, "first" (lowest index; spec default) or "random".
+      tie_break: static, "first" (lowest index; default) or "random".
 
     Output: the best arm ``argmax_k mean_k`` over pulled real arms (first on ties).
 

@@ -28,7 +28,7 @@ def gape_v_index(
     n = jnp.maximum(stats.counts, 2.0)
     var = arms.var_unbiased(stats)
     gap = jnp.abs(empirical_gaps(stats, arm_mask))
-    # summed left to right, as written in the spec (exact float reproducibility)
+    # summed left to right, in the paper's order (exact float reproducibility)
     return -gap + jnp.sqrt(2 * a * var / n) + 7 * a * b / (3 * (n - 1))
 
 
@@ -41,7 +41,7 @@ def gape_v(
       num_arms: static K (including padded arms).
       a: exploration parameter a > 0 (traced); see :func:`gape_v_oracle_params`.
       b: reward range b > 0 (traced; rewards in [0, b]).
-      tie_break: static, "first" (lowest index; spec default) or "random".
+      tie_break: static, "first" (lowest index; default) or "random".
 
     Needs a budget of at least 2K for the two initial pulls per arm. Output: the best
     arm ``argmax_k mean_k`` over pulled real arms (first on ties).

@@ -9,7 +9,8 @@ index), sigma(1..A); with m_rem arms still to accept,
     gap(sigma(r)) = mean(sigma(m_rem)) - mean(sigma(r))       if r >  m_rem
 
 The arm with the largest gap (lowest index on ties) is deactivated: accepted if its
-rank r <= m_rem, rejected otherwise. [AMB-21] When m_rem = 0 every remaining arm is
+rank r <= m_rem, rejected otherwise. The paper leaves the edge cases open: when m_rem =
+0 every remaining arm is
 rejected, when m_rem = A every remaining arm is accepted; the decision is then forced,
 the procedure ends and the remaining steps are idle.
 """
@@ -42,7 +43,7 @@ class SARState(NamedTuple):
 
 
 def _force(active, accepted, m_rem):
-    """[AMB-21]: m_rem = 0 rejects the rest, m_rem >= #active accepts the rest."""
+    """Edge cases: m_rem = 0 rejects the rest, m_rem >= #active accepts the rest."""
     num_active = jnp.sum(active)
     accept_all = (m_rem >= num_active) & (num_active > 0)
     forced = (m_rem <= 0) | accept_all

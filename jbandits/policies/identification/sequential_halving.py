@@ -1,7 +1,7 @@
 """Sequential Halving, two variants.
 
 * ``variant="s004"`` (default): Algorithm 1 with Algorithm 2 "SH" of Lalitha,
-  Kalantari, Ma, Deoras, Kveton (UAI 2023; "S004" in this library's experiments).
+  Kalantari, Ma, Deoras, Kveton (UAI 2023).
   m = ceil(log2 K) stages of n_s = floor(T / m) pulls each; the c-th pull of a stage
   goes to the ((c - 1) mod |A_s|) + 1-th active arm in index order; after the stage
   the ceil(|A_s| / 2) arms with the largest stage-local means survive.
@@ -10,10 +10,12 @@
 
 Both run on one stage engine (:mod:`._halving`): the in-stage arm is the least pulled
 (in this stage) active arm, lowest index on ties, which is index-order round robin;
-the variants differ only in the host schedule (stage ends). The default is the S004
-form because this library reproduces S004's experiments (SH is its baseline and the
-skeleton of SHVar/SHAdaVar); use ``variant="karnin"`` to reproduce R-KKS. Means are
-stage-local ([AMB-15]); ties in the halving go to the lowest index.
+the variants differ only in the host schedule (stage ends). The default is Lalitha et
+al.'s form because this library reproduces their experiments (SH is its baseline and the
+skeleton of SHVar/SHAdaVar); use ``variant="karnin"`` to reproduce Karnin et al. Means
+are
+stage-local (the t_r samples of the stage, Karnin et al.); ties in the halving go to the
+lowest index.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """SHAdaVar: sequential halving with unknown variances.
 
-Lalitha, Kalantari, Ma, Deoras, Kveton, UAI 2023 ("S004"), Algorithm 4.
+Lalitha, Kalantari, Ma, Deoras, Kveton, UAI 2023, Algorithm 4.
 
-Stages as S004's sequential halving. In stage s (local step c = 1, 2, ...; N_i the
+Stages as their sequential halving (Algorithm 1). In stage s (local step c = 1, 2, ...;
+N_i the
 stage-s pulls of arm i so far):
 
     c <= |A_s| n0 :  pull the ((c - 1) mod |A_s|) + 1-th active arm (round robin)
@@ -10,9 +11,10 @@ stage-s pulls of arm i so far):
                      U_i = s2_i / (1 - 2 sqrt(ln(1/delta) / (N_i - 1)))
 
 where s2_i is the unbiased stage-local sample variance and U_i = +inf when the
-denominator is <= 0. [AMB-17] n0 = floor(4 ln(1/delta)) + 2 (13 at delta = 0.05), the
+denominator is <= 0. n0 = floor(4 ln(1/delta)) + 2 (13 at delta = 0.05), the
 smallest integer N with N - 1 > 4 ln(1/delta), instead of the non-integer
-4 log(1/delta) + 1 printed in S004 Alg. 4 line 3.
+4 log(1/delta) + 1 printed in Algorithm 4, line 3 (our reading: the
+smallest N with N - 1 > 4 ln(1/delta)).
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def shadavar_index(local: arms.ArmStats, delta: ArrayLike) -> Array:
 
 def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
     """Host-side ``{"schedule": ...}`` for a factory call with a traced budget: the
-    S004 stage schedule of ``num_real_arms`` real arms (as for sequential halving,
+    Lalitha et al. stage schedule of ``num_real_arms`` real arms (as for sequential
+    halving,
     :func:`jbandits.policies.identification.sequential_halving.prepare`); ``delta``
     and other keyword arguments are ignored."""
     del kwargs
@@ -72,12 +75,14 @@ def shadavar(
 
     Args:
       num_arms: static K_max (including padded arms).
-      delta: confidence level in (0, 1) of the variance upper bound (traced; S004
+      delta: confidence level in (0, 1) of the variance upper bound (traced; Lalitha et
+      al.
         uses 0.05).
-      budget: T; needed (concrete) only when ``schedule`` is None (then the S004
+      budget: T; needed (concrete) only when ``schedule`` is None (then the Lalitha et
+      al.
         stage schedules of every real K are built and ``init`` runs that of
         ``arm_mask.sum()``).
-      schedule: the S004 stage schedule for the real K
+      schedule: the Lalitha et al. stage schedule for the real K
         (``halving_schedule(K, T, size, "s004")`` or :func:`prepare`; may be traced;
         another K makes the policy idle with output ``-1``), or a by-K table
         (``halving_schedule_by_k(K_max, T)``).

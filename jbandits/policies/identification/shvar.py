@@ -1,15 +1,16 @@
 """SHVar: sequential halving with known heterogeneous variances.
 
-Lalitha, Kalantari, Ma, Deoras, Kveton, UAI 2023 ("S004"), Algorithm 3.
+Lalitha, Kalantari, Ma, Deoras, Kveton, UAI 2023, Algorithm 3.
 
-Stages as S004's sequential halving (:mod:`.sequential_halving`, variant "s004"). At
+Stages as their sequential halving (:mod:`.sequential_halving`, variant "s004"). At
 the c-th step of stage s, with N_i the stage-s pulls of arm i so far, pull
 
-    argmax_{i in A_s} sigma_i^2 / N_i,      sigma_i^2 / 0 := +inf   [AMB-16]
+    argmax_{i in A_s} sigma_i^2 / N_i,      sigma_i^2 / 0 := +inf   (our convention at N
+    = 0)
 
 Ties: among the maximisers the arm with the fewest stage pulls, then the lowest
 index. This equals "ties first" whenever tied arms have equal counts (so equal
-sigma gives SH's round robin pull for pull) and makes the spec's "all sigma = 0 ->
+sigma gives SH's round robin pull for pull) and makes the rule "all sigma = 0 ->
 round robin" hold (a literal lowest-index rule would give arm 0 every pull there).
 """
 
@@ -39,7 +40,8 @@ def shvar_index(variances: ArrayLike, counts: jnp.ndarray) -> jnp.ndarray:
 
 def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
     """Host-side ``{"schedule": ...}`` for a factory call with a traced budget: the
-    S004 stage schedule of ``num_real_arms`` real arms (as for sequential halving,
+    Lalitha et al. stage schedule of ``num_real_arms`` real arms (as for sequential
+    halving,
     :func:`jbandits.policies.identification.sequential_halving.prepare`); ``variances``
     and other keyword arguments are ignored."""
     del kwargs
@@ -59,10 +61,11 @@ def shvar(
       num_arms: static K_max (including padded arms).
       variances: ``[K]`` true reward variances sigma_i^2 >= 0 (traced; unrealistic
         oracle input; entries of padded arms are ignored).
-      budget: T; needed (concrete) only when ``schedule`` is None (then the S004
+      budget: T; needed (concrete) only when ``schedule`` is None (then the Lalitha et
+      al.
         stage schedules of every real K are built and ``init`` runs that of
         ``arm_mask.sum()``).
-      schedule: the S004 stage schedule for the real K
+      schedule: the Lalitha et al. stage schedule for the real K
         (``halving_schedule(K, T, size, "s004")`` or :func:`prepare`; may be traced;
         another K makes the policy idle with output ``-1``), or a by-K table
         (``halving_schedule_by_k(K_max, T)``).

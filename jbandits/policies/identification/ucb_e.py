@@ -31,7 +31,7 @@ def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:
     Args:
       num_arms: static K (including padded arms).
       a: exploration parameter a > 0 (traced); see :func:`ucb_e_oracle_a`.
-      tie_break: static, "first" (lowest index; spec default) or "random".
+      tie_break: static, "first" (lowest index; default) or "random".
 
     Output: the best arm ``argmax_i mean_i`` over pulled real arms (first on ties).
 

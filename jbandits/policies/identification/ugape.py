@@ -1,10 +1,11 @@
 """UGapE (Gabillon, Ghavamzadeh, Lazaric, NIPS 2012): (eps, m) identification.
 
-One arm-selection rule, SELECT-ARM (spec §6.2, S003 Fig. 2), serves two settings:
+One arm-selection rule, SELECT-ARM (Gabillon, Ghavamzadeh, Lazaric, NIPS 2012, Fig. 2),
+serves two settings:
 
-* :func:`ugapeb`, fixed budget n (spec §6.3): returns the set ``J(t)`` with the
-  smallest ``B_J(t)`` over ``t in {K+1, ..., n}`` (ties -> latest t; AMB-20);
-* :func:`ugapec`, fixed confidence delta (spec §6.4): stops as soon as
+* :func:`ugapeb`, fixed budget n (Fig. 1, left): returns the set ``J(t)`` with the
+  smallest ``B_J(t)`` over ``t in {K+1, ..., n}`` (ties -> latest t);
+* :func:`ugapec`, fixed confidence delta (Fig. 1, right): stops as soon as
   ``B_J(t) < eps`` and returns ``J(t)``.
 
 SELECT-ARM at time t, with statistics after t - 1 pulls and widths ``beta_k``::
@@ -13,10 +14,11 @@ SELECT-ARM at time t, with statistics after t - 1 pulls and widths ``beta_k``::
     B_k = (m-th largest U_i over i != k) - L_k
     J   = the m arms with the smallest B_k (stable: lowest index first)
     u   = argmax_{j not in J} U_j,  l = argmin_{i in J} L_i   (ties: larger beta, first)
-    I   = l if beta_l >= beta_u else u                        (AMB-19)
+    I   = l if beta_l >= beta_u else u                        (tie -> l)
 
-Widths (``confidence``, static): "hoeffding" (S003 Eq. 4) ``beta_k = b sqrt(a / T_k)``;
-"bernstein" (spec §6.5, UNVERIFIED reconstruction of the technical report's App. B)
+Widths (``confidence``, static): "hoeffding" (Gabillon et al., Eq. 4) ``beta_k = b
+sqrt(a / T_k)``;
+"bernstein" (UNVERIFIED reconstruction of the technical report's App. B)
 ``beta_k = sqrt(2 a s_k^2 / T_k) + 7 a b / (3 (T_k - 1))`` with the unbiased sample
 variance and two initial pulls per arm. In the fixed-confidence setting ``a`` is
 ``a_t = c ln(c0 K (t - 1)^3 / delta)``.
@@ -66,7 +68,8 @@ def ugape_width(
 def ugapec_exploration(
     pulls: ArrayLike, num_real: ArrayLike, delta: ArrayLike, c: ArrayLike, c0: ArrayLike
 ) -> Array:
-    """``a_t = c ln(c0 K (t - 1)^3 / delta)`` with ``t - 1 = pulls`` (S003 Eq. 4)."""
+    """``a_t = c ln(c0 K (t - 1)^3 / delta)`` with ``t - 1 = pulls`` (Gabillon et al.,
+    NIPS 2012, Eq. 4)."""
     pulls = jnp.asarray(pulls, jnp.result_type(float))
     num_real = jnp.asarray(num_real, pulls.dtype)
     return c * jnp.log(c0 * num_real * pulls**3 / delta)
@@ -87,9 +90,10 @@ def _first_of_best(primary: Array, beta: Array, eligible: Array) -> Array:
 
 
 def select_arm(means: Array, beta: Array, arm_mask: Array, m: int) -> Selection:
-    """UGapE's SELECT-ARM (spec §6.2) on ``[K]`` means and widths; ``m`` static.
+    """UGapE's SELECT-ARM (Gabillon et al., NIPS 2012, Fig. 2) on ``[K]`` means and
+    widths; ``m`` static.
 
-    Needs ``1 <= m < K_real``. Pure: exposed for tests (spec TV-7). The m-th largest
+    Needs ``1 <= m < K_real``. Pure: exposed for tests. The m-th largest
     ``U_i`` over ``i != k`` is read from one stable sort of U (ties: lowest index), and
     ``B_k`` is evaluated as ``(mean_j - mean_k) + (beta_j + beta_k)`` for that arm j, so
     that the frequent exact ties of the mathematics (two arms with equal means) are
@@ -165,12 +169,14 @@ def ugapeb(
     b: ArrayLike = 1.0,
     confidence: str = "hoeffding",
 ) -> Policy:
-    """UGapEb: (eps, m) identification with a fixed budget (S003 Fig. 1 left).
+    """UGapEb: (eps, m) identification with a fixed budget (Gabillon et al., Fig. 1
+    left).
 
     After one pull per arm (two with ``confidence="bernstein"``), pull SELECT-ARM's
     ``I(t)`` for ``t = K+1, ..., n`` (widths ``beta_k = b sqrt(a / T_k)``). The output
     is the ``J(t)`` with the smallest ``B_J(t)`` over those t, ties -> latest t
-    (AMB-20); before the first SELECT-ARM, the m best empirical means. ``epsilon``
+    (latest t on ties); before the first SELECT-ARM, the m best empirical means.
+    ``epsilon``
     enters only through the oracle tuning of ``a`` (:func:`ugapeb_oracle_a`).
 
     Args:
@@ -181,7 +187,7 @@ def ugapeb(
       a: exploration parameter a > 0 (traced).
       epsilon: accuracy eps >= 0 (traced; unused by the sampling rule, validated).
       b: reward range b > 0 (traced; rewards in [0, b]).
-      confidence: static, "hoeffding" (S003) or "bernstein" (spec §6.5: width
+      confidence: static, "hoeffding" (Gabillon et al.) or "bernstein" (width
         ``sqrt(2 a s_k^2 / T_k) + 7 a b / (3 (T_k - 1))``; constants UNVERIFIED,
         reconstructed because the technical report's App. B was not available).
 
@@ -251,7 +257,8 @@ def ugapec(
     b: ArrayLike = 1.0,
     confidence: str = "hoeffding",
 ) -> Policy:
-    """UGapEc: (eps, m) identification with fixed confidence (S003 Fig. 1 right).
+    """UGapEc: (eps, m) identification with fixed confidence (Gabillon et al., Fig. 1
+    right).
 
     After one pull per arm (two with ``confidence="bernstein"``), at every time t the
     stopping rule is tested before pulling: if ``B_J(t) < eps`` the policy stops
@@ -267,11 +274,13 @@ def ugapec(
       m: static number of arms to return, ``1 <= m < K``.
       epsilon: accuracy eps >= 0 (traced).
       delta: confidence level, 0 < delta < 1 (traced).
-      c: exploration constant c > 0 (traced); default 1/2 for "hoeffding" (S003:
+      c: exploration constant c > 0 (traced); default 1/2 for "hoeffding" (Gabillon et
+      al.:
         "c = 1/2 is always a good choice") and 1 for "bernstein" (UNVERIFIED).
-      c0: constant inside the log, default 4 (S003 Eq. 4; UNVERIFIED for Bernstein).
+      c0: constant inside the log, default 4 (Gabillon et al., Eq. 4; UNVERIFIED for
+      Bernstein).
       b: reward range b > 0 (traced; rewards in [0, b]).
-      confidence: static, "hoeffding" or "bernstein" (spec §6.5: constants UNVERIFIED,
+      confidence: static, "hoeffding" or "bernstein" (constants UNVERIFIED,
         reconstructed because the technical report's App. B was not available).
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or

@@ -1,7 +1,7 @@
-"""VBR_provisional: a placeholder for Variance-Based Rejects (spec §5.9, UNVERIFIED).
+"""VBR_provisional: a placeholder for Variance-Based Rejects (UNVERIFIED).
 
-The primary source (Faella, Finzi, Sauro, ECAI 2020) was not available; this is the
-spec's provisional rule, registered as ``vbr_provisional`` and not to be reported as
+The primary source (Faella, Finzi, Sauro, ECAI 2020) was not available; this is a
+provisional rule, registered as ``vbr_provisional`` and not to be reported as
 VBR. It runs the exact SR schedule (K - 1 phases, phase k ends after
 sum_{j<=k} (K + 1 - j)(n_j - n_{j-1}) pulls):
 
@@ -63,11 +63,11 @@ def vbr_provisional(
     budget: ArrayLike | None = None,
     schedule: Any = None,
 ) -> Policy:
-    """Provisional Variance-Based Rejects (spec §5.9; UNVERIFIED placeholder).
+    """Provisional Variance-Based Rejects (UNVERIFIED placeholder).
 
     Args:
       num_arms: static K_max (including padded arms).
-      gamma: interval multiplier >= 0 (traced; S004 uses 1.96).
+      gamma: interval multiplier >= 0 (traced; Lalitha et al., UAI 2023, use 1.96).
       budget: T; needed (concrete) only when ``schedule`` is None (then the SR
         schedules of every real K are built and ``init`` runs that of
         ``arm_mask.sum()``).
@@ -86,7 +86,7 @@ def vbr_provisional(
 
     References:
       Faella, Finzi, Sauro. Rapidly finding the best arm using variance. ECAI 2020
-      (not consulted; rule from spec §5.9).
+      (not consulted; provisional rule).
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.in_range("gamma", gamma, 0.0)

@@ -1,10 +1,11 @@
-"""Bayes-UCB, Beta and Gaussian posteriors (spec §2.9, §3.2-3.3).
+"""Bayes-UCB, Beta and Gaussian posteriors (Kaufmann, Cappe, Garivier,
+AISTATS 2012).
 
 Pull the arm with the largest upper posterior quantile
 
     q_j(t) = Quantile(1 - alpha_t; posterior_j),   alpha_t = 1 / (t (ln T)^c),
 
-with ``t = n + 1`` the 1-based index of the pull being decided (spec A9). The
+with ``t = n + 1`` the 1-based index of the pull being decided. The
 computation works with the tail probability ``alpha_t`` (never ``1 - alpha_t``, which
 loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
 
@@ -16,7 +17,7 @@ loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
   ``CHANGED_ARM_NEWTON`` Newton steps alone (scalar work), then all arms take
   ``BETA_NEWTON`` Newton steps and the dyadic snap: ``BETA_NEWTON`` ``[K]``-wide
   evaluations of the tail's fixed-length continued fraction per decision instead of
-  the spec's 30 ``betainc`` bisection steps. The index is the midpoint of the
+  30 ``betainc`` bisection steps. The index is the midpoint of the
   ``2^-num_iters`` dyadic cell holding the quantile (= ``num_iters`` bisection
   halvings) once the warm-started Newton iterate is within half a cell.
 * ``posterior="gauss"``: the Gaussian model of Thompson sampling, prior ``N(0, s2)``
@@ -138,7 +139,7 @@ def bayes_ucb(
       tie_break: static, ``"random"`` (default) or ``"first"``: "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
       num_iters: static resolution of the Beta quantile: the index is the midpoint
         of the ``2^-num_iters`` dyadic cell holding it, as ``num_iters`` bisection
-        halvings (spec §3.2) return; default 20 (float32) / 40 (float64)
+        halvings return; default 20 (float32) / 40 (float64)
         (``numerics.BETA_GRID_BITS``).
 
     Returns:

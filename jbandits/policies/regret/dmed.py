@@ -1,4 +1,5 @@
-"""DMED: Deterministic Minimum Empirical Divergence (spec §2.11).
+"""DMED: Deterministic Minimum Empirical Divergence (Honda and
+Takemura, COLT 2010).
 
 After one pull of each real arm (round robin in index order), arms are played one per
 step from a list, in increasing arm index. When the list is empty it is rebuilt from

@@ -1,4 +1,5 @@
-"""EUCBV, Efficient-UCB-Variance (Mukherjee et al. 2017), spec §2.1.
+"""EUCBV, Efficient-UCB-Variance (Mukherjee, Naveen, Sudarsanam, Ravindran,
+arXiv:1711.03591 / AAAI 2018).
 
 A UCB-V-like index policy with arm elimination at every step and rounds that shrink
 ``eps_m = 2^-m``. The round schedule has a static length ``M + 2`` fixed by the
@@ -48,7 +49,7 @@ def eucbv(
 ) -> Policy:
     """EUCBV.
 
-    Step after the reward of pull ``n`` (spec §2.1, Algorithm 1 of the paper):
+    Step after the reward of pull ``n`` (Algorithm 1 of the paper):
 
     1. update ``z, mean, M2`` of the pulled arm; ``v = M2 / z`` (biased variance);
     2. from pull ``K + 1`` on, eliminate every active arm with
@@ -64,8 +65,8 @@ def eucbv(
     ``N_0 = K n_0``; ``K`` is the number of real arms.
 
     Diagnostics: ``state.active`` (``[K] bool``) is the surviving set; read it from the
-    final state to report how often the optimal arm was eliminated (spec §5
-    take-away 3). It always holds at least one real arm.
+    final state to report how often the optimal arm was eliminated (the paper's
+    Section 5 discussion). It always holds at least one real arm.
 
     Args:
       num_arms: static K_max.
@@ -76,8 +77,8 @@ def eucbv(
       psi: exploration regulatory factor (traced), default ``T / K^2`` with ``K`` the
         number of real arms (computed at ``init`` from ``arm_mask``).
       elim_count: static, ``"round"`` (literal Algorithm 1: ``4 n_m`` in the
-        elimination width; default) or ``"pulls"`` (``4 z_i``; the robust reading,
-        spec A1). The selection index always uses ``z_j``.
+        elimination width; default) or ``"pulls"`` (``4 z_i``; the robust reading). The
+        selection index always uses ``z_j``.
       tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
 
     Returns:

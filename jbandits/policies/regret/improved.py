@@ -1,4 +1,4 @@
-"""UCB-Improved (Auer and Ortner 2010, "UCB revisited"), spec §2.6.
+"""UCB-Improved (Auer and Ortner 2010, "UCB revisited", Periodica Math. Hungarica 61).
 
 Rounds ``m = 0..M``: pull the active arms until each has ``n_m`` pulls (a cumulative
 target), then eliminate every arm whose upper bound is below the best lower bound and
@@ -32,17 +32,18 @@ ucb_improved_schedule = schedules.ucb_improved
 def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> Policy:
     """UCB-Improved.
 
-    Step (spec §2.6): after the update, if ``|B| > 1``, ``m <= M`` and every active
+    Step (Auer and Ortner 2010, Section 3): after the update, if ``|B| > 1``, ``m <= M``
+    and every active
     arm has ``z_i >= n_m``, remove the active arms with
     ``mean_i + w_m < max_{j active} (mean_j - w_m)`` and set ``m += 1``. Next arm: the
-    first K pulls go to the real arms in index order (spec §1.4, §8 item 8); then the
+    first K pulls go to the real arms in index order (our resolution); then the
     least-pulled active arm while ``m <= M`` (this also pulls a single survivor until
     T), and the active arm with the largest empirical mean once the rounds are
     exhausted (``m = M + 1``; our resolution, the paper is silent). Ties (least-pulled
     or largest mean) follow ``tie_break``.
 
-    The authors' code adds ``n_m`` pulls per round instead of a cumulative target
-    (spec A7); this implementation follows the paper.
+    The authors' code adds ``n_m`` pulls per round instead of a cumulative target;
+    this implementation follows the paper.
 
     Diagnostics: ``state.active`` is the surviving set.
 

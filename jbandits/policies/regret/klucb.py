@@ -1,10 +1,10 @@
-"""KL-UCB, Bernoulli and Gaussian KL (spec §2.10, §3.1).
+"""KL-UCB, Bernoulli and Gaussian KL (Garivier and Cappe, COLT 2011).
 
 After one pull of each real arm (round robin in index order), pull
 
     argmax_j u_j,   u_j = max{q : z_j kl(mu_j, q) <= ln(n) + c ln(ln(n))},
 
-with ``n`` the number of completed pulls (the paper's ``t``; spec A9) and ``z_j`` the
+with ``n`` the number of completed pulls (the paper's ``t``) and ``z_j`` the
 pulls of arm ``j``. In fixed-shape form ``d_j = max(ln n + c ln(max(ln n, 1)), 0) /
 max(z_j, 1)`` and ``u_j = klucb(mu_j, d_j)``:
 

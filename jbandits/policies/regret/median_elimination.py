@@ -1,4 +1,4 @@
-"""Median Elimination (Even-Dar, Mannor, Mansour 2006), spec §2.7, for cumulative regret.
+"""Median Elimination (Even-Dar, Mannor, Mansour, JMLR 2006), for cumulative regret.
 
 Round ``l``: sample every surviving arm ``n_l`` times, then drop the arms whose
 estimate is below the median; ``eps`` shrinks by 3/4 and ``delta`` halves per round.
@@ -37,7 +37,7 @@ def median_elimination_samples(
     or ``ceil((1 / (eps_l / 2)) ln(3 / delta_l))`` (``square=False``, the authors'
     code). Kept in floating point: it grows without bound when rounds stop shrinking,
     and a round that needs more pulls than the budget simply never ends (this replaces
-    the spec's clamp ``n_l <= T`` without changing any pull).
+    a clamp ``n_l <= T`` without changing any pull).
     """
     log_term = jnp.log(3.0 / delta_l)
     if square:
@@ -66,12 +66,13 @@ def median_elimination(
 ) -> Policy:
     """Median Elimination (eps, delta), run for cumulative regret.
 
-    Step (spec §2.7): after the update, if ``|S| > 1`` and every surviving arm has
+    Step (Even-Dar et al. 2006, Median Elimination): after the update, if ``|S| > 1``
+    and every surviving arm has
     ``n_l`` pulls in this round, compute the median ``med`` (``numpy.median``
     convention) of the estimates ``p_a`` over ``S``, remove the arms with
     ``p_a < med`` (ties at the median stay, so fewer than half may go), reset the
     round counters and ``l += 1``. Next arm: the surviving arm with the fewest pulls in
-    this round (ties by ``tie_break``; no forced initial pass, spec §1.4), which pulls
+    this round (ties by ``tie_break``; no forced initial pass), which pulls
     a single survivor until the budget ends.
 
     Args:
@@ -79,7 +80,7 @@ def median_elimination(
       eps: accuracy (traced), default 0.1; must be > 0.
       delta: confidence (traced), default 0.1; in (0, 1).
       square: static; True (paper): ``n_l = ceil(4 / eps_l^2 ln(3 / delta_l))``; False
-        (authors' code, spec A6): ``ceil(2 / eps_l ln(3 / delta_l))``.
+        (authors' code): ``ceil(2 / eps_l ln(3 / delta_l))``.
       means: static; ``"round"`` (paper): estimates from this round's samples only;
         ``"cumulative"`` (authors' code): cumulative empirical means.
       tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.

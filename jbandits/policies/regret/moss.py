@@ -1,4 +1,4 @@
-"""MOSS (Audibert and Bubeck 2009), spec §2.4: horizon and anytime forms.
+"""MOSS (Audibert and Bubeck, COLT 2009): horizon and anytime forms.
 
 After one pull per arm, pull ``argmax_j mean_j + sqrt(alpha max(ln(H / (K z_j)), 0) / z_j)``
 with ``H = T`` (horizon form) or ``H = t = n + 1`` (anytime form).
@@ -38,7 +38,8 @@ def moss(
 ) -> Policy:
     """MOSS (Minimax Optimal Strategy in the Stochastic case).
 
-    Index (spec §2.4): ``mean_j + sqrt(alpha * max(ln(H / (K * z_j)), 0) / z_j)``, with
+    Index (Audibert and Bubeck 2009): ``mean_j + sqrt(alpha * max(ln(H / (K * z_j)), 0)
+    / z_j)``, with
     ``K`` the number of real arms. The clamp at 0 is part of the algorithm: once
     ``z_j >= H / K`` the bonus is exactly 0 and ties between equal means are exact.
 

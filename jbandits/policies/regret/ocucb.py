@@ -1,4 +1,4 @@
-"""OCUCB, horizon-dependent form (Lattimore 2015), spec §2.5.
+"""OCUCB, horizon-dependent form (Lattimore, arXiv:1507.07880, 2015).
 
 After one pull per arm, pull ``argmax_j mean_j + sqrt((alpha / z_j) ln(psi T / t))``
 with ``t = n + 1``.
@@ -43,7 +43,8 @@ def ocucb(
 ) -> Policy:
     """Optimally Confident UCB (the 2015 horizon-dependent version).
 
-    Index (spec §2.5): ``mean_j + sqrt((alpha / z_j) * ln(psi * T / t))``, ``t = n + 1``.
+    Index (Lattimore 2015, Algorithm 1): ``mean_j + sqrt((alpha / z_j) * ln(psi * T /
+    t))``, ``t = n + 1``.
     For ``t <= T`` and ``psi >= 1`` the log is ``>= 0``; it is clamped at 0 so that a
     run past its horizon stays NaN-free (the clamp never binds for ``t <= psi T``).
 

@@ -1,4 +1,5 @@
-"""Thompson sampling, Beta-Bernoulli and Gaussian (spec §2.8).
+"""Thompson sampling, Beta-Bernoulli and Gaussian (Agrawal and Goyal,
+COLT 2012 and AISTATS 2013).
 
 At every decision draw one sample ``theta_j`` from each real arm's posterior and pull
 ``argmax_j theta_j``. There are no forced initial pulls: the prior decides the first

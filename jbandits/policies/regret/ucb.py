@@ -1,4 +1,4 @@
-"""UCB1 (Auer, Cesa-Bianchi, Fischer 2002), spec §2.2.
+"""UCB1 (Auer, Cesa-Bianchi, Fischer, Machine Learning 2002).
 
 After one pull per arm, pull ``argmax_j mean_j + sqrt(alpha * ln(n) / z_j)`` with ``n``
 the number of completed pulls.
@@ -29,14 +29,15 @@ def ucb1_index(stats: arms.ArmStats, n: ArrayLike, alpha: ArrayLike) -> Array:
 def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") -> Policy:
     """UCB1.
 
-    Index (spec §2.2): ``mean_j + sqrt(alpha * ln(n) / z_j)``, ``n`` = completed pulls
+    Index (Auer et al. 2002, Fig. 1): ``mean_j + sqrt(alpha * ln(n) / z_j)``, ``n`` =
+    completed pulls
     (at the first index decision ``n = K >= 2``, so ``ln n > 0``).
 
     Args:
       num_arms: static K_max (padded arms included).
       alpha: exploration constant (traced), default 2 (the paper's ``sqrt(2 ln n / z)``);
         ``alpha = 0`` is the greedy policy.
-      tie_break: static, "random" (default, spec §1.5) or "first" (lowest index).
+      tie_break: static, "random" (default) or "first" (lowest index).
 
     Returns:
       A regret :class:`~jbandits.types.Policy`; ``output`` is the real arm with the

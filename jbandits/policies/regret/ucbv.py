@@ -1,4 +1,4 @@
-"""UCB-V (Audibert, Munos, Szepesvari 2009), spec §2.3.
+"""UCB-V (Audibert, Munos, Szepesvari, Theoretical Computer Science 2009).
 
 After one pull per arm, pull the arm maximising
 ``mean_j + sqrt(2 v_j E / z_j) + c 3 b E / z_j`` with ``E = zeta ln(t)``, ``t = n + 1``
@@ -40,14 +40,16 @@ def ucbv(
 ) -> Policy:
     """UCB-V.
 
-    Index (spec §2.3): ``B_j = mean_j + sqrt(2 v_j E / z_j) + c * 3 * b * E / z_j``
+    Index (Audibert et al. 2009, Section 2): ``B_j = mean_j + sqrt(2 v_j E / z_j) + c *
+    3 * b * E / z_j``
     with ``E = zeta * ln(n + 1)`` (``n`` completed pulls) and ``v_j = M2_j / z_j``
     (Welford, biased: 0 after one sample). Rewards are not clipped.
 
     Args:
       num_arms: static K_max.
       zeta: exploration exponent (traced), default 1.2 (theory needs zeta > 1). The
-        EUCBV-paper preset is ``zeta=1, c=1/3`` (spec Appendix A).
+        EUCBV-paper preset is ``zeta=1, c=1/3`` (the experiments of Mukherjee et al.,
+        AAAI 2018).
       c: weight of the linear term (traced), default 1.
       b: reward range [0, b] (traced), default 1.
       tie_break: static, "random" (default) or "first": "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.

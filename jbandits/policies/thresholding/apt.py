@@ -1,4 +1,5 @@
-"""APT (Locatelli, Gutzeit, Carpentier, ICML 2016), as used in S000 and S001 (spec §4.2).
+"""APT (Locatelli, Gutzeit, Carpentier, ICML 2016), as used by Mukherjee et al.
+(IJCAI 2017) and Tao et al. (NeurIPS 2019).
 
 After one pull per arm, pull ``argmin_i sqrt(n_i) * (|mean_i - tau| + eps)``.
 """
@@ -33,7 +34,8 @@ def apt(
     Args:
       num_arms: static K.
       threshold: tau (traced).
-      epsilon: margin eps >= 0 (traced). S000 uses 0.05; S001 sweeps {0, .025, .05, .1}.
+      epsilon: margin eps >= 0 (traced). Mukherjee et al. (IJCAI 2017) use 0.05; Tao et
+        al. (NeurIPS 2019) sweep {0, .025, .05, .1}.
         Default: 0 (``variant="paper"``) or 0.01 (``"authors_code"``).
       tie_break: static, "first" (lowest index) or "random".
       variant: static, "paper" or "authors_code"; only the default epsilon differs

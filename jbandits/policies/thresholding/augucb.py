@@ -114,7 +114,8 @@ def augucb(
       rho: elimination parameter (traced); default 1/3 (paper), 2/3 (authors' rho_v).
       variant: static, "paper" or "authors_code" (module docstring).
       on_empty: static, what to do once B is empty: "all" (select over all real arms,
-        AMB-6) or "idle"; default "all" (paper) / "idle" (authors' code stops).
+        the paper does not say what to pull once B is empty) or "idle"; default "all"
+        (paper) / "idle" (authors' code stops).
       tables: precomputed :func:`augucb_tables` for the real K (``[S]`` leaves) or
         :func:`augucb_tables_by_k` (``[K_max + 1, S]``); needed when budget is traced
         (see :func:`prepare`). Idle tables (``last_round = -1``) make the policy

@@ -1,4 +1,4 @@
-"""LSA, the Logarithmic-Sample Algorithm (Tao et al., NeurIPS 2019, Alg. 1; spec §4.7).
+"""LSA, the Logarithmic-Sample Algorithm (Tao et al., NeurIPS 2019, Alg. 1).
 
 After one pull per arm, pull ``argmin_i alpha * n_i * (mean_i - theta)^2 + ln(n_i) / 2``.
 """
@@ -32,7 +32,9 @@ def lsa(
     Args:
       num_arms: static K.
       threshold: theta (traced).
-      alpha: universal parameter alpha > 0 (traced); S001's experiments use 1.35.
+      alpha: universal parameter alpha > 0 (traced); Tao et al. (NeurIPS 2019) use 1.35
+      in their
+        experiments.
       tie_break: static "first" or "random".
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or

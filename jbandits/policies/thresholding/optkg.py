@@ -1,4 +1,4 @@
-"""Opt-KG: optimistic knowledge gradient (Chen, Lin, Zhou, JMLR 2015), spec §4.9.
+"""Opt-KG: optimistic knowledge gradient (Chen, Lin, Zhou, JMLR 2015).
 
 Bernoulli rewards, Beta(a0, b0) priors. With ``I(a, b) = P(theta_i >= tau)`` under
 Beta(a, b) and ``h(x) = max(x, 1 - x)``, pull ``argmax_i R+(a_i, b_i)`` where
@@ -43,7 +43,7 @@ def prob_above(a: ArrayLike, b: ArrayLike, threshold: ArrayLike) -> Array:
 
 
 def log_gain(a: ArrayLike, b: ArrayLike, threshold: ArrayLike) -> Array:
-    """ln R+(a, b), stable for large a, b (spec §4.9)."""
+    """ln R+(a, b), stable for large a, b (Chen, Lin, Zhou, JMLR 2015)."""
     a, b = jnp.asarray(a), jnp.asarray(b)
     sym = jnp.asarray(threshold) == 0.5  # R+ symmetric: evaluate (max, min)
     a, b = jnp.where(sym, jnp.maximum(a, b), a), jnp.where(sym, jnp.minimum(a, b), b)
@@ -95,10 +95,14 @@ def optkg(
 
     Args:
       num_arms: static K.
-      threshold: tau in (0, 1) (traced); R-CLZ uses 1/2 (AMB-13 generalises it).
-      prior_a, prior_b: Beta prior (traced, > 0); S001 uses (1, 1) and (0.5, 0.5).
+      threshold: tau in (0, 1) (traced); Chen et al. use 1/2; other values generalise
+        I(a, b) to P(theta >= tau).
+      prior_a, prior_b: Beta prior (traced, > 0); Tao et al. (NeurIPS 2019) use (1, 1)
+      and
+        (0.5, 0.5).
 
-    Output: labels ``1{I(a_i, b_i) >= 1/2}`` (AMB-14; at tau = 1/2 evaluated exactly as
+    Output: labels ``1{I(a_i, b_i) >= 1/2}`` (Chen et al.'s posterior rule; at tau = 1/2
+    evaluated exactly as
     ``a_i >= b_i``); padded arms get 0. Use float64 (``jax.enable_x64``) for long runs.
 
     Rewards must be in [0, 1] (Bernoulli in the paper). The first reward outside

@@ -1,4 +1,4 @@
-"""UA: uniformly random allocation (S000 baseline; spec §4.6, AMB-12)."""
+"""UA: uniformly random allocation (a baseline of Mukherjee et al., IJCAI 2017)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ class UAState(NamedTuple):
 def ua(num_arms: int, *, threshold: ArrayLike, init_once: bool = False) -> Policy:
     """At every step pull an arm drawn uniformly at random from the real arms.
 
-    S000: "at each time-step an arm is uniformly sampled" (with replacement, no
+    Mukherjee et al. (IJCAI 2017): "at each time-step an arm is uniformly sampled" (with
+    replacement, no
     initialisation). Unpulled arms are labelled 0.
 
     Args:

@@ -1,4 +1,5 @@
-"""UCBE for thresholds (S000, S001; UCB-E of Audibert et al. 2010), spec §4.3.
+"""UCBE for thresholds (UCB-E of Audibert, Bubeck, Munos, COLT 2010, as adapted by
+Locatelli et al., ICML 2016, and used by Mukherjee et al., IJCAI 2017).
 
 After one pull per arm, pull ``argmin_i |mean_i - tau| - sqrt(a / n_i)``. The
 exploration parameter ``a`` is an explicit (traced) input; :func:`ucbe_oracle_a`

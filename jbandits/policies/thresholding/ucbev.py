@@ -1,6 +1,8 @@
-"""UCBEV for thresholds (S000; GapE-V of Gabillon et al. 2011), spec §4.4.
+"""UCBEV for thresholds (Mukherjee et al., IJCAI 2017, Section 4; GapE-V of Gabillon,
+Ghavamzadeh, Lazaric, Bubeck, NIPS 2011).
 
-Paper variant (AMB-10): two pulls per arm, then pull ``argmin_i |mean_i - tau| - w_i``
+Paper variant (our reading of Mukherjee et al., Section 4, "identical to UCBE"): two
+pulls per arm, then pull ``argmin_i |mean_i - tau| - w_i``
 with the empirical-Bernstein width ``w_i = sqrt(2 a s2_i / n_i) + 7 a b / (3 (n_i - 1))``
 (s2 = unbiased sample variance). ``variant="authors_code"`` (the authors' experiment
 code): one pull per arm, biased variance v and ``w_i = sqrt(2 a v_i / n_i) + 7 a b /

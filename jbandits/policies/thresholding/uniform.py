@@ -1,4 +1,5 @@
-"""Uniform round-robin allocation (S001 "Uniform", S004 "Unif"; spec §4.8 / §5.4)."""
+"""Uniform round-robin allocation ("Uniform" of Tao et al., NeurIPS 2019; "Unif" of
+Lalitha et al., UAI 2023)."""
 
 from __future__ import annotations
 
