@@ -1,0 +1,99 @@
+"""Count the kernels one engine step runs, from a program's optimised HLO text.
+
+XLA:CPU (and GPU) run one thunk / kernel per top-level instruction of a computation:
+each ``fusion`` is one kernel, and so is every un-fused ``copy``, ``custom-call``,
+``scatter``, ``sort``, ... Bookkeeping instructions (``parameter``,
+``get-tuple-element``, ``tuple``, ``constant``, ``bitcast``) cost nothing. The
+engine's inner ``lax.scan`` over the steps of a segment becomes a ``while`` whose body
+is one step (``engine.UNROLL == 1``); :func:`step_kernels` finds that body (the
+``while`` with the segment's trip count whose body holds the most instructions) and
+counts its kernels, descending into called computations and nested ``while`` loops
+(a rolled threefry hash is a 5-trip ``while``: its body counts 5 times).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+FREE = {"parameter", "get-tuple-element", "tuple", "constant", "bitcast"}
+_COMP = re.compile(r"^(?:ENTRY )?%(\S+) .*\{\s*$")
+_INSTR = re.compile(r"^\s*(?:ROOT )?%\S+ = .*?\s([a-z][a-z0-9\-_]*)\((.*)$")
+
+
+def computations(text: str) -> dict[str, list[str]]:
+    """Computation name -> its instruction lines."""
+    comps: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        m = _COMP.match(line)
+        if m:
+            current = m.group(1)
+            comps[current] = []
+        elif line.startswith("}"):
+            current = None
+        elif current is not None and line.strip():
+            comps[current].append(line)
+    return comps
+
+
+def _opcode(line: str) -> str | None:
+    m = _INSTR.match(line)
+    return m.group(1) if m else None
+
+
+def _trips(line: str) -> int:
+    m = re.search(r'"known_trip_count":\{"n":"(\d+)"\}', line)
+    return int(m.group(1)) if m else 1
+
+
+def kernels(comps: dict[str, list[str]], name: str) -> Counter:
+    """Kernels run by one execution of computation ``name`` (nested loops unrolled)."""
+    out: Counter = Counter()
+    for line in comps.get(name, []):
+        op = _opcode(line)
+        if op is None or op in FREE:
+            continue
+        if op == "while":
+            body = re.search(r"body=%([^\s,]+)", line).group(1)
+            trips = _trips(line)
+            out["while"] += 1
+            for k, v in kernels(comps, body).items():
+                out[k] += trips * v
+        elif op in ("call", "conditional"):
+            for callee in re.findall(
+                r"(?:to_apply|branch_computations=\{|true_computation|"
+                r"false_computation)=?%([^\s,}]+)",
+                line,
+            ):
+                out.update(kernels(comps, callee))
+            out[op] += 1
+        else:
+            out[op] += 1
+    return out
+
+
+def step_kernels(text: str, segment: int) -> Counter:
+    """Kernels of one engine step: the body of the ``segment``-trip ``while``."""
+    comps = computations(text)
+    best, best_size = None, -1
+    for lines in comps.values():
+        for line in lines:
+            if _opcode(line) == "while" and _trips(line) == segment:
+                body = re.search(r"body=%([^\s,]+)", line).group(1)
+                size = len(comps.get(body, []))
+                if size > best_size:
+                    best, best_size = body, size
+    if best is None:
+        raise ValueError(f"no {segment}-trip while loop in the HLO")
+    return kernels(comps, best)
+
+
+def summary(counts: Counter) -> str:
+    """``"61 kernels (44 fusion, 15 copy, 2 while)"``; ``while``/``call`` not counted."""
+    real = {k: v for k, v in counts.items() if k not in ("while", "call")}
+    parts = ", ".join(
+        f"{v} {k}" for k, v in sorted(real.items(), key=lambda kv: -kv[1])
+    )
+    loops = f", {counts['while']} nested loops" if counts.get("while") else ""
+    return f"{sum(real.values())} kernels ({parts}{loops})"
