@@ -65,6 +65,7 @@ def _max_rel(got, want) -> float:
     return float(np.where(got == want, 0.0, diff).max(initial=0.0))
 
 
+@pytest.mark.slow  # ~3 min of CPU (eager runs); CI runs it in its slow step
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="an XLA:CPU property")
 def test_default_build_jit_matches_eager(tmp_path):
     assert "--xla_cpu_max_isa" in os.environ.get("XLA_FLAGS", ""), "conftest not used"

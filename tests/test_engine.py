@@ -54,6 +54,13 @@ def test_checkpoints_equal_runs_stopped_at_that_budget():
     policy = jbandits.apt(5, threshold=0.5, epsilon=0.05)
     metric = metrics.thresholding(0.5)
     key = jax.random.key(7)
+
+    @jax.jit  # one compilation for every stopping budget (the budget is traced)
+    def stopped_at(budget):
+        return jbandits.run(
+            policy, bandit, params, key, budget=budget, horizon=120, metric=metric
+        )
+
     full = jbandits.run(
         policy,
         bandit,
@@ -66,9 +73,7 @@ def test_checkpoints_equal_runs_stopped_at_that_budget():
     )
     np.testing.assert_array_equal(full.times, [30, 60, 90, 120])
     for c, t in enumerate(np.asarray(full.times)):
-        part = jbandits.run(
-            policy, bandit, params, key, budget=int(t), horizon=120, metric=metric
-        )
+        part = stopped_at(int(t))
         assert float(part.metrics["misclassified"][-1]) == float(
             full.metrics["misclassified"][c]
         )
