@@ -5,7 +5,12 @@ import os
 import numpy as np
 import pytest
 
-from experiments import _core, shvar, ugape  # noqa: F401  (registers the experiments)
+from experiments import (  # noqa: F401  (registers the experiments)
+    _core,
+    shvar,
+    shvar_movielens,
+    ugape,
+)
 
 
 def _run(tmp_path, name, **extra):
