@@ -204,7 +204,9 @@ def halving_karnin(
     )
 
 
-def halving_s004(num_arms: int, budget: int, size: int | None = None) -> StageSchedule:
+def halving_equal_stages(
+    num_arms: int, budget: int, size: int | None = None
+) -> StageSchedule:
     """Sequential Halving as in Lalitha et al. (UAI 2023) Alg. 1: ceil(log2 K) stages
     of n_s = floor(T / ceil(log2 K)) pulls each."""
     stages = num_halving_stages(num_arms)
@@ -218,6 +220,9 @@ def halving_s004(num_arms: int, budget: int, size: int | None = None) -> StageSc
         per_arm=_pad([0] * stages, size, 0),
         num_stages=np.int32(stages),
     )
+
+
+halving_s004 = halving_equal_stages  # the old name
 
 
 def stack(schedules):

@@ -103,7 +103,7 @@ def _shvar_sample(rng, k_max, horizon):
             var = rng.choice([0.0, 0.5, 1.0, 2.0], size=k_max)
         else:
             var = rng.uniform(0.01, 2.0, size=k_max)
-        base = _halving_hp("s004")(rng, k, budget, inst)
+        base = _halving_hp("equal_stages")(rng, k, budget, inst)
         return {**base, "variances": var.astype(np.float64)}
 
     return _instance(rng, k_max, horizon, hp, _sh_min)
@@ -113,7 +113,7 @@ def _shadavar_sample(rng, k_max, horizon):
     def hp(rng, k, budget, inst):
         # large deltas give n0 = 2..4 so that adaptive steps occur within the horizon
         delta = float(rng.choice([0.05, 0.5, 0.7, 0.9, rng.uniform(0.3, 0.95)]))
-        return {**_halving_hp("s004")(rng, k, budget, inst), "delta": delta}
+        return {**_halving_hp("equal_stages")(rng, k, budget, inst), "delta": delta}
 
     return _instance(rng, k_max, horizon, hp, _sh_min)
 
@@ -153,7 +153,7 @@ CASES = [
         "sequential_halving_s004",
         "sequential_halving",
         _stage(sequential_halving),
-        _sh_sample("s004"),
+        _sh_sample("equal_stages"),
         sh_ref.sh_s004,
     ),
     _case(

@@ -88,3 +88,13 @@ def test_validation_names_the_argument():
 
 def test_registered():
     assert jbandits.registry.raw_factory("sequential_halving") is sequential_halving
+
+
+def test_old_variant_name_s004_is_deprecated_but_runs_equal_stages():
+    with pytest.warns(DeprecationWarning, match="equal_stages"):
+        old = halving_schedule(8, 200, variant="s004")
+    new = halving_schedule(8, 200, variant="equal_stages")
+    for a, b in zip(old, new, strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.warns(DeprecationWarning):
+        sequential_halving(8, budget=200, variant="s004")

@@ -55,10 +55,10 @@ CASES = [
     Case("sr", "successive_rejects", identification, {}, _none, _sr_min),
     Case("sar", "sar", identification, {}, lambda rng, k: {"m": 2}, _sr_min),
     Case(
-        "sh_s004",
+        "sh_equal_stages",
         "sequential_halving",
         identification,
-        {"variant": "s004"},
+        {"variant": "equal_stages"},
         _none,
         _sh_min,
     ),

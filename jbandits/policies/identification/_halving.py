@@ -1,6 +1,6 @@
 """Stage engine of the sequential-halving family (SH, SHVar, SHAdaVar).
 
-Stage s ends at step ``ends[s]`` (host schedule, :func:`jbandits.schedules.halving_s004`
+Stage s ends at step ``ends[s]`` (host schedule, :func:`jbandits.schedules.halving_equal_stages`
 or :func:`jbandits.schedules.halving_karnin`; a by-K table of them is reduced to the
 row of the instance's real K at ``init``, see :mod:`._phases`). Each step updates the
 cumulative and the stage-local statistics; at a stage end the ``keep[s]`` active arms

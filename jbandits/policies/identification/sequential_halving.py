@@ -1,6 +1,6 @@
 """Sequential Halving, two variants.
 
-* ``variant="s004"`` (default): Algorithm 1 with Algorithm 2 "SH" of Lalitha,
+* ``variant="equal_stages"`` (default): Algorithm 1 with Algorithm 2 "SH" of Lalitha,
   Kalantari, Ma, Deoras, Kveton (UAI 2023).
   m = ceil(log2 K) stages of n_s = floor(T / m) pulls each; the c-th pull of a stage
   goes to the ((c - 1) mod |A_s|) + 1-th active arm in index order; after the stage
@@ -21,6 +21,7 @@ lowest index.
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 from jbandits import _validate, arms, schedules
@@ -28,11 +29,27 @@ from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
 from jbandits.types import ArrayLike, Policy
 
-VARIANTS = ("s004", "karnin")
+VARIANTS = ("equal_stages", "karnin")
+_DEPRECATED = {"s004": "equal_stages"}  # old name of "equal_stages" (still accepted)
+
+
+def _variant(variant: str) -> str:
+    """``variant`` validated; the deprecated ``"s004"`` is read as ``"equal_stages"``."""
+    if variant in _DEPRECATED:
+        warnings.warn(
+            f'variant="{variant}" is deprecated; use "{_DEPRECATED[variant]}"',
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        variant = _DEPRECATED[variant]
+    return _validate.choice("variant", variant, VARIANTS)
 
 
 def halving_schedule(
-    num_real_arms: int, budget: int, size: int | None = None, variant: str = "s004"
+    num_real_arms: int,
+    budget: int,
+    size: int | None = None,
+    variant: str = "equal_stages",
 ) -> schedules.StageSchedule:
     """Host-side exact stage schedule for ``num_real_arms`` real arms.
 
@@ -43,12 +60,16 @@ def halving_schedule(
 
 
 def _builder(variant: str):
-    _validate.choice("variant", variant, VARIANTS)
-    return schedules.halving_s004 if variant == "s004" else schedules.halving_karnin
+    variant = _variant(variant)
+    return (
+        schedules.halving_equal_stages
+        if variant == "equal_stages"
+        else schedules.halving_karnin
+    )
 
 
 def halving_schedule_by_k(
-    num_arms: int, budget: int, variant: str = "s004"
+    num_arms: int, budget: int, variant: str = "equal_stages"
 ) -> schedules.StageSchedule:
     """Stage schedules for every real K = 0..num_arms, ``[num_arms + 1, S]`` with
     S = ceil(log2 num_arms). Rows with K < 2 or T < K ceil(log2 K) are idle."""
@@ -58,7 +79,12 @@ def halving_schedule_by_k(
 
 
 def prepare(
-    num_arms: int, num_real_arms: int, budget: int, *, variant: str = "s004", **kwargs
+    num_arms: int,
+    num_real_arms: int,
+    budget: int,
+    *,
+    variant: str = "equal_stages",
+    **kwargs,
 ) -> dict:
     """Host-side keyword arguments for a factory call with a traced budget.
 
@@ -80,7 +106,7 @@ def sequential_halving(
     *,
     budget: ArrayLike | None = None,
     schedule: Any = None,
-    variant: str = "s004",
+    variant: str = "equal_stages",
 ) -> Policy:
     """Sequential Halving for fixed-budget best-arm identification.
 
@@ -93,7 +119,9 @@ def sequential_halving(
         :func:`halving_schedule` or :func:`prepare` for the real K (may be traced;
         another K makes the policy idle with output ``-1``), or a by-K table from
         :func:`halving_schedule_by_k`. It fixes the variant.
-      variant: static, "s004" or "karnin"; selects the schedule built from ``budget``.
+      variant: static, "equal_stages" or "karnin" (``"s004"``, the old name of
+        "equal_stages", is accepted with a DeprecationWarning); selects the schedule
+        built from ``budget``.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -111,7 +139,7 @@ def sequential_halving(
       with heterogeneous reward variances. UAI 2023 (Algorithms 1 and 2).
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
-    _validate.choice("variant", variant, VARIANTS)
+    variant = _variant(variant)
     table = _phases.resolve(
         "sequential_halving",
         functools.partial(halving_schedule_by_k, variant=variant),

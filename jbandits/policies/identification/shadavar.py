@@ -61,7 +61,7 @@ def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
     :func:`jbandits.policies.identification.sequential_halving.prepare`); ``delta``
     and other keyword arguments are ignored."""
     del kwargs
-    return halving_prepare(num_arms, num_real_arms, budget, variant="s004")
+    return halving_prepare(num_arms, num_real_arms, budget, variant="equal_stages")
 
 
 def shadavar(
@@ -83,7 +83,7 @@ def shadavar(
         stage schedules of every real K are built and ``init`` runs that of
         ``arm_mask.sum()``).
       schedule: the Lalitha et al. stage schedule for the real K
-        (``halving_schedule(K, T, size, "s004")`` or :func:`prepare`; may be traced;
+        (``halving_schedule(K, T, size, "equal_stages")`` or :func:`prepare`; may be traced;
         another K makes the policy idle with output ``-1``), or a by-K table
         (``halving_schedule_by_k(K_max, T)``).
 

@@ -2,7 +2,7 @@
 
 Lalitha, Kalantari, Ma, Deoras, Kveton, UAI 2023, Algorithm 3.
 
-Stages as their sequential halving (:mod:`.sequential_halving`, variant "s004"). At
+Stages as their sequential halving (:mod:`.sequential_halving`, variant "equal_stages"). At
 the c-th step of stage s, with N_i the stage-s pulls of arm i so far, pull
 
     argmax_{i in A_s} sigma_i^2 / N_i,      sigma_i^2 / 0 := +inf   (our convention at N
@@ -45,7 +45,7 @@ def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
     :func:`jbandits.policies.identification.sequential_halving.prepare`); ``variances``
     and other keyword arguments are ignored."""
     del kwargs
-    return halving_prepare(num_arms, num_real_arms, budget, variant="s004")
+    return halving_prepare(num_arms, num_real_arms, budget, variant="equal_stages")
 
 
 def shvar(
@@ -66,7 +66,7 @@ def shvar(
         stage schedules of every real K are built and ``init`` runs that of
         ``arm_mask.sum()``).
       schedule: the Lalitha et al. stage schedule for the real K
-        (``halving_schedule(K, T, size, "s004")`` or :func:`prepare`; may be traced;
+        (``halving_schedule(K, T, size, "equal_stages")`` or :func:`prepare`; may be traced;
         another K makes the policy idle with output ``-1``), or a by-K table
         (``halving_schedule_by_k(K_max, T)``).
 
