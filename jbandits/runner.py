@@ -453,8 +453,15 @@ def execute(
       report: a :class:`Report` to fill.
 
     Raises:
-      ValueError: bad ``batch_size`` / ``memory_budget``.
+      ValueError: bad ``batch_size`` / ``memory_budget``; several processes
+        (``jax.distributed``) without a store.
     """
+    if store is None and jax.process_count() > 1:
+        raise ValueError(
+            f"{jax.process_count()} processes (jax.distributed) split the chunks "
+            "between them and exchange them through a results store: pass "
+            "store=PATH on a file system every process sees"
+        )
     source, numeric = source_of(policy)
     hp = {**numeric, **lanes.hp} if numeric else lanes.hp
     report = Report() if report is None else report

@@ -53,11 +53,20 @@ class Store:
       meta: extra JSON-able information kept in the manifest.
     """
 
-    def __init__(self, path: str, fingerprint: Any = None, meta: dict | None = None):
+    def __init__(
+        self,
+        path: str,
+        fingerprint: Any = None,
+        meta: dict | None = None,
+        writer: bool | None = None,
+    ):
         self.path = os.fspath(path)
         os.makedirs(self.path, exist_ok=True)
         self._manifest_path = os.path.join(self.path, "manifest.json")
-        manifest = self.manifest()
+        # with several processes (jax.distributed) only process 0 writes the
+        # manifest; the others read what it recorded (no read-modify-write races)
+        self.writer = _is_writer() if writer is None else bool(writer)
+        manifest = self.manifest() if self.writer else self._wait_manifest()
         fp = json.loads(json.dumps(fingerprint, default=str))
         if manifest is None:
             manifest = {
@@ -74,7 +83,7 @@ class Store:
                 f"store {self.path} holds results of different work; use another path "
                 "or delete it"
             )
-        elif manifest.get("status") == "complete":
+        elif manifest.get("status") == "complete" or not self.writer:
             pass
         else:
             manifest["status"] = "running"
@@ -88,7 +97,17 @@ class Store:
         except FileNotFoundError:
             return None
 
+    def _wait_manifest(self, timeout: float = 600.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while (manifest := self.manifest()) is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no manifest in {self.path} after {timeout} s")
+            time.sleep(0.1)
+        return manifest
+
     def _write_manifest(self, manifest: dict) -> None:
+        if not self.writer:
+            return
         tmp = f"{self._manifest_path}.tmp{os.getpid()}"
         with open(tmp, "w") as f:
             json.dump(manifest, f, indent=2, default=str)
@@ -98,14 +117,24 @@ class Store:
     def complete(self) -> bool:
         return (self.manifest() or {}).get("status") == "complete"
 
-    def chunk_size(self, group: str, proposed: int) -> int:
-        """The chunk size recorded for ``group`` (recording ``proposed`` if none)."""
-        manifest = self.manifest()
-        sizes = manifest.setdefault("chunk_sizes", {})
-        if group not in sizes:
-            sizes[group] = int(proposed)
-            self._write_manifest(manifest)
-        return int(sizes[group])
+    def chunk_size(self, group: str, proposed: int, timeout: float = 600.0) -> int:
+        """The chunk size recorded for ``group`` (recording ``proposed`` if none).
+
+        A non-writing process (not process 0) waits for process 0's record, so every
+        process splits the work into the same chunks."""
+        deadline = time.monotonic() + timeout
+        while True:
+            manifest = self.manifest()
+            sizes = manifest.setdefault("chunk_sizes", {})
+            if group in sizes:
+                return int(sizes[group])
+            if self.writer:
+                sizes[group] = int(proposed)
+                self._write_manifest(manifest)
+                return int(proposed)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"process 0 recorded no chunk size for {group}")
+            time.sleep(0.1)
 
     def finish(self, **info) -> None:
         """Mark the run complete (and record ``info`` in the manifest)."""
@@ -180,6 +209,12 @@ class Store:
         tmp = f"{final}.tmp{os.getpid()}"
         pq.write_table(table, tmp)
         os.replace(tmp, final)
+
+
+def _is_writer() -> bool:
+    import jax
+
+    return jax.process_index() == 0
 
 
 def _plain(value):

@@ -291,6 +291,11 @@ def test_two_processes_with_jax_distributed_match_one_process(tmp_path):
     for p in procs:
         assert p.wait(timeout=300) == 0
     a, b = (np.load(store / f"result-{i}.npy") for i in range(2))
+    # without a store each process would return only its share: refused
+    assert all((tmp_path / f"dist-refused-{i}").exists() for i in range(2))
+    # only process 0 wrote the manifest; both used its chunk layout
+    manifest = json.loads((store / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["chunk_sizes"]
     from runner_worker import work
 
     single = work(None).metrics["error"]
@@ -330,3 +335,21 @@ def test_acceptance_sweep_compiles_buckets_times_policies():
         f"buckets {len(buckets)}, compiles {compiles.count}, no-op fraction "
         f"{res.report.noop_fraction:.3f}"
     )
+
+
+def test_store_non_writer_uses_process_zeros_chunk_layout_and_never_writes(tmp_path):
+    from jbandits.store import Store
+
+    path = tmp_path / "s"
+    writer = Store(path, fingerprint={"w": 1}, writer=True)
+    reader = Store(path, fingerprint={"w": 1}, writer=False)
+    before = (path / "manifest.json").read_bytes()
+    with pytest.raises(TimeoutError, match="no chunk size"):
+        reader.chunk_size("g0", 128, timeout=0.3)
+    assert writer.chunk_size("g0", 64) == 64
+    assert reader.chunk_size("g0", 128) == 64  # process 0's record wins
+    after = (path / "manifest.json").read_bytes()
+    reader.finish()
+    assert (path / "manifest.json").read_bytes() == after != before
+    with pytest.raises(ValueError, match="different work"):
+        Store(path, fingerprint={"w": 2}, writer=False)

@@ -35,6 +35,11 @@ if __name__ == "__main__":
         jax.distributed.initialize(
             coordinator_address=f"127.0.0.1:{port}", num_processes=num, process_id=pid
         )
+        try:  # several processes exchange chunks through a store: None is refused
+            work(None)
+        except ValueError as err:
+            assert "store=PATH" in str(err), err
+            open(f"{sys.argv[1]}-refused-{pid}", "w").close()
     res = work(sys.argv[1])
     np.save(f"{sys.argv[1]}/result-{jax.process_index()}.npy", res.metrics["error"])
     if len(sys.argv) > 2:
