@@ -1,9 +1,9 @@
 """Best-arm identification (fixed budget / fixed confidence) and top-m policies."""
 
+from jbandits.policies._index import IndexState
 from jbandits.policies.identification._halving import HalvingState
-from jbandits.policies.identification.gape import GapEState, gape, gape_oracle_params
+from jbandits.policies.identification.gape import gape, gape_oracle_params
 from jbandits.policies.identification.gape_v import (
-    GapEVState,
     gape_v,
     gape_v_oracle_params,
 )
@@ -30,7 +30,7 @@ from jbandits.policies.identification.successive_rejects import (
 from jbandits.policies.identification.successive_rejects import (
     prepare as _sr_prepare,
 )
-from jbandits.policies.identification.ucb_e import UCBEState, ucb_e, ucb_e_oracle_a
+from jbandits.policies.identification.ucb_e import ucb_e, ucb_e_oracle_a
 from jbandits.policies.identification.ugape import (
     UGapEbState,
     UGapEcState,
@@ -70,12 +70,10 @@ PREPARE = {
 }
 
 __all__ = [
-    "GapEState",
-    "GapEVState",
     "HalvingState",
+    "IndexState",
     "SARState",
     "SRState",
-    "UCBEState",
     "UGapEbState",
     "UGapEcState",
     "VBRState",

@@ -14,10 +14,8 @@ import jax.numpy as jnp
 
 from jbandits import _validate, arms
 from jbandits.oracles import gape_oracle_params  # noqa: F401  (re-exported)
-from jbandits.policies._index import IndexState, index_policy
+from jbandits.policies._index import index_policy
 from jbandits.types import Array, ArrayLike, Policy
-
-GapEState = IndexState  # the shared state of index policies
 
 
 def empirical_gaps(stats: arms.ArmStats, arm_mask: Array) -> Array:

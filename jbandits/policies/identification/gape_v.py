@@ -14,11 +14,9 @@ import jax.numpy as jnp
 
 from jbandits import _validate, arms
 from jbandits.oracles import gape_v_oracle_params  # noqa: F401  (re-exported)
-from jbandits.policies._index import IndexState, index_policy
+from jbandits.policies._index import index_policy
 from jbandits.policies.identification.gape import empirical_gaps
 from jbandits.types import Array, ArrayLike, Policy
-
-GapEVState = IndexState  # the shared state of index policies
 
 
 def gape_v_index(

@@ -9,7 +9,7 @@ from jbandits.policies.regret.improved import (
     ucb_improved,
     ucb_improved_schedule,
 )
-from jbandits.policies.regret.klucb import KLUCBState, klucb
+from jbandits.policies.regret.klucb import klucb
 from jbandits.policies.regret.median_elimination import (
     MedianEliminationState,
     median_elimination,
@@ -23,7 +23,6 @@ from jbandits.policies.regret.ucbv import ucbv
 __all__ = [
     "BayesUCBState",
     "DMEDState",
-    "KLUCBState",
     "ThompsonState",
     "bayes_ucb",
     "dmed",

@@ -29,7 +29,7 @@ class EUCBVState(NamedTuple):
     active: Array  # [K] bool: the surviving set B_m (a diagnostic too, see eucbv())
     m: Array  # [] int32: round counter, 0..M+1
     round_end: Array  # [] int32: N_m, the pull count at which round m ends
-    n: Array  # [] int32: completed pulls
+    t: Array  # [] int32: pulls done (n, completed pulls)
     n_sched: Array  # [M+2] float: n_m, pulls per surviving arm in round m
     log_sched: Array  # [M+2] float: L_m = max(ln(psi T eps_m), 0)
     arm: Array  # [] int32: next arm
@@ -132,7 +132,7 @@ def eucbv(
 
     def step_fn(state, key, reward):
         stats = arms.update(state.stats, state.arm, reward)
-        n = state.n + 1
+        n = state.t + 1
         num_real = jnp.sum(state.arm_mask)
         z = jnp.maximum(stats.counts, 1.0)
         mean = arms.mean(stats)

@@ -21,7 +21,7 @@ class UCBImprovedState(NamedTuple):
     arm_mask: Array  # [K] bool: real arms
     active: Array  # [K] bool: surviving arms B_m
     m: Array  # [] int32: round, 0..M+1 (M+1 = rounds exhausted)
-    n: Array  # [] int32: completed pulls
+    t: Array  # [] int32: pulls done (n, completed pulls)
     arm: Array  # [] int32: next arm
 
 
@@ -78,7 +78,7 @@ def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> P
 
     def step_fn(state, key, reward):
         stats = arms.update(state.stats, state.arm, reward)
-        n = state.n + 1
+        n = state.t + 1
         targets = jnp.asarray(sched.targets, stats.counts.dtype)
         widths = jnp.asarray(sched.widths, stats.counts.dtype)
         mean = arms.mean(stats)

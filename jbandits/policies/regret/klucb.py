@@ -24,13 +24,12 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, numerics
-from jbandits.policies.regret._index import IndexState, index_policy
+from jbandits.policies.regret._index import index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
 KLS = ("bernoulli", "gauss")
 
 
-KLUCBState = IndexState
 
 
 def exploration_level(n: ArrayLike, counts: Array, c: ArrayLike = 0.0) -> Array:

@@ -10,13 +10,10 @@ import jax.numpy as jnp
 
 from jbandits import _validate, arms
 from jbandits.policies.regret._index import (
-    IndexState,
     counts_at_least_one,
     index_policy,
 )
 from jbandits.types import Array, ArrayLike, Policy
-
-MOSSState = IndexState
 
 
 def moss_index(

@@ -11,13 +11,10 @@ import jax.numpy as jnp
 
 from jbandits import _validate, arms
 from jbandits.policies.regret._index import (
-    IndexState,
     counts_at_least_one,
     index_policy,
 )
 from jbandits.types import Array, ArrayLike, Policy
-
-UCBVState = IndexState
 
 
 def ucbv_index(

@@ -1,6 +1,7 @@
 """Thresholding-bandit policies (which arms have mean >= tau)."""
 
-from jbandits.policies.thresholding.apt import APTState, apt
+from jbandits.policies._index import IndexState
+from jbandits.policies.thresholding.apt import apt
 from jbandits.policies.thresholding.augucb import (
     AugUCBState,
     AugUCBTables,
@@ -11,23 +12,20 @@ from jbandits.policies.thresholding.augucb import (
 from jbandits.policies.thresholding.augucb import prepare as _augucb_prepare
 from jbandits.policies.thresholding.csar import CSARState, csar, csar_schedule_by_k
 from jbandits.policies.thresholding.csar import prepare as _csar_prepare
-from jbandits.policies.thresholding.lsa import LSAState, lsa
+from jbandits.policies.thresholding.lsa import lsa
 from jbandits.policies.thresholding.optkg import OptKGState, optkg
 from jbandits.policies.thresholding.ua import UAState, ua
-from jbandits.policies.thresholding.ucbe import UCBEState, ucbe, ucbe_oracle_a
-from jbandits.policies.thresholding.ucbev import UCBEVState, ucbev, ucbev_oracle_a
+from jbandits.policies.thresholding.ucbe import ucbe, ucbe_oracle_a
+from jbandits.policies.thresholding.ucbev import ucbev, ucbev_oracle_a
 from jbandits.policies.thresholding.uniform import UniformState, uniform
 
 __all__ = [
-    "APTState",
+    "IndexState",
     "AugUCBState",
     "AugUCBTables",
     "CSARState",
-    "LSAState",
     "OptKGState",
     "UAState",
-    "UCBEState",
-    "UCBEVState",
     "UniformState",
     "apt",
     "augucb",

@@ -9,10 +9,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
-from jbandits.policies._index import IndexState, index_policy
+from jbandits.policies._index import index_policy
 from jbandits.types import Array, ArrayLike, Policy
-
-APTState = IndexState  # the shared state of index policies
 
 
 def apt_index(stats: arms.ArmStats, threshold: ArrayLike, epsilon: ArrayLike) -> Array:

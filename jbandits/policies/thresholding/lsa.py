@@ -8,10 +8,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
-from jbandits.policies._index import IndexState, index_policy
+from jbandits.policies._index import index_policy
 from jbandits.types import Array, ArrayLike, Policy
-
-LSAState = IndexState  # the shared state of index policies
 
 
 def lsa_index(stats: arms.ArmStats, threshold: ArrayLike, alpha: ArrayLike) -> Array:

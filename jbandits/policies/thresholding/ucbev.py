@@ -15,10 +15,8 @@ import jax.numpy as jnp
 
 from jbandits import _validate, arms
 from jbandits.oracles import ucbev_oracle_a  # noqa: F401  (re-exported)
-from jbandits.policies._index import IndexState, index_policy
+from jbandits.policies._index import index_policy
 from jbandits.types import ArrayLike, Policy
-
-UCBEVState = IndexState  # the shared state of index policies
 
 VARIANTS = ("paper", "authors_code")
 
