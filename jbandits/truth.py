@@ -13,7 +13,15 @@ import math
 import numpy as np
 
 
-def _real(values, arm_mask=None) -> np.ndarray:
+def real_arms(values, arm_mask=None) -> np.ndarray:
+    """The entries of one instance's ``[K]`` ``values`` at its real arms (float64).
+
+    ``arm_mask`` (``[K]`` bool) marks the real arms; None means all are real.
+
+    Raises:
+      ValueError: ``values`` is not one instance ``[K]``, or ``arm_mask`` has another
+        shape.
+    """
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1:
         raise ValueError(f"expected one instance [K], got shape {values.shape}")
@@ -23,6 +31,9 @@ def _real(values, arm_mask=None) -> np.ndarray:
     if mask.shape != values.shape:
         raise ValueError(f"arm_mask shape {mask.shape} != {values.shape}")
     return values[mask]
+
+
+_real = real_arms  # the old private name (jbandits.oracles still uses it)
 
 
 def best_arm(means, arm_mask=None) -> int:
@@ -44,7 +55,7 @@ def tbp_gaps(
     means, threshold: float, epsilon: float = 0.0, arm_mask=None
 ) -> np.ndarray:
     """Delta_i = |mu_i - tau| + epsilon over real arms."""
-    return np.abs(_real(means, arm_mask) - threshold) + epsilon
+    return np.abs(real_arms(means, arm_mask) - threshold) + epsilon
 
 
 def _safe_inv_sq(gaps: np.ndarray) -> np.ndarray:
@@ -100,7 +111,7 @@ def hsigma_gabillon(gaps, sigmas, b: float = 1.0) -> float:
 # ------------------------------------------------------------- best-arm identification
 def bai_gaps(means, arm_mask=None) -> np.ndarray:
     """Delta_i = mu* - mu_i, and Delta_{i*} = min_{j != i*} Delta_j (Audibert et al.)."""
-    mu = _real(means, arm_mask)
+    mu = real_arms(means, arm_mask)
     if mu.size < 2:
         raise ValueError("need at least 2 real arms")
     order = np.argsort(-mu, kind="stable")
@@ -117,7 +128,7 @@ def h_gape(means, b: float = 1.0, arm_mask=None) -> float:
 # ---------------------------------------------------------------- (epsilon, m) top-m
 def topm_gaps(means, m: int, arm_mask=None) -> np.ndarray:
     """Delta_k = mu_k - mu_(m+1) for the m best arms, mu_(m) - mu_k otherwise."""
-    mu = _real(means, arm_mask)
+    mu = real_arms(means, arm_mask)
     if not 1 <= m < mu.size:
         raise ValueError(f"m must satisfy 1 <= m < K, got m={m}, K={mu.size}")
     srt = np.sort(mu)[::-1]
