@@ -81,7 +81,8 @@ class TuneResult:
       start: where the optimiser started (the best coarse-grid point by default).
       path: the :class:`Step` trajectory (theta, loss, gradient +- SE per step).
       simulations: simulations (replications of the policy) the tuner used.
-      stopped: "snr" (gradient indistinguishable from 0 for ``patience`` steps),
+      stopped: "snr" (mean gradient of the last ``patience`` steps within
+        ``snr_stop`` standard errors of 0),
         "budget" (simulations spent) or "max_steps".
       rejected: steps whose estimate was not finite (theta was kept).
       init: ``(thetas [n, d] in natural units, mean losses [n])`` of the coarse grid.
@@ -265,7 +266,7 @@ def tune(
     num_pairs: int | None = None,
     max_steps: int = 100,
     snr_stop: float = 1.0,
-    patience: int = 3,
+    patience: int = 5,
     average: bool = True,
     temperature: float = 1.0,
     evaluate: int = 0,
@@ -283,13 +284,14 @@ def tune(
     points, keys or budgets (same policy, bandit, K and options) compile nothing.
 
     Procedure: (1) unless ``start`` is given, a coarse grid of ``init_points`` per
-    parameter on common random numbers picks the ``starts`` best points; (2) from
+    parameter on common random numbers picks the ``starts`` best points, each moved
+    to the vertex of the parabola through it and its grid neighbours; (2) from
     each, an optax optimiser (default :func:`default_optimizer`: Adam with a
     decaying step) follows the ES or policy-gradient estimate in normalised
     coordinates (see :mod:`jbandits.tuning.space`) until the simulations are spent,
-    ``max_steps`` is reached, or the gradient's signal-to-noise ratio stays below
-    ``snr_stop`` for ``patience`` steps; a non-finite estimate is rejected (theta is
-    kept); (3) the result is the average of the second half of the iterates
+    ``max_steps`` is reached, or the mean gradient of the last ``patience`` steps
+    is within ``snr_stop`` standard errors of 0; a non-finite estimate is rejected
+    (theta is kept); (3) the result is the average of the second half of the iterates
     (Polyak-Ruppert averaging; Polyak and Juditsky, SIAM J. Control Optim. 1992);
     with several starts the candidates are compared on common replications.
 
@@ -313,13 +315,16 @@ def tune(
       start: a ``theta`` pytree (or a list of them) to start from instead of the grid.
       simulations: total simulations for the search (grid included).
       num_reps: replications per evaluated point (>= 2).
-      init_points: coarse-grid points per parameter (default 5, 3 for d >= 2).
+      init_points: coarse-grid points per parameter (default 5 for d = 1, 4 for
+        d = 2, 3 beyond).
       starts: how many of the best grid points to start from (multi-start).
       optimizer: any ``optax.GradientTransformation`` (acts on normalised coords).
       sigma: ES smoothing scale in normalised coordinates (0 < sigma < 0.5).
       num_pairs: ES antithetic pairs per step (default 1 for d = 1, else d).
       max_steps: at most this many steps per start.
-      snr_stop: stop when ``|grad| / SE`` stays below this for ``patience`` steps.
+      snr_stop: stop when the mean gradient of the last ``patience`` steps is
+        within ``snr_stop`` standard errors of 0 (indistinguishable from a flat
+        objective).
       average: return the averaged iterate (else the last one).
       temperature: softmax temperature of the ``"pg"`` relaxation (index units).
       evaluate: if > 0, evaluate the tuned theta, the start and the best grid point
@@ -395,7 +400,7 @@ def tune(
     init = None
     grid_best = None
     if start is None:
-        n0 = init_points or (5 if d == 1 else 3)
+        n0 = init_points or {1: 5, 2: 4}.get(d, 3)
         z_grid = space.grid(n0)
         per = objective.losses(
             space.batch_from_z(z_grid), k_init, num_reps, chunk=chunk
@@ -403,14 +408,12 @@ def tune(
         sims += per.size
         means = per.mean(1)
         order = np.argsort(np.where(np.isfinite(means), means, np.inf))
-        z_starts = z_grid[order[: max(1, starts)]]
-        if d == 1:  # refine in 1-D: parabola through the best point and neighbours
-            z_starts = np.stack(
-                [_parabolic(z_grid, means, i, n0) for i in order[: max(1, starts)]]
-            )
+        z_starts = np.stack(  # parabolic refinement of the best grid points
+            [_parabolic(z_grid, means, i, n0) for i in order[: max(1, starts)]]
+        )
         init = (np.stack([space.to_natural(z) for z in z_grid]), means)
         grid_best = space.from_z(z_grid[order[0]])
-        step0 = 0.25 / n0 if d == 1 else 0.1  # 1-D: a quarter of the spacing
+        step0 = 0.25 / n0  # a quarter of the grid spacing
     else:
         starts_list = start if isinstance(start, (list, tuple)) else [start]
         z_starts = np.stack([space.to_z(s) for s in starts_list])
@@ -423,7 +426,7 @@ def tune(
     for s, z0 in enumerate(z_starts):
         z = np.asarray(z0, np.float64)
         state = opt.init(jnp.asarray(z))
-        iterates, low, spent = [z.copy()], 0, 0
+        iterates, recent, spent = [z.copy()], [], 0
         stopped = "max_steps"
         for i in range(max_steps):
             if spent + cost > per_start:
@@ -465,10 +468,15 @@ def tune(
                     f"start {s} step {i:3d} loss {value:.4g} +- {value_se:.2g} "
                     f"snr {snr:.2f} -> {_fmt(space.from_z(z))}"
                 )
-            low = low + 1 if ok and snr < snr_stop else 0
-            if low >= patience:
-                stopped = "snr"
-                break
+            if ok:
+                recent.append((grad, grad_se))
+            if len(recent) >= patience:
+                g_win = np.mean([g for g, _ in recent[-patience:]], axis=0)
+                se_win = np.sqrt(np.sum([e**2 for _, e in recent[-patience:]], 0))
+                se_win /= patience
+                if np.sum(g_win**2) < snr_stop**2 * np.sum(se_win**2):
+                    stopped = "snr"
+                    break
         sims += spent
         tail = iterates[len(iterates) // 2 :] if average else iterates[-1:]
         candidates.append(space.clip(np.mean(tail, axis=0)))
