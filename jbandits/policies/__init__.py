@@ -1,1 +1,8 @@
-"""Policies grouped by setting: thresholding, identification (incl. top-m), regret."""
+"""Policies grouped by setting: thresholding, identification (incl. top-m), regret.
+
+Ties: where a paper leaves ties arbitrary or random, the policies break them by the
+lowest index ("first"). The batched entry points (``jbandits.simulate``, ``sweep``,
+``sweep_grid``) relabel the arms at random per replication by default
+(``permute=True``), which reproduces the paper's random tie-breaking; a single
+``jbandits.run`` does not permute unless asked.
+"""

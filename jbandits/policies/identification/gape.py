@@ -60,10 +60,7 @@ def gape(
     Output: the best arm ``argmax_k mean_k`` over pulled real arms (first on ties).
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random. The batched entry points (``jbandits.simulate``, ``sweep``,
-    ``sweep_grid``) relabel the arms at random per replication by default
-    (``permute=True``), which reproduces the paper's tie-breaking; a single
-    ``jbandits.run`` does not permute unless asked.
+    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Gabillon, Ghavamzadeh, Lazaric, Bubeck. Multi-bandit best arm identification.

@@ -89,10 +89,7 @@ def successive_rejects(
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random. The batched entry points (``jbandits.simulate``, ``sweep``,
-    ``sweep_grid``) relabel the arms at random per replication by default
-    (``permute=True``), which reproduces the paper's tie-breaking; a single
-    ``jbandits.run`` does not permute unless asked.
+    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT 2010.

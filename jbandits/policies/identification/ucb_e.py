@@ -34,10 +34,7 @@ def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:
     Output: the best arm ``argmax_i mean_i`` over pulled real arms (first on ties).
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random. The batched entry points (``jbandits.simulate``, ``sweep``,
-    ``sweep_grid``) relabel the arms at random per replication by default
-    (``permute=True``), which reproduces the paper's tie-breaking; a single
-    ``jbandits.run`` does not permute unless asked.
+    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT

@@ -192,10 +192,7 @@ def ugapeb(
         reconstructed because the technical report's App. B was not available).
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random. The batched entry points (``jbandits.simulate``, ``sweep``,
-    ``sweep_grid``) relabel the arms at random per replication by default
-    (``permute=True``), which reproduces the paper's tie-breaking; a single
-    ``jbandits.run`` does not permute unless asked.
+    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Gabillon, Ghavamzadeh, Lazaric. Best arm identification: a unified approach to
@@ -284,10 +281,7 @@ def ugapec(
         reconstructed because the technical report's App. B was not available).
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random. The batched entry points (``jbandits.simulate``, ``sweep``,
-    ``sweep_grid``) relabel the arms at random per replication by default
-    (``permute=True``), which reproduces the paper's tie-breaking; a single
-    ``jbandits.run`` does not permute unless asked.
+    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Gabillon, Ghavamzadeh, Lazaric. Best arm identification: a unified approach to

@@ -124,10 +124,7 @@ def augucb(
     Output: labels ``1{mean_i >= tau}`` over all real arms.
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random. The batched entry points (``jbandits.simulate``, ``sweep``,
-    ``sweep_grid``) relabel the arms at random per replication by default
-    (``permute=True``), which reproduces the paper's tie-breaking; a single
-    ``jbandits.run`` does not permute unless asked.
+    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Mukherjee, Naveen, Sudarsanam, Ravindran. Thresholding bandits with augmented

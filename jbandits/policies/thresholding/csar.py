@@ -96,10 +96,7 @@ def csar(
     Output: labels ``1{mean_i >= tau}`` (equal to the frozen label of removed arms).
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random. The batched entry points (``jbandits.simulate``, ``sweep``,
-    ``sweep_grid``) relabel the arms at random per replication by default
-    (``permute=True``), which reproduces the paper's tie-breaking; a single
-    ``jbandits.run`` does not permute unless asked.
+    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Chen, Lin, King, Lyu, Chen. Combinatorial pure exploration of multi-armed

@@ -36,10 +36,7 @@ def lsa(
       tie_break: static "first" or "random".
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random. The batched entry points (``jbandits.simulate``, ``sweep``,
-    ``sweep_grid``) relabel the arms at random per replication by default
-    (``permute=True``), which reproduces the paper's tie-breaking; a single
-    ``jbandits.run`` does not permute unless asked.
+    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Tao, Blanco, Peng, Zhou. Thresholding Bandit with Optimal Aggregate Regret.
