@@ -263,3 +263,13 @@ def test_parabolic_refinement_finds_the_vertex_between_grid_points():
     np.testing.assert_allclose(_parabolic(z, means, 0, 5), [0.1])  # no left neighbour
     flat = np.zeros(5)  # no curvature: stay on the grid point
     np.testing.assert_allclose(_parabolic(z, flat, 2, 5), [0.5])
+
+
+def test_snr_stop_ends_a_search_on_a_flat_objective():
+    flat = lambda res: np.ones(res.regret.shape[:2])
+    kw = {**SMALL, "loss": flat, "simulations": 10_000}
+    res = tune.tune("apt", BANDIT, PARAMS, **kw, start={"epsilon": 0.1}, snr_stop=1.0,
+                    patience=2, max_steps=20)
+    assert res.stopped == "snr" and len(res.path) == 2 and res.converged
+    res = tune.tune("apt", BANDIT, PARAMS, **kw, start={"epsilon": 0.1}, max_steps=4)
+    assert res.stopped == "max_steps" and len(res.path) == 4
