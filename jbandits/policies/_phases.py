@@ -4,13 +4,17 @@ sequential-halving family).
 The exact schedules are computed on the host (:mod:`jbandits.schedules`) and enter the
 policy as int32 arrays. After the statistics update of every step the phases whose end
 index is <= the step count end; several phases may end on one step (zero-length
-Successive Rejects phases). A step has no data-dependent loop: a phase end is a
-fixed-shape masked update, unrolled :func:`max_ends` times, the most phases that end on
-one step in the schedule (computed on the host; usually 1). Rejections by a score that
-does not change between the phases ending on one step (SR, VBR, CSAR) are one
-:func:`drop` of the ``count`` worst arms. Only a traced schedule of unknown bound (a
-budget sweep through the runner) keeps a ``lax.while_loop`` over the phase ends, or,
-for :func:`drop`, ranks every step (one sort).
+Successive Rejects phases).
+
+On an accelerator a step has no data-dependent loop: a phase end is a fixed-shape
+masked update, unrolled :func:`max_ends` times (the most phases that end on one step
+in the schedule, computed on the host; usually 1), and rejections by a score that does
+not change between the phases ending on one step (SR, VBR, CSAR) are one :func:`drop`
+of the ``count`` worst arms (unrolled arg-mins, or one ranking when the bound is
+large or unknown, as for a traced schedule). On CPU, where a ``lax.while_loop`` that
+runs only at phase ends costs nothing but a sort in every step costs up to ~60x a
+step, updates that sort (halving, SAR, a ranking :func:`drop`) run in the loop
+instead; :data:`FIXED_SHAPE` overrides the choice. Both forms give the same arms.
 
 A policy runs either
 
@@ -103,6 +107,14 @@ def phases_done(t: Array, ends: Array, num_phases: Array) -> Array:
     return jnp.sum(live & (ends <= t)).astype(jnp.int32)
 
 
+FIXED_SHAPE: bool | None = None  # None: fixed-shape updates except on CPU
+
+
+def fixed_shape() -> bool:
+    """Whether updates that sort run fixed-shape in every step (see module doc)."""
+    return jax.default_backend() != "cpu" if FIXED_SHAPE is None else FIXED_SHAPE
+
+
 def end_phases(
     phase: Array,
     t: Array,
@@ -111,19 +123,22 @@ def end_phases(
     end_fn: Callable[[Array, Any], Any],
     carry: Any,
     bound: int | None,
+    *,
+    sorts: bool = False,
 ) -> tuple[Array, Any]:
     """Run ``carry = end_fn(p, carry)`` for every phase p with ``ends[p] <= t``.
 
     ``bound`` (static) is at least the number of phases that can end on one step
     (:func:`max_ends`): the update is unrolled ``bound`` times, each masked by whether
-    its phase is due. ``bound=None`` (unknown) runs a ``lax.while_loop`` instead.
+    its phase is due. It runs in a ``lax.while_loop`` instead when ``bound`` is None
+    (unknown), or when ``end_fn`` ``sorts`` and :func:`fixed_shape` is off.
     """
     size = ends.shape[0]
 
     def due(p):
         return (p < num_phases) & (ends[jnp.minimum(p, size - 1)] <= t)
 
-    if bound is None:
+    if bound is None or (sorts and not fixed_shape()):
 
         def body(c):
             p, inner = c
@@ -154,16 +169,25 @@ def drop(
     The same arms as ``count`` successive :func:`jbandits.arms.argmin_masked`
     (:func:`~jbandits.arms.argmax_masked`) removals with ``score`` fixed (ties by
     lowest index, NaN worst). ``bound`` (static) is at least ``count``: up to
-    :data:`UNROLL` the removals are unrolled, else (or None, unknown) the arms are
-    ranked once (:func:`jbandits.arms.rank`).
+    :data:`UNROLL` the removals are unrolled; above it or when None (unknown) the arms
+    are ranked once (:func:`jbandits.arms.rank`), or, when :func:`fixed_shape` is off,
+    removed one by one in a ``lax.while_loop``.
     """
+    pick_fn = arms.argmax_masked if largest else arms.argmin_masked
+    num_arms = score.shape[0]
     if bound is not None and bound <= UNROLL:
-        pick_fn = arms.argmax_masked if largest else arms.argmin_masked
         for i in range(bound):
-            hit = arms.one_hot(pick_fn(score, eligible), score.shape[0])
+            hit = arms.one_hot(pick_fn(score, eligible), num_arms)
             eligible = eligible & ~(hit & (count > i))
         return eligible
-    return eligible & ~(arms.rank(score, eligible, largest=largest) < count)
+    if fixed_shape():
+        return eligible & ~(arms.rank(score, eligible, largest=largest) < count)
+
+    def body(c):
+        i, left = c
+        return i + 1, left & ~arms.one_hot(pick_fn(score, left), num_arms)
+
+    return jax.lax.while_loop(lambda c: c[0] < count, body, (0, eligible))[1]
 
 
 def first_or_idle(arm: Array, active: Array) -> Array:

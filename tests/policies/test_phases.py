@@ -25,7 +25,7 @@ def _drop_by_repeated_selection(score, eligible, count, largest):
 
 
 @pytest.mark.parametrize("largest", [False, True])
-def test_drop_equals_repeated_arg_min_or_max(largest):
+def test_drop_equals_repeated_arg_min_or_max(largest, monkeypatch):
     rng = np.random.default_rng(3)
     n, k = 40, 6
     score = rng.choice(np.float32([0.0, 0.25, 0.5, np.nan, -np.inf]), size=(n, k))
@@ -36,11 +36,16 @@ def test_drop_equals_repeated_arg_min_or_max(largest):
         fn = lambda s, e, c: _phases.drop(s, e, c, bound, largest=largest)  # noqa: E731
         return np.asarray(jax.jit(jax.vmap(fn))(score, eligible, count))
 
-    unrolled, ranked = run(3), run(None)  # bound 3 <= UNROLL, None ranks
+    unrolled = run(3)  # bound 3 <= UNROLL: unrolled arg-min/max
+    monkeypatch.setattr(_phases, "FIXED_SHAPE", True)
+    ranked = run(None)  # unknown bound, fixed shape: one ranking
+    monkeypatch.setattr(_phases, "FIXED_SHAPE", False)
+    looped = run(None)  # unknown bound, CPU default: while loop
     for i in range(n):
         want = _drop_by_repeated_selection(score[i], eligible[i], count[i], largest)
         np.testing.assert_array_equal(unrolled[i], want)
         np.testing.assert_array_equal(ranked[i], want)
+        np.testing.assert_array_equal(looped[i], want)
 
 
 def test_max_ends_counts_phases_ending_on_one_step():
@@ -88,16 +93,42 @@ def _whiles(policy, num_arms):
 
 
 @pytest.mark.parametrize(
-    ("name", "kwargs"),
+    ("name", "kwargs", "sorts"),
     [
-        ("successive_rejects", {}),
-        ("sar", {"m": 2}),
-        ("sequential_halving", {}),
-        ("vbr_provisional", {}),
-        ("csar", {"threshold": 0.5}),
-        ("csar", {"threshold": 0.5, "variant": "authors_code"}),
+        ("successive_rejects", {}, False),
+        ("vbr_provisional", {}, False),
+        ("csar", {"threshold": 0.5}, False),
+        ("csar", {"threshold": 0.5, "variant": "authors_code"}, False),
+        ("sar", {"m": 2}, True),
+        ("sequential_halving", {}, True),
     ],
 )
-def test_no_while_loop_in_a_phase_policy_step(name, kwargs):
+def test_no_while_loop_in_a_phase_policy_step(name, kwargs, sorts, monkeypatch):
+    # concrete schedules: no loop; updates that sort keep it on CPU unless forced
+    policy = jbandits.make(name, num_arms=4, budget=40, **kwargs)
+    assert _whiles(policy, 4) == int(sorts and jax.default_backend() == "cpu")
+    monkeypatch.setattr(_phases, "FIXED_SHAPE", True)  # read when the step is traced
     policy = jbandits.make(name, num_arms=4, budget=40, **kwargs)
     assert _whiles(policy, 4) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    [
+        "successive_rejects",
+        "sar",
+        "sequential_halving_karnin",
+        "shadavar",
+        "vbr_provisional",
+        "csar[paper]",
+        "csar[authors_code]",
+    ],
+)
+def test_fixed_shape_phase_ends_match_the_references(name, monkeypatch):
+    from cases import CASES
+    from harness import check_case
+
+    monkeypatch.setattr(_phases, "FIXED_SHAPE", True)
+    case = next(c for c in CASES if c.name == name)
+    assert check_case(case, seed=1, num_instances=100) >= 100

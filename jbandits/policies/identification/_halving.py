@@ -80,6 +80,7 @@ def halving_policy(
             halve,
             (state.active, local),
             bound,
+            sorts=True,
         )
         done = stage >= sched.num_stages
         arm = choose(local, active, t - stage_start(sched, stage))

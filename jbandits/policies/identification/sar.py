@@ -138,7 +138,14 @@ def sar(
 
         carry = (state.active, state.accepted, state.m_rem, jnp.zeros((), bool))
         phase, (active, accepted, m_rem, stop) = _phases.end_phases(
-            state.phase, t, sched.ends, sched.num_phases, decide, carry, bound
+            state.phase,
+            t,
+            sched.ends,
+            sched.num_phases,
+            decide,
+            carry,
+            bound,
+            sorts=True,
         )
         phase = jnp.where(stop, sched.num_phases, phase)
         done = (phase >= sched.num_phases) | ~active.any()
