@@ -5,10 +5,12 @@ each ``fusion`` is one kernel, and so is every un-fused ``copy``, ``custom-call`
 ``scatter``, ``sort``, ... Bookkeeping instructions (``parameter``,
 ``get-tuple-element``, ``tuple``, ``constant``, ``bitcast``) cost nothing. The
 engine's inner ``lax.scan`` over the steps of a segment becomes a ``while`` whose body
-is one step (``engine.UNROLL == 1``); :func:`step_kernels` finds that body (the
-``while`` with the segment's trip count whose body holds the most instructions) and
+is one step (``engine.UNROLL == 1``); :func:`step_kernels` finds that body (a
+``while`` with the segment's trip count) and
 counts its kernels, descending into called computations and nested ``while`` loops
-(a rolled threefry hash is a 5-trip ``while``: its body counts 5 times).
+(a rolled threefry hash is a 5-trip ``while``: its body counts 5 times). With the
+fast segments of :func:`jbandits.engine.run` there are two such bodies, the
+unguarded step of the steady state and the guarded one; both are reported.
 """
 
 from __future__ import annotations
@@ -73,25 +75,32 @@ def kernels(comps: dict[str, list[str]], name: str) -> Counter:
     return out
 
 
-def step_kernels(text: str, segment: int) -> Counter:
-    """Kernels of one engine step: the body of the ``segment``-trip ``while``."""
+def step_kernels(text: str, segment: int) -> list[Counter]:
+    """Kernels of one engine step, for each ``segment``-trip ``while`` body, fewest
+    first: with ``axis_name`` the engine compiles an unguarded step (the steady
+    state) and a guarded one (segments where a lane's budget ends)."""
     comps = computations(text)
-    best, best_size = None, -1
+    bodies = set()
     for lines in comps.values():
         for line in lines:
             if _opcode(line) == "while" and _trips(line) == segment:
-                body = re.search(r"body=%([^\s,]+)", line).group(1)
-                size = len(comps.get(body, []))
-                if size > best_size:
-                    best, best_size = body, size
-    if best is None:
+                bodies.add(re.search(r"body=%([^\s,]+)", line).group(1))
+    if not bodies:
         raise ValueError(f"no {segment}-trip while loop in the HLO")
-    return kernels(comps, best)
+    counts = [kernels(comps, body) for body in bodies]
+    return sorted(counts, key=lambda c: sum(_real(c).values()))
+
+
+def _real(counts: Counter) -> dict:
+    return {
+        k: v for k, v in counts.items() if k not in ("while", "call", "conditional")
+    }
 
 
 def summary(counts: Counter) -> str:
-    """``"61 kernels (44 fusion, 15 copy, 2 while)"``; ``while``/``call`` not counted."""
-    real = {k: v for k, v in counts.items() if k not in ("while", "call")}
+    """``"61 kernels (44 fusion, 15 copy, 2 nested loops)"``: loops, calls and
+    conditionals are containers, not kernels."""
+    real = _real(counts)
     parts = ", ".join(
         f"{v} {k}" for k, v in sorted(real.items(), key=lambda kv: -kv[1])
     )

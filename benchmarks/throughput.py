@@ -27,7 +27,8 @@ before and after. Rows:
   gather/scatter of the pulled arm's statistics and the loop. It is an estimate
   from instruction counts, not a measurement.
 
-* Thompson sampling and Bayes-UCB with Beta and Gaussian posteriors (K = 20).
+* Thompson sampling and Bayes-UCB with Beta and Gaussian posteriors (K = 20; a
+  smaller T and R, ``--beta-budget`` / ``--beta-reps``, as the Beta forms are slow).
 
 For each jbandits policy it also prints the compile time (first call minus the warm
 median) and the number of kernels one engine step runs in the optimised HLO
@@ -181,7 +182,9 @@ def step_kernels(policy, bandit, params, budget) -> str:
     probe = (hp, params, kdata, 0 * one, budget * one, budget * one)
     try:
         text = fn.lower(*probe).compile().as_text()
-        return hlo.summary(hlo.step_kernels(text, engine.default_segment(None)))
+        steps = hlo.step_kernels(text, engine.default_segment(None))
+        out = hlo.summary(steps[0])
+        return out if len(steps) == 1 else f"{out}; guarded {hlo.summary(steps[-1])}"
     except Exception as err:  # noqa: BLE001 - informational only
         return f"? ({type(err).__name__})"
 
@@ -222,6 +225,8 @@ def main(argv=None):
     ap.add_argument("--numpy-reps", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="T=2000, R=200")
     ap.add_argument("--skip-numba", action="store_true")
+    ap.add_argument("--beta-budget", type=int, default=2000, help="T of Beta rows")
+    ap.add_argument("--beta-reps", type=int, default=100, help="R of Beta rows")
     args = ap.parse_args(argv)
     if args.quick:
         args.budget, args.reps = 2000, 200
@@ -288,10 +293,11 @@ def main(argv=None):
         if k == 100:
             rate = jb
         else:
+            r = reps if k <= 100 else max(reps // 5, 2)  # K=1000: R/5 (time)
             rate, comp, kern = time_jbandits(
-                jbandits.apt(k, threshold=TAU, epsilon=EPS), b, p, budget, reps
+                jbandits.apt(k, threshold=TAU, epsilon=EPS), b, p, budget, r
             )
-            print(f"  (K={k}: compile {comp:.1f} s; step: {kern})")
+            print(f"  (K={k}, R={r}: compile {comp:.1f} s; step: {kern})")
         ns = cores * 1e9 / rate
         lo, hi = 4 + 0.5 * k, 4 + 1.0 * k
         print(
@@ -300,12 +306,16 @@ def main(argv=None):
         )
 
     # ------------------------------------------------------- Beta vs Gaussian forms
-    print("Thompson / Bayes-UCB, K=20 Bernoulli: Beta vs Gaussian posterior")
+    bb, br = args.beta_budget, args.beta_reps
+    print(
+        f"Thompson / Bayes-UCB, K=20 Bernoulli, T={bb} R={br}: Beta vs Gaussian "
+        "posterior"
+    )
     for name in ("thompson", "bayes_ucb"):
         rates = {}
         for post in ("gauss", "beta"):
             pol = jbandits.make(name, num_arms=20, posterior=post)
-            rates[post], comp, kern = time_jbandits(pol, bern, bparams, budget, reps)
+            rates[post], comp, kern = time_jbandits(pol, bern, bparams, bb, br)
             row(
                 f"{name}[{post}]",
                 rates[post],

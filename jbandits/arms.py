@@ -30,6 +30,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jbandits import _lanes, _prng
 from jbandits.types import Array, ArrayLike, Key
 
 TIE_BREAKS = ("first", "random")
@@ -139,8 +140,16 @@ def _pick(
         raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
     if key is None:
         raise ValueError("tie_break='random' needs a key")
-    u = jnp.where(tied, jax.random.uniform(key, tied.shape), -1.0)
-    return _first_true(tied & (u == jnp.max(u)))
+    first = _first_true(tied)
+
+    def draw(_):
+        u = jnp.where(tied, _prng.uniform(key, tied.shape), -1.0)
+        return _first_true(tied & (u == jnp.max(u)))
+
+    # the K uniforms are drawn only when some lane has a tie: with a single maximiser
+    # ``draw`` returns it too, so skipping the draw changes no result
+    several = _lanes.any_lane(jnp.sum(tied.astype(jnp.int32)) > 1)
+    return jax.lax.cond(several, draw, lambda _: first, None)
 
 
 # In the two selections below ``s`` passes an optimization barrier before both the
@@ -197,6 +206,19 @@ def nth_active(active: Array, j: ArrayLike) -> Array:
     """
     counts = jax.lax.associative_scan(jnp.add, active.astype(jnp.int32))
     return _first_true(active & (counts == j + 1))
+
+
+def next_active(arm: ArrayLike, active: Array) -> Array:
+    """The first True entry of ``active`` after ``arm``, cyclically (``-1`` if none).
+
+    Round robin one pull at a time: if ``arm`` is the ``j``-th active arm, this is
+    the ``(j + 1) mod n``-th, the value of :func:`round_robin` one pull later, in one
+    elementwise pass and a min-reduction (no prefix count).
+    """
+    size = active.shape[-1]
+    iota = jnp.arange(size, dtype=jnp.int32)
+    ahead = jnp.min(jnp.where(active, jnp.mod(iota - arm - 1, size), size))
+    return jnp.where(ahead < size, jnp.mod(arm + 1 + ahead, size), -1).astype(jnp.int32)
 
 
 def least_pulled(counts: Array, active: Array) -> Array:

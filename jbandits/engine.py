@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _grad_guard, _validate
+from jbandits import _grad_guard, _lanes, _prng, _validate
 from jbandits.types import Array, Bandit, Key, Policy
 
 UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
@@ -59,7 +59,7 @@ def split_key(key: Key) -> tuple[Key, Key, Key, Key]:
 
 def step_key(steps_key: Key, t: Any) -> Key:
     """Key passed to ``policy.step`` after pull ``t`` (0-based)."""
-    return jax.random.fold_in(steps_key, t)
+    return _prng.fold_in(steps_key, t)
 
 
 def _to_bandit_numbering(out: Array, perm: Array) -> Array:
@@ -91,6 +91,20 @@ def _read_diagnostics(policy: Policy, state: Any, perm: Array) -> dict:
 
 
 SEGMENT = 32  # steps per inner segment when the horizon is traced
+
+
+def compiler_options() -> dict[str, str]:
+    """XLA options for programs that run the engine (the batched runner uses them).
+
+    On CPU, XLA's YNN fusions (reductions and elementwise fusions handed to XNNPACK's
+    YNN runtime) are switched off: inside the engine's loops, where one compiled
+    program executes them millions of times, the process's peak RSS grew with the
+    horizon (APT, K = 100, R = 1000: +39% from T = 1e4 to 4e4) although our buffers
+    are O(R K); without them it stays flat (``benchmarks/memory.py``).
+    """
+    if jax.default_backend() == "cpu":
+        return {"xla_cpu_experimental_ynn_fusion_type": ""}
+    return {}
 
 
 def _check_run(policy: Policy, mask, budget, horizon) -> None:
@@ -176,7 +190,11 @@ def run(
       axis_name: the name of an enclosing ``vmap`` axis over replications. The inner
         loop then continues while any lane of that axis is live (one predicate for
         the batch, reduced with ``psum``) instead of per lane, which spares XLA a
-        select over the whole carry after every segment; results are identical.
+        select over the whole carry after every segment. Segments in which no lane
+        can run out of budget run their steps without the per-step select over the
+        carry (lanes already finished are restored by one select per segment, and
+        the segment is redone step by step if a policy went idle inside it); results
+        are identical.
 
     Returns:
       A :class:`RunResult`.
@@ -210,13 +228,29 @@ def run(
     budget = jnp.asarray(budget, jnp.int32)
     ftype = jnp.result_type(float)
 
-    def one_step(limit):
+    def one_step(limit, guarded=True):
+        """One pull. ``guarded``: a lane past its limit or idle keeps its carry (a
+        select over the whole carry); unguarded, for segments in which every lane is
+        known to stay live, the step writes its results directly and records in the
+        last carry slot whether it met an idle state after all."""
+
         def body(carry, _):
-            state, counts, t, regret, total = carry
-            live = (t < limit) & (state.arm >= 0)
+            state, counts, t, regret, total = carry[:5]
             arm = perm[jnp.maximum(state.arm, 0)]
             reward = bandit.sample(params, key_env, arm, counts[arm])
             new = policy.step(state, step_key(key_steps, t), reward)
+            if not guarded:
+                idle = carry[5] | (state.arm < 0)
+                counts = counts.at[arm].add(1)
+                return (
+                    new,
+                    counts,
+                    t + 1,
+                    regret + gaps[arm],
+                    total + reward,
+                    idle,
+                ), None
+            live = (t < limit) & (state.arm >= 0)
             state = jax.tree_util.tree_map(
                 lambda n, o: jnp.where(live, n, o), new, state
             )
@@ -227,6 +261,39 @@ def run(
             return (state, counts, t + live.astype(jnp.int32), regret, total), ys
 
         return body
+
+    def lanes_all(pred):
+        """``pred`` holds on every lane of ``axis_name`` (an unbatched predicate)."""
+        missing = jax.lax.psum((~pred).astype(jnp.int32), axis_name)
+        return missing == 0
+
+    def guarded_segment(limit, inner_carry):
+        return jax.lax.scan(
+            one_step(limit), inner_carry, None, length=seg, unroll=UNROLL
+        )[0]
+
+    def fast_segment(limit, inner_carry, done):
+        """``seg`` unguarded steps, then one select that keeps the carry of the lanes
+        that were already ``done``; redone guarded if a live lane met an idle state."""
+        out = jax.lax.scan(
+            one_step(limit, guarded=False),
+            (*inner_carry, jnp.zeros((), bool)),
+            None,
+            length=seg,
+            unroll=UNROLL,
+        )[0]
+
+        def keep_done(c):
+            return jax.tree_util.tree_map(
+                lambda n, o: jnp.where(done, o, n), out[:5], c
+            )
+
+        return jax.lax.cond(
+            lanes_all(done | ~out[5]),
+            keep_done,
+            lambda c: guarded_segment(limit, c),
+            inner_carry,
+        )
 
     def block(carry, c):
         limit = jnp.minimum(budget, (c + 1) * inner)
@@ -245,8 +312,16 @@ def run(
 
             def segment_(loop):
                 inner_carry, n = loop
-                inner_carry, _ = jax.lax.scan(
-                    one_step(limit), inner_carry, None, length=seg, unroll=UNROLL
+                if axis_name is None:
+                    return guarded_segment(limit, inner_carry), n + 1
+                state, t = inner_carry[0], inner_carry[2]
+                done = (t >= limit) | (state.arm < 0)
+                clean = lanes_all(done | (t + seg <= limit))
+                inner_carry = jax.lax.cond(
+                    clean,
+                    lambda c: fast_segment(limit, c, done),
+                    lambda c: guarded_segment(limit, c),
+                    inner_carry,
                 )
                 return inner_carry, n + 1
 
@@ -258,21 +333,20 @@ def run(
         diag = _read_diagnostics(policy, carry[0], perm) if diagnostics else None
         return carry, (values, carry[3], carry[4], arms, used, diag)
 
-    state0 = policy.init(key_init, mask[perm])
-    carry0 = (
-        state0,
-        jnp.zeros((num_arms,), jnp.int32),
-        jnp.zeros((), jnp.int32),
-        jnp.zeros((), ftype),
-        jnp.zeros((), ftype),
-    )
-    carry, (values, regret, total, arms, used, diag) = jax.lax.scan(
-        block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
-    )
+    with _lanes.axis(axis_name):  # policies may branch on "any lane" (arms.py)
+        state0 = policy.init(key_init, mask[perm])
+        carry0 = (
+            state0,
+            jnp.zeros((num_arms,), jnp.int32),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((), ftype),
+            jnp.zeros((), ftype),
+        )
+        carry, (values, regret, total, arms, used, diag) = jax.lax.scan(
+            block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
+        )
     state, counts = carry[0], carry[1]
-    values, regret, total = _grad_guard.guard_outputs(
-        (values, regret, total), policy
-    )
+    values, regret, total = _grad_guard.guard_outputs((values, regret, total), policy)
     times = jnp.minimum(jnp.arange(1, num_checkpoints + 1) * inner, budget)
     return RunResult(
         times=times.astype(jnp.int32),

@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbandits import _validate, registry
-from jbandits.engine import RunResult, default_segment, run
+from jbandits.engine import RunResult, compiler_options, default_segment, run
 from jbandits.types import Bandit, Key, Policy
 
 CACHE_SIZE = 32  # compiled programs kept (least recently used dropped first)
@@ -231,7 +231,7 @@ def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold:
         )(hp, params, kdata, rep, budget, horizon)
 
     lanes.__name__ = "jbandits_lanes"
-    fn = jax.jit(lanes)
+    fn = jax.jit(lanes, compiler_options=compiler_options())
     _CACHE[key] = fn
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)

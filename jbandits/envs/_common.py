@@ -6,13 +6,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits import _prng
 from jbandits._validate import is_concrete
 from jbandits.types import Array, ArrayLike, Key
 
 
 def stack_key(key: Key, arm: ArrayLike, pull_index: ArrayLike) -> Key:
-    """Key of the ``pull_index``-th reward of ``arm``: the reward-stack model."""
-    return jax.random.fold_in(jax.random.fold_in(key, arm), pull_index)
+    """Key of the ``pull_index``-th reward of ``arm``: the reward-stack model.
+
+    ``fold_in(fold_in(key, arm), pull_index)``, computed by :mod:`jbandits._prng`
+    (the same bits as ``jax.random.fold_in``, in straight-line code).
+    """
+    return _prng.fold_in(_prng.fold_in(key, arm), pull_index)
 
 
 def as_float_array(name: str, value) -> Array:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits import _prng
 from jbandits._validate import is_concrete
 from jbandits.envs import _common
 from jbandits.types import Array, ArrayLike, Bandit, Key
@@ -20,9 +20,7 @@ class GaussianParams(NamedTuple):
 
 
 def _sample(params: GaussianParams, key: Key, arm: ArrayLike, pull_index: ArrayLike):
-    z = jax.random.normal(
-        _common.stack_key(key, arm, pull_index), dtype=params.means.dtype
-    )
+    z = _prng.normal(_common.stack_key(key, arm, pull_index), dtype=params.means.dtype)
     return params.means[arm] + params.stds[arm] * z
 
 

@@ -63,7 +63,9 @@ def index_policy(
     def step_fn(state, key, reward):
         stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
-        forced, rr = arms.forced_arm(t, state.arm_mask, passes)
+        # forced round robin: while forced, the arm just pulled was round_robin(t - 1)
+        forced = t < passes * jnp.sum(state.arm_mask)
+        rr = arms.next_active(state.arm, state.arm_mask)
         best = pick(
             index(stats, state.arm_mask), state.arm_mask, key=key, tie_break=tie_break
         )

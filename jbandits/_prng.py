@@ -1,0 +1,117 @@
+"""The random numbers of ``jax.random`` for threefry keys, computed with fewer kernels.
+
+Threefry-2x32 with 20 rounds (Salmon, Moraes, Dror, Shaw, "Parallel random numbers:
+as easy as 1, 2, 3", SC 2011, section 4) is JAX's default counter-based hash. On CPU,
+JAX lowers each hash as a rolled 5-trip ``while`` loop, so one scalar reward (two
+``fold_in`` calls and one draw: three hashes) costs three loops of ~20 thunks per
+trip. The functions here compute the same hash written out in straight-line
+``uint32`` arithmetic, which XLA fuses with its consumer into a single kernel.
+
+Every function returns bit for bit what the ``jax.random`` function it names returns
+for a threefry2x32 key with ``jax_threefry_partitionable`` on (the default since JAX
+0.5); ``tests/test_prng.py`` checks this on many keys. For any other key
+implementation or configuration they call ``jax.random`` itself.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jbandits.types import Array, ArrayLike, Key
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = np.uint32(0x1BD11BDA)
+
+
+def threefry2x32(k1: Array, k2: Array, x1: Array, x2: Array) -> tuple[Array, Array]:
+    """Threefry-2x32, 20 rounds, of the counter ``(x1, x2)`` under key ``(k1, k2)``."""
+    ks = (k1, k2, k1 ^ k2 ^ _PARITY)
+    x1 = x1 + ks[0]
+    x2 = x2 + ks[1]
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x1 = x1 + x2
+            x2 = ((x2 << np.uint32(r)) | (x2 >> np.uint32(32 - r))) ^ x1
+        x1 = x1 + ks[(i + 1) % 3]
+        x2 = x2 + ks[(i + 2) % 3] + np.uint32(i + 1)
+    return x1, x2
+
+
+def _fast(key: Key) -> bool:
+    return (
+        jax.config.jax_threefry_partitionable
+        and jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
+        and str(jax.random.key_impl(key)) == "threefry2x32"
+    )
+
+
+def fold_in(key: Key, data: ArrayLike) -> Key:
+    """``jax.random.fold_in(key, data)`` for a scalar ``data``."""
+    if not _fast(key) or key.shape:
+        return jax.random.fold_in(key, data)
+    kd = jax.random.key_data(key)
+    data = jnp.asarray(data).astype(jnp.uint32)
+    o1, o2 = threefry2x32(kd[0], kd[1], jnp.zeros((), jnp.uint32), data)
+    return jax.random.wrap_key_data(jnp.stack([o1, o2]), impl=jax.random.key_impl(key))
+
+
+def _bits(key: Key, shape: tuple[int, ...], width: int) -> Array:
+    kd = jax.random.key_data(key)
+    size = int(np.prod(shape))
+    lo = lax.iota(jnp.uint32, size).reshape(shape)
+    o1, o2 = threefry2x32(kd[0], kd[1], jnp.zeros(shape, jnp.uint32), lo)
+    if width == 32:
+        return o1 ^ o2
+    return (o1.astype(jnp.uint64) << np.uint64(32)) | o2.astype(jnp.uint64)
+
+
+def _unit(key: Key, shape, dtype, minval, maxval) -> Array:
+    """``jax.random.uniform(key, shape, dtype, minval, maxval)`` for float32/64."""
+    finfo = jnp.finfo(dtype)
+    nbits, nmant = finfo.bits, finfo.nmant
+    udtype = jnp.uint32 if nbits == 32 else jnp.uint64
+    bits = _bits(key, shape, nbits)
+    one = np.array(1.0, dtype).view(udtype)
+    floats = lax.bitcast_convert_type(
+        (bits >> udtype(nbits - nmant)) | one, dtype
+    ) - jnp.array(1.0, dtype)
+    lo = jnp.asarray(minval, dtype)
+    hi = jnp.asarray(maxval, dtype)
+    return lax.max(lo, floats * (hi - lo) + lo)
+
+
+def _supported(key: Key, dtype) -> bool:
+    return (
+        _fast(key)
+        and not key.shape
+        and jnp.dtype(dtype)
+        in (
+            jnp.dtype(jnp.float32),
+            jnp.dtype(jnp.float64),
+        )
+    )
+
+
+def uniform(
+    key: Key, shape: tuple[int, ...] = (), dtype=float, minval=0.0, maxval=1.0
+) -> Array:
+    """``jax.random.uniform(key, shape, dtype, minval, maxval)`` (scalar bounds)."""
+    dtype = jnp.dtype(jax.dtypes.canonicalize_dtype(dtype))
+    shape = tuple(shape)
+    if not _supported(key, dtype) or np.ndim(minval) or np.ndim(maxval):
+        return jax.random.uniform(key, shape, dtype, minval, maxval)
+    return _unit(key, shape, dtype, minval, maxval)
+
+
+def normal(key: Key, shape: tuple[int, ...] = (), dtype=float) -> Array:
+    """``jax.random.normal(key, shape, dtype)``: ``sqrt(2) erfinv(u)``, u in (-1, 1)."""
+    dtype = jnp.dtype(jax.dtypes.canonicalize_dtype(dtype))
+    shape = tuple(shape)
+    if not _supported(key, dtype):
+        return jax.random.normal(key, shape, dtype)
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+    u = _unit(key, shape, dtype, lo, np.array(1.0, dtype))
+    return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
