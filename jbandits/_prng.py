@@ -58,6 +58,18 @@ def fold_in(key: Key, data: ArrayLike) -> Key:
     return jax.random.wrap_key_data(jnp.stack([o1, o2]), impl=jax.random.key_impl(key))
 
 
+def split(key: Key, num: int = 2) -> Key:
+    """``jax.random.split(key, num)``: ``num`` keys ``[num]``."""
+    if not _fast(key) or key.shape:
+        return jax.random.split(key, num)
+    kd = jax.random.key_data(key)
+    lo = lax.iota(jnp.uint32, num)
+    o1, o2 = threefry2x32(kd[0], kd[1], jnp.zeros((num,), jnp.uint32), lo)
+    return jax.random.wrap_key_data(
+        jnp.stack([o1, o2], axis=-1), impl=jax.random.key_impl(key)
+    )
+
+
 def _bits(key: Key, shape: tuple[int, ...], width: int) -> Array:
     kd = jax.random.key_data(key)
     size = int(np.prod(shape))

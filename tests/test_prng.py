@@ -15,6 +15,8 @@ def _draws(mod):
     def one(key, data):
         return (
             jax.random.key_data(mod.fold_in(key, data)),
+            jax.random.key_data(mod.split(key, 3)),
+            jax.random.key_data(mod.split(key)),
             mod.uniform(key),
             mod.uniform(key, (7,), minval=-2.0, maxval=3.0),
             mod.normal(key),

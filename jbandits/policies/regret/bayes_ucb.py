@@ -38,11 +38,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _validate, arms, numerics
+from jbandits import _prng, _validate, arms, numerics
 from jbandits.policies.regret.thompson import POSTERIORS, binarise
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -174,7 +173,7 @@ def bayes_ucb(
         return arm, quant
 
     def init_fn(key, arm_mask):
-        _, key_tie = jax.random.split(key)
+        _, key_tie = _prng.split(key)
         stats = arms.init_stats(num_arms)
         succ = jnp.zeros_like(stats.counts)
         # P(X > 0) = 1 (ln 0) and an infinite Mills ratio are exact for every (a, b)
@@ -184,7 +183,7 @@ def bayes_ucb(
         return BayesUCBState(stats, succ, quant, arm_mask, t, arm)
 
     def step_fn(state, key, reward):
-        key_bin, key_tie = jax.random.split(key)
+        key_bin, key_tie = _prng.split(key)
         stats = arms.update(state.stats, state.arm, reward)
         if posterior == "beta":
             hit = arms.one_hot(state.arm, num_arms)
