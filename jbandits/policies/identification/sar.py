@@ -9,10 +9,10 @@ index), sigma(1..A); with m_rem arms still to accept,
     gap(sigma(r)) = mean(sigma(m_rem)) - mean(sigma(r))       if r >  m_rem
 
 The arm with the largest gap (lowest index on ties) is deactivated: accepted if its
-rank r <= m_rem, rejected otherwise. The paper leaves the edge cases open: when m_rem =
-0 every remaining arm is
-rejected, when m_rem = A every remaining arm is accepted; the decision is then forced,
-the procedure ends and the remaining steps are idle.
+rank r <= m_rem, rejected otherwise. The paper leaves the edge cases open: when
+m_rem = 0 every remaining arm is rejected, when m_rem = A every remaining arm is
+accepted; the decision is then forced, the procedure ends and the remaining steps are
+idle.
 """
 
 from __future__ import annotations

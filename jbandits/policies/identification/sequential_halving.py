@@ -9,13 +9,12 @@
   arms exactly t_r = floor(T / (|S_r| ceil(log2 K))) times, then halves the same way.
 
 Both run on one stage engine (:mod:`._halving`): the in-stage arm is the least pulled
-(in this stage) active arm, lowest index on ties, which is index-order round robin;
-the variants differ only in the host schedule (stage ends). The default is Lalitha et
-al.'s form because this library reproduces their experiments (SH is its baseline and the
+(in this stage) active arm, lowest index on ties, which is index-order round robin; the
+variants differ only in the host schedule (stage ends). The default is Lalitha et al.'s
+form because this library reproduces their experiments (SH is its baseline and the
 skeleton of SHVar/SHAdaVar); use ``variant="karnin"`` to reproduce Karnin et al. Means
-are
-stage-local (the t_r samples of the stage, Karnin et al.); ties in the halving go to the
-lowest index.
+are stage-local (the t_r samples of the stage, Karnin et al.); ties in the halving go to
+the lowest index.
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 Lalitha, Kalantari, Ma, Deoras, Kveton, UAI 2023, Algorithm 4.
 
 Stages as their sequential halving (Algorithm 1). In stage s (local step c = 1, 2, ...;
-N_i the
-stage-s pulls of arm i so far):
+N_i the stage-s pulls of arm i so far):
 
     c <= |A_s| n0 :  pull the ((c - 1) mod |A_s|) + 1-th active arm (round robin)
     otherwise     :  pull argmax_{i in A_s} U_i / N_i   (ties first), with
@@ -75,16 +74,14 @@ def shadavar(
 
     Args:
       num_arms: static K_max (including padded arms).
-      delta: confidence level in (0, 1) of the variance upper bound (traced; Lalitha et
-      al.
-        uses 0.05).
-      budget: T; needed (concrete) only when ``schedule`` is None (then the Lalitha et
-      al.
-        stage schedules of every real K are built and ``init`` runs that of
+      delta: confidence level in (0, 1) of the variance upper bound (traced;
+        Lalitha et al. use 0.05).
+      budget: T; needed (concrete) only when ``schedule`` is None (then the stage
+        schedules of every real K are built and ``init`` runs that of
         ``arm_mask.sum()``).
-      schedule: the Lalitha et al. stage schedule for the real K
-        (``halving_schedule(K, T, size, "equal_stages")`` or :func:`prepare`; may be traced;
-        another K makes the policy idle with output ``-1``), or a by-K table
+      schedule: the stage schedule for the real K
+        (``halving_schedule(K, T, size, "equal_stages")`` or :func:`prepare`; may be
+        traced; another K makes the policy idle with output ``-1``), or a by-K table
         (``halving_schedule_by_k(K_max, T)``).
 
     Returns:

@@ -61,13 +61,12 @@ def shvar(
       num_arms: static K_max (including padded arms).
       variances: ``[K]`` true reward variances sigma_i^2 >= 0 (traced; unrealistic
         oracle input; entries of padded arms are ignored).
-      budget: T; needed (concrete) only when ``schedule`` is None (then the Lalitha et
-      al.
-        stage schedules of every real K are built and ``init`` runs that of
+      budget: T; needed (concrete) only when ``schedule`` is None (then the stage
+        schedules of every real K are built and ``init`` runs that of
         ``arm_mask.sum()``).
-      schedule: the Lalitha et al. stage schedule for the real K
-        (``halving_schedule(K, T, size, "equal_stages")`` or :func:`prepare`; may be traced;
-        another K makes the policy idle with output ``-1``), or a by-K table
+      schedule: the stage schedule for the real K
+        (``halving_schedule(K, T, size, "equal_stages")`` or :func:`prepare`; may be
+        traced; another K makes the policy idle with output ``-1``), or a by-K table
         (``halving_schedule_by_k(K_max, T)``).
 
     Returns:

@@ -176,8 +176,8 @@ def ugapeb(
     ``I(t)`` for ``t = K+1, ..., n`` (widths ``beta_k = b sqrt(a / T_k)``). The output
     is the ``J(t)`` with the smallest ``B_J(t)`` over those t, ties -> latest t
     (latest t on ties); before the first SELECT-ARM, the m best empirical means.
-    ``epsilon``
-    enters only through the oracle tuning of ``a`` (:func:`ugapeb_oracle_a`).
+    ``epsilon`` enters only through the oracle tuning of ``a``
+    (:func:`ugapeb_oracle_a`).
 
     Args:
       num_arms: static K (including padded arms).

@@ -33,8 +33,7 @@ def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> P
     """UCB-Improved.
 
     Step (Auer and Ortner 2010, Section 3): after the update, if ``|B| > 1``, ``m <= M``
-    and every active
-    arm has ``z_i >= n_m``, remove the active arms with
+    and every active arm has ``z_i >= n_m``, remove the active arms with
     ``mean_i + w_m < max_{j active} (mean_j - w_m)`` and set ``m += 1``. Next arm: the
     first K pulls go to the real arms in index order (our resolution); then the
     least-pulled active arm while ``m <= M`` (this also pulls a single survivor until

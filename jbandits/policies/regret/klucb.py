@@ -30,8 +30,6 @@ from jbandits.types import Array, ArrayLike, Policy
 KLS = ("bernoulli", "gauss")
 
 
-
-
 def exploration_level(n: ArrayLike, counts: Array, c: ArrayLike = 0.0) -> Array:
     """``d_j = max(ln n + c ln(max(ln n, 1)), 0) / max(z_j, 1)``."""
     log_n = jnp.log(jnp.maximum(jnp.asarray(n, counts.dtype), 1.0))

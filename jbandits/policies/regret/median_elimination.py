@@ -67,13 +67,12 @@ def median_elimination(
     """Median Elimination (eps, delta), run for cumulative regret.
 
     Step (Even-Dar et al. 2006, Median Elimination): after the update, if ``|S| > 1``
-    and every surviving arm has
-    ``n_l`` pulls in this round, compute the median ``med`` (``numpy.median``
-    convention) of the estimates ``p_a`` over ``S``, remove the arms with
-    ``p_a < med`` (ties at the median stay, so fewer than half may go), reset the
+    and every surviving arm has ``n_l`` pulls in this round, compute the median ``med``
+    (``numpy.median`` convention) of the estimates ``p_a`` over ``S``, remove the arms
+    with ``p_a < med`` (ties at the median stay, so fewer than half may go), reset the
     round counters and ``l += 1``. Next arm: the surviving arm with the fewest pulls in
-    this round (ties by ``tie_break``; no forced initial pass), which pulls
-    a single survivor until the budget ends.
+    this round (ties by ``tie_break``; no forced initial pass), which pulls a single
+    survivor until the budget ends.
 
     Args:
       num_arms: static K_max.

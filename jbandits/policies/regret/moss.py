@@ -36,9 +36,9 @@ def moss(
     """MOSS (Minimax Optimal Strategy in the Stochastic case).
 
     Index (Audibert and Bubeck 2009): ``mean_j + sqrt(alpha * max(ln(H / (K * z_j)), 0)
-    / z_j)``, with
-    ``K`` the number of real arms. The clamp at 0 is part of the algorithm: once
-    ``z_j >= H / K`` the bonus is exactly 0 and ties between equal means are exact.
+    / z_j)``, with ``K`` the number of real arms. The clamp at 0 is part of the
+    algorithm: once ``z_j >= H / K`` the bonus is exactly 0 and ties between equal means
+    are exact.
 
     Args:
       num_arms: static K_max.

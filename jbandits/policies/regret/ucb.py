@@ -27,8 +27,7 @@ def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") ->
     """UCB1.
 
     Index (Auer et al. 2002, Fig. 1): ``mean_j + sqrt(alpha * ln(n) / z_j)``, ``n`` =
-    completed pulls
-    (at the first index decision ``n = K >= 2``, so ``ln n > 0``).
+    completed pulls (at the first index decision ``n = K >= 2``, so ``ln n > 0``).
 
     Args:
       num_arms: static K_max (padded arms included).

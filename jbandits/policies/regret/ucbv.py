@@ -38,9 +38,8 @@ def ucbv(
     """UCB-V.
 
     Index (Audibert et al. 2009, Section 2): ``B_j = mean_j + sqrt(2 v_j E / z_j) + c *
-    3 * b * E / z_j``
-    with ``E = zeta * ln(n + 1)`` (``n`` completed pulls) and ``v_j = M2_j / z_j``
-    (Welford, biased: 0 after one sample). Rewards are not clipped.
+    3 * b * E / z_j`` with ``E = zeta * ln(n + 1)`` (``n`` completed pulls) and ``v_j =
+    M2_j / z_j`` (Welford, biased: 0 after one sample). Rewards are not clipped.
 
     Args:
       num_arms: static K_max.

@@ -31,8 +31,7 @@ def lsa(
       num_arms: static K.
       threshold: theta (traced).
       alpha: universal parameter alpha > 0 (traced); Tao et al. (NeurIPS 2019) use 1.35
-      in their
-        experiments.
+      in their experiments.
       tie_break: static "first" or "random".
 
     Ties go to the lowest index ("first"), where the paper leaves them arbitrary or

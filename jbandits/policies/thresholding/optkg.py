@@ -97,13 +97,12 @@ def optkg(
       num_arms: static K.
       threshold: tau in (0, 1) (traced); Chen et al. use 1/2; other values generalise
         I(a, b) to P(theta >= tau).
-      prior_a, prior_b: Beta prior (traced, > 0); Tao et al. (NeurIPS 2019) use (1, 1)
-      and
-        (0.5, 0.5).
+      prior_a, prior_b: Beta prior (traced, > 0); Tao et al. (NeurIPS 2019) use
+        (1, 1) and (0.5, 0.5).
 
     Output: labels ``1{I(a_i, b_i) >= 1/2}`` (Chen et al.'s posterior rule; at tau = 1/2
-    evaluated exactly as
-    ``a_i >= b_i``); padded arms get 0. Use float64 (``jax.enable_x64``) for long runs.
+    evaluated exactly as ``a_i >= b_i``); padded arms get 0. Use float64
+    (``jax.enable_x64``) for long runs.
 
     Rewards must be in [0, 1] (Bernoulli in the paper). The first reward outside
     [0, 1] or NaN is not used: ``state.bad_reward`` becomes True and the policy goes

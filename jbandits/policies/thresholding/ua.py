@@ -22,8 +22,7 @@ def ua(num_arms: int, *, threshold: ArrayLike, init_once: bool = False) -> Polic
     """At every step pull an arm drawn uniformly at random from the real arms.
 
     Mukherjee et al. (IJCAI 2017): "at each time-step an arm is uniformly sampled" (with
-    replacement, no
-    initialisation). Unpulled arms are labelled 0.
+    replacement, no initialisation). Unpulled arms are labelled 0.
 
     Args:
       num_arms: static K.
