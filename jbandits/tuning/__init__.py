@@ -26,12 +26,9 @@ from jbandits.tuning.estimators import (
 )
 from jbandits.tuning.objective import Objective
 from jbandits.tuning.relaxed import relaxed_policy
+from jbandits.tuning.results import Evaluation, GridResult, Step, TuneResult
 from jbandits.tuning.space import Box, Logit, LogSpace, Space
 from jbandits.tuning.tuner import (
-    Evaluation,
-    GridResult,
-    Step,
-    TuneResult,
     default_optimizer,
     evaluate_points,
     grid_tune,

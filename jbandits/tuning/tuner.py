@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -30,120 +29,8 @@ import optax
 
 from jbandits.tuning import estimators, relaxed
 from jbandits.tuning.objective import Objective, as_key
+from jbandits.tuning.results import Evaluation, GridResult, Step, TuneResult, _ci, _fmt
 from jbandits.tuning.space import Space
-
-Z95 = 1.959963984540054
-
-
-class Step(NamedTuple):
-    """One iteration of the tuner (``grad`` in normalised coordinates)."""
-
-    theta: dict
-    loss: float  # mean loss at the step's evaluations
-    loss_se: float
-    grad: np.ndarray  # [d]
-    grad_se: np.ndarray  # [d]
-    snr: float  # |grad| / its standard error (chi-like, over the d coordinates)
-    accepted: bool  # False: a non-finite estimate was rejected, theta kept
-
-
-@dataclass
-class Evaluation:
-    """Final evaluation on fresh replications (common to every row).
-
-    ``rows``: name -> (theta, mean loss, 95% CI low, high);
-    ``paired``: "tuned - NAME" -> (mean difference, 95% CI low, high), from the paired
-    per-replication differences (common random numbers make them tight).
-    """
-
-    rows: dict
-    paired: dict
-    num_reps: int
-    simulations: int
-
-    def __str__(self) -> str:
-        lines = [f"final evaluation ({self.num_reps} fresh replications each):"]
-        for name, (theta, mean, lo, hi) in self.rows.items():
-            lines.append(
-                f"  {name:6s} {_fmt(theta)}  loss {mean:.4g} [{lo:.4g}, {hi:.4g}]"
-            )
-        for name, (d, lo, hi) in self.paired.items():
-            lines.append(f"  {name:14s} {d:+.4g} [{lo:+.4g}, {hi:+.4g}]")
-        return "\n".join(lines)
-
-
-@dataclass
-class TuneResult:
-    """What :func:`tune` found and how.
-
-    Attributes:
-      theta: tuned parameters (the space's pytree of floats).
-      start: where the optimiser started (the best coarse-grid point by default).
-      path: the :class:`Step` trajectory (theta, loss, gradient +- SE per step).
-      simulations: simulations (replications of the policy) the tuner used.
-      stopped: "snr" (mean gradient of the last ``patience`` steps within
-        ``snr_stop`` standard errors of 0),
-        "budget" (simulations spent) or "max_steps".
-      rejected: steps whose estimate was not finite (theta was kept).
-      init: ``(thetas [n, d] in natural units, mean losses [n])`` of the coarse grid.
-      evaluation: the final :class:`Evaluation`, or None.
-      seconds: wall time of the tuning (not of the evaluation).
-    """
-
-    theta: dict
-    start: dict
-    path: list
-    simulations: int
-    stopped: str
-    rejected: int
-    init: Any = None
-    evaluation: Evaluation | None = None
-    seconds: float = 0.0
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def converged(self) -> bool:
-        return self.stopped == "snr"
-
-    def __str__(self) -> str:
-        out = [
-            f"tuned {_fmt(self.theta)} from {_fmt(self.start)}: {len(self.path)} steps,"
-            f" {self.simulations} simulations, stopped by {self.stopped}"
-            + (f", {self.rejected} non-finite steps rejected" if self.rejected else "")
-        ]
-        if self.evaluation is not None:
-            out.append(str(self.evaluation))
-        return "\n".join(out)
-
-
-@dataclass
-class GridResult:
-    """:func:`grid_tune` output: every point's mean loss and its standard error."""
-
-    thetas: dict  # the space's pytree with [G] leaves
-    z: np.ndarray  # [G, d]
-    loss: np.ndarray  # [G]
-    loss_se: np.ndarray  # [G]
-    theta: dict  # the best point
-    simulations: int
-    per_rep: np.ndarray | None = None  # [G, R]
-
-
-def _fmt(theta) -> str:
-    return (
-        "{"
-        + ", ".join(
-            f"{jax.tree_util.keystr(p)[2:-2]}: {v:.4g}"
-            for p, v in jax.tree_util.tree_flatten_with_path(theta)[0]
-        )
-        + "}"
-    )
-
-
-def _ci(x: np.ndarray) -> tuple[float, float, float]:
-    m = float(x.mean())
-    h = Z95 * float(x.std(ddof=1)) / math.sqrt(x.shape[-1]) if x.shape[-1] > 1 else 0.0
-    return m, m - h, m + h
 
 
 def _setup(policy, bandit, instance, space, budget, loss, metric, fixed, permute):
