@@ -43,7 +43,7 @@ def _default_env() -> dict:
     flags = [
         f
         for f in env.get("XLA_FLAGS", "").split()
-        if not f.startswith("--xla_cpu_max_isa")
+        if not f.startswith(("--xla_cpu_max_isa", "--xla_backend_optimization_level"))
     ]
     env["XLA_FLAGS"] = " ".join(flags)
     env["JAX_PLATFORMS"] = "cpu"

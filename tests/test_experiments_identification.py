@@ -43,6 +43,7 @@ def test_fig3_tiny(tmp_path):
     )
 
 
+@pytest.mark.slow  # ~13 s of CPU; fig2/fig3 cover the path
 def test_fig5_tiny_synthetic_data(tmp_path):
     rng = np.random.default_rng(0)
     lines = [
@@ -70,6 +71,7 @@ def test_fig5_missing_data_exits_cleanly(tmp_path, capsys):
     assert "grouplens.org" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # ~45 s of CPU; CI runs it in the slow step
 def test_ugape_tiny(tmp_path):
     _run(tmp_path, "ugape-budget", budgets=(40, 60), settings=((1, 0.05), (3, 0.0)))
     _run(tmp_path, "ugape-confidence", deltas=(0.5,), horizon=300, ms=(3,))

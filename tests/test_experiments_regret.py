@@ -42,7 +42,11 @@ def _claim_rows(table_md: str) -> list[list[str]]:
     return [[c.strip() for c in r.strip("|").split(" | ")] for r in rows[1:]]
 
 
-@pytest.mark.parametrize("number", [1, 2, 3, 4])
+# Expt 3 (padded K) in the default suite; Expt 1, 2, 4 in the slow set
+@pytest.mark.parametrize(
+    "number",
+    [pytest.param(n, marks=pytest.mark.slow) if n != 3 else n for n in range(1, 5)],
+)
 def test_quick_experiment_writes_files_and_verdicts(number, tmp_path, fast_compile):
     extra = dict(TINY[number])
     if number != 3:

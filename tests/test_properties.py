@@ -52,6 +52,7 @@ def _runner(name):
             budget=budget,
             horizon=case.horizon,
             record_arms=True,
+            permute=True,  # random relabelling too (arms come back in bandit order)
         )
         return res.arms, res.output, res.pulls, res.num_pulls
 

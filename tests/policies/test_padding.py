@@ -240,7 +240,16 @@ def test_padded_run_equals_compact_run(case, seed, budget):
     np.testing.assert_array_equal(p_out, out)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+# One case per schedule family in the default suite, all of them in the slow set
+# (each case compiles its own programs; the default suite must fit in 10 minutes).
+DEFAULT_IDS = ("sr", "sh_karnin", "augucb")
+SOME = [
+    pytest.param(c, id=i, marks=() if i in DEFAULT_IDS else pytest.mark.slow)
+    for c, i in zip(CASES, IDS, strict=True)
+]
+
+
+@pytest.mark.parametrize("case", SOME)
 def test_budget_too_small_for_the_real_k_idles(case):
     budget = case.min_budget(K_REAL) - 1  # no schedule for 5 arms (K_max = 8 also)
     inst = _padded_instance(case, 2, budget)
@@ -255,7 +264,7 @@ def test_budget_too_small_for_the_real_k_idles(case):
         assert int(out) == -1
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", SOME)
 def test_prepared_cells_stack_under_vmap(case):
     """Cells with different (K_real, budget) share one compilation via prepare."""
     cells = [(3, 23), (8, 64), (2, 9), (5, 5)]  # (5, 5): no schedule
