@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser(
         "list",
-        help="list experiments with a rough runtime estimate",
+        help="list experiments with a rough runtime estimate of the quick run",
         description="List the experiments: name, rough runtime ('?' = not "
         "estimated yet) and title.",
     )
@@ -171,13 +171,40 @@ def _names(parser: argparse.ArgumentParser, requested: list[str]) -> list[str]:
     return names
 
 
+# Wall seconds of each ``--quick`` run, measured on 2 CPU cores shared with other
+# work (load ~15, so upper bounds; one run each, 2026-11-22, persistent compile cache
+# cold except for the AugUCB experiments, which share their programs).
+QUICK_SECONDS = {
+    "augucb-ablation": 135, "augucb-expt1": 8, "augucb-expt2": 10,
+    "augucb-expt3": 10, "augucb-expt4": 8, "augucb-expt5": 8, "augucb-expt6": 4,
+    "eucbv-expt1": 72, "eucbv-expt2": 157, "eucbv-expt3": 105, "eucbv-expt4": 13,
+    "lsa-fig1": 994, "shvar-fig2": 153, "shvar-fig2-parity": 55, "shvar-fig3": 182,
+    "shvar-fig5": 272, "shvar-fig6": 212, "ugape-budget": 220, "ugape-confidence": 49,
+}  # fmt: skip
+
+
+def estimate(name: str, exp) -> str:
+    """A rough runtime of the quick run (``exp.estimate`` if the experiment sets one)."""
+    if exp.estimate:
+        return exp.estimate
+    sec = QUICK_SECONDS.get(name)
+    if sec is None:
+        return "?"
+    return f"<{max(1, -(-sec // 60))} min quick"
+
+
 def _list() -> None:
     rows = sorted(_core.EXPERIMENTS.items())
     width = max([len(n) for n, _ in rows] + [4])
-    est = max([len(e.estimate or "?") for _, e in rows] + [7])
+    est = max([len(estimate(n, e)) for n, e in rows] + [7])
     print(f"{'name':{width}s}  {'runtime':{est}s}  title")
     for name, exp in rows:
-        print(f"{name:{width}s}  {exp.estimate or '?':{est}s}  {exp.title}")
+        print(f"{name:{width}s}  {estimate(name, exp):{est}s}  {exp.title}")
+    print(
+        "(runtime: wall time of --quick measured on 2 CPU cores under load ~15, an "
+        "upper bound; AugUCB runs with their programs in the compile cache; "
+        "full-size runtimes are not measured yet)"
+    )
 
 
 def main(argv=None) -> int:

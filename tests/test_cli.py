@@ -236,6 +236,13 @@ def test_list_shows_a_runtime_estimate(calls, capsys):
     assert lines["fake-b"].split()[1] == "?"  # no estimate yet
 
 
+def test_every_registered_experiment_lists_a_runtime_estimate():
+    cli._load_all()
+    assert len(_core.EXPERIMENTS) >= 19
+    for name, exp in _core.EXPERIMENTS.items():
+        assert cli.estimate(name, exp) != "?", name
+
+
 # 7 ------------------------------------------------------------------ progress
 def test_quiet_turns_progress_bars_off_and_messages_stay(tmp_path, calls, capsys):
     assert run(tmp_path, "fake-a") == 0
