@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -196,6 +197,46 @@ def top_m(m: int, epsilon: float = 0.0) -> TopM:
                                 num_reps=1000, metric=jbandits.metrics.top_m(2, 0.05))
     """
     return TopM(_validate.static_int("m", m, minimum=1), float(epsilon))
+
+
+def for_policy(policy):
+    """The default metric of a policy, chosen by its ``setting``.
+
+    * ``"thresholding"``: :func:`thresholding` at the policy's ``threshold`` (no
+      don't-care band);
+    * ``"identification"``: :func:`identification`;
+    * ``"top_m"``: :func:`top_m` with the policy's ``m`` (and ``epsilon``, if any);
+    * ``"regret"``: None (the runs record regret and reward anyway).
+
+    The threshold, ``m`` and ``epsilon`` are read from the arguments a registered policy
+    was built with (``policy.spec``, set by :func:`jbandits.make`); a hand-built
+    policy without them gets None (regret and reward only).
+
+    Example::
+
+        pol = jbandits.make("apt", num_arms=4, threshold=0.5, epsilon=0.05)
+        jbandits.metrics.for_policy(pol)   # thresholding(0.5)
+    """
+    setting = getattr(policy, "setting", None)
+    if setting == "identification":
+        return identification()
+    spec = getattr(policy, "spec", None)
+    kwargs = dict(spec.kwargs) if spec is not None else {}
+
+    def scalar(name):
+        value = kwargs.get(name)
+        if value is None or np.ndim(value) != 0:
+            return None
+        try:
+            return float(value)
+        except (TypeError, jax.errors.ConcretizationTypeError):
+            return None
+
+    if setting == "thresholding" and scalar("threshold") is not None:
+        return thresholding(scalar("threshold"))
+    if setting == "top_m" and scalar("m") is not None:
+        return top_m(int(scalar("m")), scalar("epsilon") or 0.0)
+    return None
 
 
 # --------------------------------------------------------------- confidence intervals

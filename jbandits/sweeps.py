@@ -94,8 +94,18 @@ def _check_metric(metric) -> None:
     if metric is not None and not callable(metric):
         raise ValueError(
             "metric must be a jbandits.metrics metric, e.g. "
-            f"jbandits.metrics.thresholding(0.5), or None; got {metric!r}"
+            f"jbandits.metrics.thresholding(0.5), None, or (simulate) 'auto'; got "
+            f"{metric!r}"
         )
+
+
+def _auto_metric(metric, policy):
+    """``"auto"``: the policy's default metric (:func:`jbandits.metrics.for_policy`)."""
+    if isinstance(metric, str) and metric == "auto":
+        from jbandits import metrics
+
+        return metrics.for_policy(policy)
+    return metric
 
 
 def _check_policy(policy, num_arms: int, budgets: np.ndarray) -> None:
@@ -174,7 +184,7 @@ def simulate(
     num_reps: int,
     horizon: int | None = None,
     num_checkpoints: int = 1,
-    metric: Any = None,
+    metric: Any = "auto",
     record_arms: bool = False,
     permute: bool = True,
     batch_size: int | None = None,
@@ -199,7 +209,10 @@ def simulate(
       num_reps: replications per instance (>= 1).
       horizon: checkpoint spacing (default: the largest budget); traced.
       num_checkpoints: metric read-outs at ``min(c * ceil(horizon / C), budget)``.
-      metric: a :mod:`jbandits.metrics` metric, or None (regret and reward only).
+      metric: a :mod:`jbandits.metrics` metric; ``"auto"`` (default) picks the one
+        the policy's ``setting`` calls for (:func:`jbandits.metrics.for_policy`:
+        thresholding at the policy's threshold, identification, top-m, or None for
+        regret policies); None records regret and reward only.
       record_arms: also return the arm of every step (small horizons only).
       permute: random arm relabelling per replication (default True: faithful
         tie-breaking); pass False to play the arms as numbered.
@@ -243,6 +256,7 @@ def simulate(
     real = mask.reshape(num_inst, -1).sum(-1)
     _check_cells(bandit, params, budgets, real, horizon)
     _check_policy(policy, mask.shape[-1], budgets)
+    metric = _auto_metric(metric, policy)
     _check_metric(metric)
     if store is not None and return_state:
         raise ValueError("return_state cannot be combined with a store")

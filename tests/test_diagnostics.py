@@ -46,3 +46,33 @@ def test_diagnostics_without_a_channel_is_a_clear_error():
             jbandits.make("ucb1", num_arms=2), bandit, params, jax.random.key(0),
             budget=10, num_reps=2, diagnostics=True, progress=False,
         )
+
+
+# ------------------------------------------------- Policy.setting picks the metric
+def test_setting_chooses_the_default_metric():
+    from jbandits import metrics
+
+    apt = jbandits.make("apt", num_arms=4, threshold=0.4, epsilon=0.05)
+    assert metrics.for_policy(apt) == metrics.thresholding(0.4)
+    sr = jbandits.make("successive_rejects", num_arms=4, budget=100)
+    assert metrics.for_policy(sr) == metrics.identification()
+    top = jbandits.make("ugapeb", num_arms=4, budget=100, m=2, epsilon=0.1, a=1.0)
+    assert metrics.for_policy(top) == metrics.top_m(2, 0.1)
+    assert metrics.for_policy(jbandits.make("ucb1", num_arms=4)) is None
+    hand = apt._replace(spec=None)  # no recorded threshold: regret only
+    assert metrics.for_policy(hand) is None
+
+
+def test_simulate_uses_the_settings_metric_by_default():
+    bandit, params = jbandits.envs.bernoulli([0.2, 0.45, 0.55, 0.8])
+    pol = jbandits.make("apt", num_arms=4, threshold=0.5, epsilon=0.05)
+    run = dict(budget=40, num_reps=16, progress=False)
+    auto = jbandits.simulate(pol, bandit, params, jax.random.key(0), **run)
+    explicit = jbandits.simulate(
+        pol, bandit, params, jax.random.key(0),
+        metric=jbandits.metrics.thresholding(0.5), **run,
+    )
+    assert set(auto.metrics) == {"error", "misclassified"}
+    np.testing.assert_array_equal(auto.metrics["error"], explicit.metrics["error"])
+    bare = jbandits.simulate(pol, bandit, params, jax.random.key(0), metric=None, **run)
+    assert bare.metrics == {}
