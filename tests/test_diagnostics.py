@@ -11,8 +11,15 @@ def _eucbv_run(**kw):
     bandit, params = jbandits.envs.bernoulli([0.1, 0.2, 0.3, 0.9])
     pol = jbandits.make("eucbv", num_arms=4, horizon=600)
     return jbandits.simulate(
-        pol, bandit, params, jax.random.key(3), budget=600, num_reps=6,
-        num_checkpoints=3, progress=False, **kw,
+        pol,
+        bandit,
+        params,
+        jax.random.key(3),
+        budget=600,
+        num_reps=6,
+        num_checkpoints=3,
+        progress=False,
+        **kw,
     )
 
 
@@ -43,8 +50,14 @@ def test_diagnostics_without_a_channel_is_a_clear_error():
     bandit, params = jbandits.envs.bernoulli([0.2, 0.8])
     with pytest.raises(ValueError, match="diagnostics channel"):
         jbandits.simulate(
-            jbandits.make("ucb1", num_arms=2), bandit, params, jax.random.key(0),
-            budget=10, num_reps=2, diagnostics=True, progress=False,
+            jbandits.make("ucb1", num_arms=2),
+            bandit,
+            params,
+            jax.random.key(0),
+            budget=10,
+            num_reps=2,
+            diagnostics=True,
+            progress=False,
         )
 
 
@@ -69,8 +82,12 @@ def test_simulate_uses_the_settings_metric_by_default():
     run = dict(budget=40, num_reps=16, progress=False)
     auto = jbandits.simulate(pol, bandit, params, jax.random.key(0), **run)
     explicit = jbandits.simulate(
-        pol, bandit, params, jax.random.key(0),
-        metric=jbandits.metrics.thresholding(0.5), **run,
+        pol,
+        bandit,
+        params,
+        jax.random.key(0),
+        metric=jbandits.metrics.thresholding(0.5),
+        **run,
     )
     assert set(auto.metrics) == {"error", "misclassified"}
     np.testing.assert_array_equal(auto.metrics["error"], explicit.metrics["error"])
