@@ -98,12 +98,7 @@ class Store:
             return None
 
     def _wait_manifest(self, timeout: float = 600.0) -> dict:
-        deadline = time.monotonic() + timeout
-        while (manifest := self.manifest()) is None:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no manifest in {self.path} after {timeout} s")
-            time.sleep(0.1)
-        return manifest
+        return _poll(self.manifest, timeout, 0.1, f"no manifest in {self.path}")
 
     def _write_manifest(self, manifest: dict) -> None:
         if not self.writer:
@@ -122,19 +117,20 @@ class Store:
 
         A non-writing process (not process 0) waits for process 0's record, so every
         process splits the work into the same chunks."""
-        deadline = time.monotonic() + timeout
-        while True:
+        if self.writer:
             manifest = self.manifest()
             sizes = manifest.setdefault("chunk_sizes", {})
-            if group in sizes:
-                return int(sizes[group])
-            if self.writer:
+            if group not in sizes:
                 sizes[group] = int(proposed)
                 self._write_manifest(manifest)
-                return int(proposed)
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"process 0 recorded no chunk size for {group}")
-            time.sleep(0.1)
+            return int(sizes[group])
+        size = _poll(
+            lambda: self.manifest().get("chunk_sizes", {}).get(group),
+            timeout,
+            0.1,
+            f"process 0 recorded no chunk size for {group}",
+        )
+        return int(size)
 
     def finish(self, **info) -> None:
         """Mark the run complete (and record ``info`` in the manifest)."""
@@ -192,11 +188,12 @@ class Store:
 
     def wait(self, group: str, num_chunks: int, timeout: float = 86400.0) -> None:
         """Block until every chunk of ``group`` exists (other processes' share)."""
-        deadline = time.monotonic() + timeout
-        while not all(self.has(group, c) for c in range(num_chunks)):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"chunks of {group} missing after {timeout} s")
-            time.sleep(0.2)
+        _poll(
+            lambda: all(self.has(group, c) for c in range(num_chunks)),
+            timeout,
+            0.2,
+            f"chunks of {group} missing",
+        )
 
     # ------------------------------------------------------------------ labels
     def write_cells(self, cells: list) -> None:
@@ -209,6 +206,17 @@ class Store:
         tmp = f"{final}.tmp{os.getpid()}"
         pq.write_table(table, tmp)
         os.replace(tmp, final)
+
+
+def _poll(probe, timeout: float, interval: float, what: str):
+    """Call ``probe`` every ``interval`` s until it returns a truthy value (returned);
+    TimeoutError ``"{what} after {timeout} s"`` once ``timeout`` s have passed."""
+    deadline = time.monotonic() + timeout
+    while not (value := probe()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} after {timeout} s")
+        time.sleep(interval)
+    return value
 
 
 def _is_writer() -> bool:
