@@ -140,6 +140,23 @@ def _stack(dicts: list[dict]) -> dict:
     return {k: np.stack([np.asarray(d[k]) for d in dicts]) for k in dicts[0]}
 
 
+def replay_run(case: TraceCase, hp, table, mask, budget, key, **kw):
+    """``jbandits.run`` of ``case``'s policy on a replay table (arms recorded)."""
+    params = ReplayParams(
+        table=table, means=table.mean(-1), stds=table.std(-1), arm_mask=mask
+    )
+    return jbandits.run(
+        case.make_policy(**hp),
+        REPLAY,
+        params,
+        key,
+        budget=budget,
+        horizon=case.horizon,
+        record_arms=True,
+        **kw,
+    )
+
+
 def run_jax(
     case: TraceCase, instances: list[Instance], key
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -150,18 +167,7 @@ def run_jax(
     keys = jax.vmap(lambda n: jax.random.fold_in(key, n))(jnp.arange(len(instances)))
 
     def one(hp, table, mask, budget, k):
-        params = ReplayParams(
-            table=table, means=table.mean(-1), stds=table.std(-1), arm_mask=mask
-        )
-        res = jbandits.run(
-            case.make_policy(**hp),
-            REPLAY,
-            params,
-            k,
-            budget=budget,
-            horizon=case.horizon,
-            record_arms=True,
-        )
+        res = replay_run(case, hp, table, mask, budget, k)
         return res.arms, res.output
 
     # one compilation per case; it executes in milliseconds, so skip LLVM's

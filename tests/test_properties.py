@@ -19,11 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from cases import CASES
+from harness import replay_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import jbandits
-from jbandits.envs import REPLAY, ReplayParams
 
 _FIRST = {}
 for _case in CASES:
@@ -41,19 +39,8 @@ def _runner(name):
     case = _FIRST[name]
 
     def one(hp, table, mask, budget, key):
-        params = ReplayParams(
-            table=table, means=table.mean(-1), stds=table.std(-1), arm_mask=mask
-        )
-        res = jbandits.run(
-            case.make_policy(**hp),
-            REPLAY,
-            params,
-            key,
-            budget=budget,
-            horizon=case.horizon,
-            record_arms=True,
-            permute=True,  # random relabelling too (arms come back in bandit order)
-        )
+        # random relabelling too (arms come back in bandit order)
+        res = replay_run(case, hp, table, mask, budget, key, permute=True)
         return res.arms, res.output, res.pulls, res.num_pulls
 
     return jax.jit(jax.vmap(one))
