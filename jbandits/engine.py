@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbandits import _grad_guard, _lanes, _prng, _validate
-from jbandits.types import Array, Bandit, Key, Policy
+from jbandits.types import Array, Bandit, Key, Policy, State
 
 UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
 
@@ -43,9 +43,7 @@ class RunResult(NamedTuple):
     stopped: Array  # [] bool: the policy went idle (stopped) by itself
     output: Array  # final output of the policy (bandit numbering)
     arms: Any  # [T] pulled arm per step (-1: idle / past budget), or None
-    state: Any = (
-        None  # final policy state (policy numbering) if return_state, else None
-    )
+    state: State | None = None  # final policy state if return_state (policy numbering)
     perm: Any = None  # [K] policy arm a is bandit arm perm[a] (if return_state)
     segments: Any = None  # [C] int32 segments of the inner loop this lane needed
     diagnostics: Any = None  # {name: [C, ...]} policy.diagnostics at each checkpoint

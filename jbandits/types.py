@@ -20,15 +20,23 @@ stack.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import jax
 
 Array = jax.Array
 ArrayLike = jax.typing.ArrayLike
 Key = jax.Array
-State = Any
 Params = Any
+
+
+class State(Protocol):
+    """A policy's state: a pytree, in practice the policy's own NamedTuple (e.g.
+    ``SRState``), in policy arm numbering. The engine reads only ``arm`` (the next
+    arm to pull, ``-1`` when idle); ``RunResult.state`` returns it whole."""
+
+    arm: Array
+
 
 SETTINGS = ("thresholding", "identification", "top_m", "regret")
 
