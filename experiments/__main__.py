@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import pkgutil
+import shutil
 import sys
 import time
 
@@ -23,6 +25,7 @@ import jax  # noqa: E402  (after XLA_FLAGS)
 
 import experiments  # noqa: E402
 from experiments import _core  # noqa: E402
+from jbandits import runner  # noqa: E402
 
 DATA_ENV = "JBANDITS_DATA"  # read by jbandits.envs.movielens.find_file
 PROGRESS_ENV = "JBANDITS_PROGRESS"  # "0": the runner shows no progress bars
@@ -150,6 +153,15 @@ def build_parser() -> argparse.ArgumentParser:
         f"$XDG_CACHE_HOME/jbandits/jax or ~/.cache/jbandits/jax; {CACHE_ENV}=0 "
         "turns it off too)",
     )
+    run.add_argument(
+        "--no-resume",
+        dest="resume",
+        action="store_false",
+        help="do not keep finished chunks in OUT/.resume/NAME/ (default: kept while "
+        "the experiment runs, so that running the same command again after an "
+        "interruption recomputes only unfinished chunks, bit-identical; removed once "
+        "the results are written; needs pyarrow: pip install 'jbandits[sweeps]')",
+    )
     parser.run_parser = run  # for usage errors found after parsing (unknown names)
     return parser
 
@@ -207,6 +219,24 @@ def _list() -> None:
     )
 
 
+def _has_pyarrow() -> bool:
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+def _execute(cfg: _core.Config, resume: bool) -> str:
+    """Run one experiment; with ``resume`` its finished chunks are kept in
+    ``OUT/.resume/<folder name>/`` until the results are written."""
+    if not resume:
+        return _core.execute(cfg)
+    partial = os.path.join(cfg.out, ".resume", os.path.basename(_core.output_dir(cfg)))
+    if os.path.isdir(partial):
+        print(f"[{cfg.name}] resuming from {partial}", file=sys.stderr)
+    with runner.resumable(partial):
+        out = _core.execute(cfg)
+    shutil.rmtree(partial, ignore_errors=True)
+    return out
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -224,6 +254,12 @@ def main(argv=None) -> int:
         cache = enable_compile_cache()
         print(f"[experiments] compilation cache: {cache}", file=sys.stderr)
 
+    resume = args.resume and _has_pyarrow()
+    if args.resume and not resume:
+        print(
+            "[experiments] resume off (no pyarrow): pip install 'jbandits[sweeps]'",
+            file=sys.stderr,
+        )
     done, failed = [], []
     t0 = time.perf_counter()
     for name in names:
@@ -233,7 +269,7 @@ def main(argv=None) -> int:
         if args.data is not None:
             cfg.extra["data"] = args.data
         try:
-            done.append(_core.execute(cfg))
+            done.append(_execute(cfg, resume))
             continue
         except FileNotFoundError as exc:
             # MovieLens loaders raise this (with download instructions) without data

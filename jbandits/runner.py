@@ -29,6 +29,7 @@ Lane keys: the cell key is ``fold_in(key, instance)`` for a batch of instances, 
 from __future__ import annotations
 
 import collections
+import contextlib
 import math
 import os
 import sys
@@ -46,6 +47,7 @@ from jbandits.types import Bandit, Key, Policy
 
 CACHE_SIZE = 32  # compiled programs kept (least recently used dropped first)
 _CACHE: collections.OrderedDict = collections.OrderedDict()
+_RESUME: list = []  # active resumable() roots: [path, calls so far]
 
 
 # --------------------------------------------------------------------------- policies
@@ -416,6 +418,58 @@ def _sharding(num_devices: int):
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("lanes"))
 
 
+@contextlib.contextmanager
+def resumable(path: str):
+    """Give every :func:`execute` call inside the block a results store under ``path``.
+
+    The ``i``-th call of the block gets the store ``path/<i>-<digest>``, the digest
+    taken over its work (policy name, static arguments and factory byte code, numeric
+    hyper-parameters, instances, keys, budgets, replications, run options). Run the
+    same program again after an interruption (SIGINT, SIGKILL, a session's end) and
+    every chunk that finished is read instead of recomputed, so the run resumes and
+    ends bit-identical to an uninterrupted one (each store keeps its chunk layout).
+    Calls that pass their own ``store`` or ask for ``return_state`` are not stored.
+    ``python -m experiments run`` wraps every experiment in this block
+    (``OUT/.partial/NAME``) and removes the folder once the results are written.
+
+    Resuming assumes the same code: a call whose work changed gets a new store (its
+    digest differs) and recomputes.
+    """
+    from jbandits.store import Store  # noqa: F401  (fail early without pyarrow)
+
+    os.makedirs(path, exist_ok=True)
+    _RESUME.append([os.fspath(path), 0])
+    try:
+        yield path
+    finally:
+        _RESUME.pop()
+
+
+def _auto_store(source: Source, bandit: Bandit, lanes: Lanes, opts: Options, hp):
+    """The store of this call inside :func:`resumable` (None outside or not storable)."""
+    if not _RESUME or opts.return_state:
+        return None
+    from jbandits.store import Store, digest
+
+    frame = _RESUME[-1]
+    index, frame[1] = frame[1], frame[1] + 1
+    work = {
+        "policy": (source.name, source.static),
+        "factory": source.build
+        if source.ident != ("registered", source.name)
+        else None,
+        "bandit": bandit.name,
+        "hp": hp,
+        "params": lanes.params,
+        "cells": (lanes.instance, lanes.budget, lanes.keys, lanes.horizon),
+        "reps": (lanes.num_reps, lanes.shared, lanes.fold_reps),
+        "options": repr(opts),
+    }
+    fingerprint = {name: digest(value) for name, value in work.items()}
+    tag = digest(fingerprint)[:16]
+    return Store(os.path.join(frame[0], f"{index:04d}-{tag}"), fingerprint=fingerprint)
+
+
 def _process_share(chunk: int) -> bool:
     return chunk % jax.process_count() == jax.process_index()
 
@@ -465,6 +519,8 @@ def execute(
     source, numeric = source_of(policy)
     hp = {**numeric, **lanes.hp} if numeric else lanes.hp
     report = Report() if report is None else report
+    auto = store is None and _auto_store(source, bandit, lanes, opts, hp)
+    store = auto or store
     num_cells, reps = lanes.num_cells, lanes.num_reps
     if not lanes.fold_reps and reps != 1:
         raise ValueError("fold_reps=False needs num_reps == 1")
@@ -577,6 +633,8 @@ def execute(
                     num_cells,
                     reps,
                 )
+    if auto:
+        auto.finish()
     report.seconds += time.perf_counter() - t0
     return out
 
