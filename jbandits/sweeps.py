@@ -17,7 +17,6 @@ the papers only when arm labels are random.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import itertools
 import math
@@ -94,18 +93,66 @@ def _check_metric(metric) -> None:
     if metric is not None and not callable(metric):
         raise ValueError(
             "metric must be a jbandits.metrics metric, e.g. "
-            f"jbandits.metrics.thresholding(0.5), None, or (simulate) 'auto'; got "
+            f"jbandits.metrics.thresholding(0.5), None, or 'auto'; got "
             f"{metric!r}"
         )
 
 
+def _is_auto(metric) -> bool:
+    return isinstance(metric, str) and metric == "auto"
+
+
 def _auto_metric(metric, policy):
     """``"auto"``: the policy's default metric (:func:`jbandits.metrics.for_policy`)."""
-    if isinstance(metric, str) and metric == "auto":
+    if _is_auto(metric):
         from jbandits import metrics
 
         return metrics.for_policy(policy)
     return metric
+
+
+def _one_metric(policies):
+    """The default metric shared by ``policies`` (one per grid point); a sweep records
+    one metric, so points that call for different ones are an error."""
+    from jbandits import metrics
+
+    found = {}
+    for policy in policies:
+        m = metrics.for_policy(policy)
+        found.setdefault(repr(m), m)
+    if len(found) > 1:
+        raise ValueError(
+            "metric='auto': the grid points call for different metrics "
+            f"({', '.join(found)}); pass metric= (one metric per sweep)"
+        )
+    return next(iter(found.values()))
+
+
+def _host_policy(name: str, num_arms: int, point: dict, budget: int):
+    """The registered policy ``name`` at one grid point, built on the host (concrete
+    numbers; ``budget`` / ``horizon`` filled in where the factory takes them)."""
+    import warnings
+
+    accepted = inspect.signature(runner.registry.raw_factory(name)).parameters
+    kwargs = {k: v for k, v in point.items() if k != "num_arms"}
+    for arg in ("budget", "horizon"):
+        if arg in accepted and arg not in kwargs:
+            kwargs[arg] = int(budget)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # range warnings are the run's to give
+        return runner.registry.make(name, num_arms=num_arms, **kwargs)
+
+
+def _points(grid: dict, num_points: int) -> list[dict]:
+    """The distinct points of a grid of ``[P]`` leaves, as dicts of host values."""
+    seen, out = set(), []
+    for i in range(num_points):
+        point = jax.tree_util.tree_map(lambda x, i=i: np.asarray(x)[i], grid)
+        tag = repr(jax.tree_util.tree_map(lambda x: x.tolist(), point))
+        if tag not in seen:
+            seen.add(tag)
+            out.append(point)
+    return out
 
 
 def _check_policy(policy, num_arms: int, budgets: np.ndarray) -> None:
@@ -146,30 +193,15 @@ def _prepared(policy_source, numeric: dict, num_arms: int, real, budgets) -> dic
     return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *rows)
 
 
-def _digest(value) -> str:
-    leaves, treedef = jax.tree_util.tree_flatten(value)
-    h = hashlib.sha1(str(treedef).encode())
-    for leaf in leaves:
-        if hasattr(leaf, "shape") or isinstance(leaf, (list, tuple)):
-            if jax.dtypes.issubdtype(getattr(leaf, "dtype", None), jax.dtypes.prng_key):
-                leaf = jax.random.key_data(leaf)
-            arr = np.asarray(jax.device_get(leaf))
-            h.update(str((arr.shape, arr.dtype.str)).encode())
-            h.update(np.ascontiguousarray(arr).tobytes())
-        else:
-            h.update(repr(leaf).encode())
-    return h.hexdigest()
-
-
 def _open_store(store, **work):
     """A :class:`jbandits.store.Store` for ``store`` (a Store, a path, or None)."""
     if store is None:
         return None
-    from jbandits.store import Store
+    from jbandits.store import Store, digest
 
     if isinstance(store, Store):
         return store
-    fingerprint = {k: _digest(v) for k, v in work.items()}
+    fingerprint = {k: digest(v) for k, v in work.items()}
     return Store(store, fingerprint=fingerprint)
 
 
@@ -344,7 +376,7 @@ def sweep(
     horizon: int,
     budget: Any = None,
     num_checkpoints: int = 1,
-    metric: Any = None,
+    metric: Any = "auto",
     permute: bool = True,
     batch_size: int | None = None,
     memory_budget: int | None = None,
@@ -368,8 +400,11 @@ def sweep(
       num_reps: replications per (point, instance).
       horizon: checkpoint spacing (>= every budget); traced.
       budget: the budget when ``grid`` has none.
-      num_checkpoints, metric, permute, batch_size, memory_budget, progress,
-        diagnostics, store, report: as in :func:`simulate`.
+      metric: as in :func:`simulate`; ``"auto"`` (default) is the policy's default
+        metric at every grid point, which must be the same one (a sweep over
+        thresholds needs an explicit ``metric``).
+      num_checkpoints, permute, batch_size, memory_budget, progress, diagnostics,
+        store, report: as in :func:`simulate`.
 
     Returns:
       RunResult with leaves ``[P, N, R, ...]`` (``[P, R, ...]`` for one instance).
@@ -407,6 +442,14 @@ def sweep(
     cell_budget = np.repeat(point_budget, num_inst)
     cell_inst = np.tile(np.arange(num_inst), num_points)
     _check_cells(bandit, params, cell_budget, real[cell_inst], horizon)
+    if _is_auto(metric):
+        points = _points(arrays, num_points)
+        if isinstance(make_policy, str):
+            b0 = int(point_budget[0])
+            built = [_host_policy(make_policy, mask.shape[-1], p, b0) for p in points]
+        else:
+            built = [make_policy(**p) for p in points]
+        metric = _one_metric(built)
     _check_metric(metric)
     hp = jax.tree_util.tree_map(lambda v: np.repeat(v, num_inst, axis=0), arrays)
     if batched:
@@ -545,7 +588,7 @@ def sweep_grid(
     budgets,
     num_reps: int,
     num_checkpoints: int = 1,
-    metric: Any = None,
+    metric: Any = "auto",
     permute: bool = True,
     memory_budget: int | None = None,
     batch_size: int | None = None,
@@ -575,8 +618,11 @@ def sweep_grid(
       num_reps: replications per cell.
       skip_invalid: drop cells whose budget is below the instance's K (with a
         warning line); False raises instead.
-      num_checkpoints, metric, permute, memory_budget, batch_size, progress, store:
-        as in :func:`simulate`.
+      metric: as in :func:`simulate`; ``"auto"`` (default) is the default metric of
+        every policy and grid point, which must be the same one (policies of
+        different settings, or several thresholds, need an explicit ``metric``).
+      num_checkpoints, permute, memory_budget, batch_size, progress, store: as in
+        :func:`simulate`.
 
     Returns:
       A :class:`SweepResult`.
@@ -589,6 +635,15 @@ def sweep_grid(
         raise ValueError("policies must be a non-empty list of (name, hp) pairs")
     instances = list(instances)
     inst_keys = runner.instance_keys(key, len(instances))
+    if _is_auto(metric):
+        kb = k_bucket(np.asarray(instances[0].arm_mask).shape[-1])
+        b = int(budgets.max())
+        metric = _one_metric(
+            _host_policy(name, kb, point, b)
+            for name, hp in policies
+            for point in _grid_points(dict(hp))
+        )
+    _check_metric(metric)
     store = _open_store(
         store,
         policies=repr(policies),
@@ -659,10 +714,9 @@ def sweep_grid(
         source = runner._registered(name, {**static, "num_arms": kb})
         cell_real = np.asarray([real[cells[i]["instance"]] for i in ids])
         hp.update(_prepared(source, hp, kb, cell_real, cell_budget))
-        hp = {
-            k: (v.astype(np.float32) if v.dtype == np.float64 else v)
-            for k, v in hp.items()
-        }
+        hp = jax.tree_util.tree_map(
+            lambda v: v.astype(np.float32) if v.dtype == np.float64 else v, hp
+        )
         lanes = runner.Lanes(
             hp=hp,
             params=params,
