@@ -12,8 +12,9 @@ Algorithms run the superset of the paper's lists. Baselines use the paper's sett
 OCUCB alpha = 3, UCB-V zeta = 1.2, c = 1) it is run too, with the setting in the label.
 EUCBV runs with both ``elim_count`` settings ("round" = the literal Algorithm 1, the
 library default; "pulls" = the robust reading); the optimal arm's elimination is read
-from EUCBV's active set at every checkpoint. Nothing is tuned to match the paper. Runs,
-summaries and the "EUCBV beats X" rows: :mod:`experiments._regret`.
+from EUCBV's active set at every checkpoint. Nothing is tuned to match the paper. Runs:
+:mod:`experiments._regret`; reports: :mod:`experiments._regret_report`; the "EUCBV
+beats X" rows and the other claim rules: :mod:`experiments._regret_claims`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import functools
 from experiments import _claims as C
 from experiments import _core
 from experiments import _regret as R
+from experiments import _regret_claims as RC
 from experiments import _regret_report as RR
 
 A, T = _core.Algo, R.RUN_T
@@ -79,7 +81,7 @@ def algorithms(number: int) -> list:
 
 # ------------------------------------------------------------------ claims
 def _beats(text, finals, others, note=""):
-    return RR.eucbv_claims(text, finals, others, note)
+    return RC.eucbv_claims(text, finals, others, note)
 
 
 def _global_rows(finals: dict, bayesian: list[str]) -> list:
@@ -96,30 +98,30 @@ def _claims1(finals: dict, results: dict) -> list:
     return [
         *_beats("EUCBV performs better than the non-variance algorithms MOSS, OCUCB, UCB1 (UCB-Improved is named but not run)", finals, [*MOSS_OCUCB, "UCB1"], RR.SIG_NOTE),
         *_beats("EUCBV outperforms UCB-V (because of its exploration parameters)", finals, UCBV),
-        *RR.slightly_better_than_ts(finals),
+        *RC.slightly_better_than_ts(finals),
         *_beats("EUCBV is better than Bayes-UCB and KL-UCB", finals, ["BU", "KL-UCB"]),
-        RR.elimination_claim(results),
+        RC.elimination_claim(results),
     ]
 
 
 def _claims2(finals: dict, results: dict) -> list:
     return [
         *_beats("EUCBV outperforms the non-variance algorithms MOSS, OCUCB, UCB1, TS, UCB-Improved and Median Elimination", finals, [*MOSS_OCUCB, "UCB1", "TS", "UCB-Improved", "ME"], RR.SIG_NOTE),
-        *RR.worst_of_all(finals),
-        *RR.magnitude(finals),
-        *RR.much_worse(finals, "TS", ["BU", "KL-UCB-Gauss"]),
+        *RC.worst_of_all(finals),
+        *RC.magnitude(finals),
+        *RC.much_worse(finals, "TS", ["BU", "KL-UCB-Gauss"]),
         *_beats("TS is weak (EUCBV beats TS; TS-Gauss worst case Omega(sqrt(KT log T)))", finals, ["TS"]),
         *_global_rows(finals, ["TS", "BU"]),
-        RR.elimination_claim(results),
+        RC.elimination_claim(results),
     ]
 
 
 def _claims4(finals: dict, results: dict) -> list:
     return [
         *_beats("With the optimal arm of highest variance, EUCBV outperforms TS, MOSS and OCUCB", finals, ["TS", *MOSS_OCUCB], RR.SIG_NOTE),
-        *RR.very_poor(finals),
+        *RC.very_poor(finals),
         *_global_rows(finals, ["TS", "BU"]),
-        RR.elimination_claim(results),
+        RC.elimination_claim(results),
     ]
 # fmt: on
 
@@ -131,7 +133,7 @@ def _claims3(results: dict, arms: tuple) -> list:
         if k in results
     ]
     rows = [
-        RR.growth_claim(results, lab, arms, others)
+        RC.growth_claim(results, lab, arms, others)
         for lab in R.EUCBV
         if lab in results and others
     ]

@@ -141,7 +141,8 @@ def _claims(number: int, regrets: dict, times: np.ndarray) -> list:
         )
     verdict = C.ladder(not worse_any and lowest >= 0.8 * n, not worse_any)
     ours = (
-        f"LSA lowest mean at {lowest}/{n} budgets; significantly better (paired z<-1.96) "
+        f"LSA lowest mean at {lowest}/{n} budgets; significantly better (paired "
+        f"z<-{C.Z:.2f}) "
         f"than: {summary}; significantly worse: {'; '.join(worse_any) or 'never'}"
     )
     claims = [_core.Claim(text, ours, verdict)]
