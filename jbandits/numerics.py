@@ -1,4 +1,5 @@
-"""Fixed-iteration numerics shared by the KL/Bayesian regret policies (spec §3).
+"""Fixed-iteration numerics shared by the KL/Bayesian regret policies (KL-UCB,
+Bayes-UCB, DMED, Thompson sampling).
 
 Everything here is elementwise (vectorised over arms), branch-free and runs a
 **constant** number of iterations, so it compiles to one fixed-shape loop under
@@ -6,14 +7,17 @@ Everything here is elementwise (vectorised over arms), branch-free and runs a
 
 * :func:`kl_bernoulli`, :func:`kl_gaussian`: KL divergences between two Bernoulli /
   two equal-variance Gaussian laws, written with ``xlogy`` so that ``p in {0, 1}`` is
-  exact (spec §2.10).
+  exact (0 log 0 = 0).
 * :func:`klucb_bernoulli`: ``max{q : kl(mu, q) <= d}`` by bisection on
-  ``[mu, min(1, mu + sqrt(d / 2))]`` (Pinsker bound; spec §3.1).
+  ``[mu, min(1, mu + sqrt(d / 2))]`` (Pinsker's inequality kl(p, q) >= 2 (p - q)^2
+  bounds the root; the KL-UCB index of Garivier and Cappé, COLT 2011).
 * :func:`klucb_gaussian`: the closed form ``mu + sqrt(2 sigma^2 d)``.
 * :func:`beta_upper_quantile`: the ``x`` with ``P(X > x) = alpha`` for
-  ``X ~ Beta(a, b)``, by bisection on ``I_{1-x}(b, a)`` (spec §3.2). Working with the
-  tail ``alpha`` avoids forming ``1 - alpha`` in float32.
-* :func:`normal_upper_quantile`: ``z_alpha = -ndtri(alpha)`` (spec §3.3).
+  ``X ~ Beta(a, b)``, by bisection on ``I_{1-x}(b, a)`` (the Bayes-UCB index of
+  Kaufmann, Cappé, Garivier, AISTATS 2012, Algorithm 1, Beta posterior). Working with
+  the tail ``alpha`` avoids forming ``1 - alpha`` in float32.
+* :func:`normal_upper_quantile`: ``z_alpha = -ndtri(alpha)`` (the Gaussian Bayes-UCB
+  index; Kaufmann, Cappé, Garivier, AISTATS 2012).
 * :func:`beta_quantile_newton` (used by Bayes-UCB): the same quantile, warm-started
   from a previous point: fixed Newton steps on ``ln P(X > x)`` in ``ln(1 - x)``, the
   tail from a fixed-length continued fraction (:func:`beta_sf`) with a Stirling-form
@@ -21,7 +25,7 @@ Everything here is elementwise (vectorised over arms), branch-free and runs a
   ``betainc`` is off by up to 8e-5 in the quantile), then a snap to the dyadic grid
   that the bisection would return.
 
-Iteration counts default to the spec's accuracy-driven values, chosen from the dtype
+Iteration counts default to accuracy-driven values, chosen from the dtype
 of the inputs: KL-UCB 24 (float32) / 50 (float64), Beta quantile 30 / 50. The
 starting bracket has width <= 1, so after ``k`` halvings the midpoint is within
 ``2^-(k+1)`` of the root (KL-UCB: ``<= 3e-8`` at 24 iterations; Beta: ``<= 5e-10`` at

@@ -31,7 +31,8 @@ class Problem(NamedTuple):
 
 
 def lsa_setup(number: int) -> Problem:
-    """Tao et al. (NeurIPS 2019) §5, Bernoulli arms, theta = 0.5 (spec §9 "S001")."""
+    """Tao, Blanco, Peng, Zhou, "Thresholding bandit with optimal aggregate regret"
+    (NeurIPS 2019), Section 5: Setup ``number``, Bernoulli arms, theta = 0.5."""
     if number == 1:
         means = np.r_[0.2 + 0.05 * np.arange(4), 0.45, 0.55, 0.65 + 0.05 * np.arange(4)]
     elif number == 2:
@@ -43,7 +44,7 @@ def lsa_setup(number: int) -> Problem:
     return Problem(f"lsa-setup{number}", means, None, 0.5, "Tao et al. 2019, Sec. 5")
 
 
-# ------------------------------------------------------------------ S000 (AugUCB)
+# ------------------------------------------- AugUCB (Mukherjee et al., IJCAI 2017)
 AUGUCB_NUM_ARMS = 100
 AUGUCB_THRESHOLD = 0.5
 NOISE_MODELS = ("paper", "authors_code")
@@ -55,10 +56,11 @@ _AUGUCB_RANGES = {
 
 
 def _augucb_first_ten(number: int) -> tuple[np.ndarray, np.ndarray]:
-    """Means and listed 'variances' of arms 1-10 of S000's Experiment ``number``."""
+    """Means and listed 'variances' of arms 1-10 of the AugUCB paper's Experiment
+    ``number``."""
     if number == 1:  # arithmetic progression
         means = np.r_[0.2 + 0.05 * np.arange(4), 0.45, 0.55, 0.65 + 0.05 * np.arange(4)]
-    elif number == 2:  # geometric progression (spec §9; confirmed by the LaTeX source)
+    elif number == 2:  # geometric progression (as in the paper's LaTeX source)
         i = np.arange(1, 5)
         means = np.r_[0.4 - 0.2**i, 0.45, 0.55, 0.6 + 0.2 ** (5 - i)]
     elif number == 3:  # three groups
@@ -66,7 +68,9 @@ def _augucb_first_ten(number: int) -> tuple[np.ndarray, np.ndarray]:
     elif number in (4, 5, 6):  # two groups
         means = np.r_[np.full(5, 0.45), np.full(5, 0.55)]
     else:
-        raise ValueError(f"number must be 1..6 (S000's Experiments), got {number}")
+        raise ValueError(
+            f"number must be 1..6 (the AugUCB paper's Experiments), got {number}"
+        )
     listed = np.r_[np.full(5, 0.3), np.full(5, 0.8)] if number >= 5 else None
     if listed is None:
         listed = np.r_[np.full(5, 0.5), np.full(5, 0.6)]
@@ -76,7 +80,8 @@ def _augucb_first_ten(number: int) -> tuple[np.ndarray, np.ndarray]:
 def augucb_listed_values(
     number: int, *, ranges: str = "paper", seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Means and the listed per-arm "variance" column of S000's Experiment ``number``.
+    """Means and the listed per-arm "variance" column of the AugUCB paper's Experiment
+    ``number``.
 
     Arms 11-100 have mean 0.4 and a listed value drawn once (not per run) from
     ``U[lo, hi]`` with ``numpy.random.default_rng(seed)``: the same 90 uniforms serve
@@ -99,7 +104,8 @@ def augucb_listed_values(
 
 
 def augucb_experiment(number: int, noise: str = "paper", *, seed: int = 0) -> Problem:
-    """S000 (Mukherjee et al., IJCAI 2017) Experiment ``number`` (1-6), spec §9.
+    """Experiment ``number`` (1-6) of Mukherjee, Naveen, Sudarsanam, Ravindran,
+    "Thresholding bandits with augmented UCB" (IJCAI 2017), Section 4.
 
     K = 100 Gaussian arms, tau = 0.5, S_tau = arms 6-10 (indices 5-9). ``noise``:
 
@@ -108,7 +114,7 @@ def augucb_experiment(number: int, noise: str = "paper", *, seed: int = 0) -> Pr
     * "authors_code": the authors' experiment code passes the listed value to
       ``random.gauss`` as the standard deviation (std = listed); arms 11-100 use the
       code's range U[0.3, 0.4] (Expt 1-4) and values are rounded to 3 decimals
-      (thresholding-authors-code.md §3).
+      (the authors' environment files).
 
     The draws for arms 11-100 are made once from ``seed`` (fixed across runs);
     Experiment 6 is Experiment 5's instance. The listed column itself is
@@ -124,13 +130,13 @@ def augucb_experiment(number: int, noise: str = "paper", *, seed: int = 0) -> Pr
     )
 
 
-# ------------------------------------------------------------------ S002 (EUCBV)
+# ----------------------------------- EUCBV (Mukherjee et al., arXiv:1711.03591 v1)
 class RegretProblem(NamedTuple):
     name: str
     means: np.ndarray  # [K]
     stds: np.ndarray | None  # [K] Gaussian standard deviations; None: Bernoulli
     horizon: int  # T
-    best_arm: int  # 0-based index of the optimal arm (stored explicitly, spec A5)
+    best_arm: int  # 0-based index of the optimal arm (stored explicitly)
     source: str
 
     def bandit(self):
@@ -142,13 +148,13 @@ EUCBV_EXPT3_ARMS = tuple(range(20, 101, 10))  # K = 20, 30, ..., 100
 
 
 def eucbv_experiment(number: int, num_arms: int | None = None) -> RegretProblem:
-    """S002 (Mukherjee et al., EUCBV, arXiv 1711.03591 v1) §5 Experiment ``number``.
-
-    Spec algorithms-regret.md §4 (arm numbers are the paper's 1-based ones):
+    """Experiment ``number`` of Mukherjee, Naveen, Sudarsanam, Ravindran,
+    "Efficient-UCBV" (arXiv:1711.03591 v1), Section 5, Figures 1-2 (arm numbers are
+    the paper's 1-based ones):
 
     * 1: K = 20 Bernoulli arms, means 0.07 and 0.1 for the optimal arm, T = 60 000.
     * 2: K = 100 Gaussian arms, means 0.7 (arms 1-33), 0.8 (34-99), 0.9 (arm 100);
-      variances 0.7, 0.1, 0.7 (the paper's "r*_100 = 0.7" read as sigma^2_100, A5);
+      variances 0.7, 0.1, 0.7 (the paper's "r*_100 = 0.7" read as sigma^2_100);
       T = 3 * 10^5.
     * 3: K = ``num_arms`` in 20, 30, ..., 100 Gaussian arms, means 0.05 and 0.1 for
       the optimal arm, variances 0.25 and 0.7, T = 10^5 + K^3.
@@ -184,10 +190,12 @@ def eucbv_experiment(number: int, num_arms: int | None = None) -> RegretProblem:
         return RegretProblem(
             f"eucbv-expt3-K{k}", means, np.sqrt(var), 100_000 + k**3, k - 2, src
         )
-    raise ValueError(f"number must be 1..4 (S002's Experiments), got {number}")
+    raise ValueError(
+        f"number must be 1..4 (the EUCBV paper's Experiments), got {number}"
+    )
 
 
-# ------------------------------------------------------------------ S004 (SHVar)
+# ------------------------------- SHVar (Lalitha et al., UAI 2023: SH with variances)
 class BatchedProblem(NamedTuple):
     name: str
     means: np.ndarray  # [N, K] one row per instance
@@ -201,7 +209,9 @@ SHVAR_PARITIES = ("one_based", "zero_based")
 def shvar_base(
     num_arms: int, parity: str = "one_based"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """S004 §5.1 before perturbation: ``(means, variances)`` of ``num_arms`` arms.
+    """Lalitha, Kalantari, Ma, Deoras, Kveton, "Fixed-budget best-arm identification
+    with heterogeneous reward variances" (UAI 2023), Section 5.1, before perturbation:
+    ``(means, variances)`` of ``num_arms`` arms.
 
     With 1-based arm ``i`` (the paper's numbering): ``mu_i = 1 - sqrt((i - 1) / K)``;
     ``sigma_i^2 = 0.9 mu_i^2 + 0.1`` for even ``i`` and ``0.1`` for odd ``i`` (arm 1,
@@ -228,13 +238,14 @@ def shvar_gaussian(
     perturb: bool = True,
     parity: str = "one_based",
 ) -> BatchedProblem:
-    """S004 §5.1 Gaussian bandit: ``num_instances`` perturbed instances ``[N, K]``.
+    """Lalitha et al. (UAI 2023), Section 5.1, Gaussian bandit: ``num_instances``
+    perturbed instances ``[N, K]``.
 
     Each instance (one per run: the paper perturbs the means and variances, and its
     MovieLens variant says a new sample is drawn in each run) adds ``N(0, 0.05^2)`` to
     every mean and multiplies every variance by ``U(0.5, 1.5)``, drawn with
     ``numpy.random.default_rng(seed)``. The best arm must then be taken from the
-    realised means (spec §2.3), not assumed to be arm 1. ``parity``: see
+    realised means, not assumed to be arm 1. ``parity``: see
     :func:`shvar_base`.
     """
     if int(num_instances) != num_instances or num_instances < 1:
@@ -251,5 +262,5 @@ def shvar_gaussian(
         f"shvar-gaussian-K{num_arms}",
         np.array(means),
         np.sqrt(var),
-        "Lalitha et al. 2023 (S004), Sec. 5.1",
+        "Lalitha et al. (UAI 2023), Sec. 5.1",
     )

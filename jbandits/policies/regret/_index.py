@@ -1,9 +1,10 @@
-"""The regret index policies (spec §1.3-1.5) on the shared skeleton of policies/_index.py.
+"""The regret index policies on the shared skeleton of policies/_index.py.
 
 UCB1, UCB-V, MOSS, OCUCB and KL-UCB differ only in their index. Each pulls every real
-arm once in index order (spec §1.4), then the arm with the largest index over the real
+arm once in index order (the initialisation of UCB1: Auer, Cesa-Bianchi, Fischer,
+Machine Learning 47, 2002, Figure 1), then the arm with the largest index over the real
 arms; exact ties go to a uniformly random maximiser (``tie_break="random"``, the
-library default of spec §1.5) or to the lowest index (``"first"``, the authors'
+library default) or to the lowest index (``"first"``, the authors'
 behaviour). The output is the real arm with the largest empirical mean.
 """
 
@@ -48,5 +49,6 @@ def index_policy(num_arms: int, index_fn: IndexFn, tie_break: str) -> Policy:
 
 
 def counts_at_least_one(stats: arms.ArmStats) -> Array:
-    """``max(z, 1)``: every division by a count is guarded (spec §1.3)."""
+    """``max(z, 1)``: every division by a count is guarded (an unpulled arm's index is
+    never read: every arm is pulled once first)."""
     return jnp.maximum(stats.counts, 1.0)
