@@ -11,12 +11,21 @@ EUCBV, UCB-Improved) live here too: their round count M = floor(log2(T / e) / 2)
 (:func:`num_rounds`) and per-round constants depend on (K, T) or T alone; the rounds
 themselves advance in the policies (:mod:`jbandits.policies._rounds`).
 
-*By-K tables* serve padded instances (K_max arms, ``arm_mask.sum()`` of them real):
-:func:`by_k` stacks the schedules of every real K = 0..K_max along a leading axis, and
-a policy selects the row ``arm_mask.sum()`` at ``init``. Rows for which no schedule
-exists (K < 2, budget too small for K; the builder raises :class:`Infeasible`) are
-*idle* rows (``idle(size)``): a policy handed one pulls nothing and outputs ``-1``.
-:func:`select` is the device-side half: the row of one instance, inside ``init``.
+*Padded instances* (K_max arms, ``arm_mask.sum()`` of them real) follow one
+convention, for every policy whose schedule or constants depend on K (SR, SAR, VBR,
+CSAR, AugUCB, the sequential-halving family): **a padded instance runs the schedule
+of its real K, or nothing**. Every schedule row records the real K it was built for
+(``k_real``). :func:`by_k` stacks the rows of every real K = 0..K_max along a leading
+axis (a *by-K table*); a single row (a policy's ``prepare`` hook, or a budget sweep's
+stack) serves one K. At ``init`` the policy calls :func:`select` (through
+``jbandits.policies._phases.start``), which returns the row ``arm_mask.sum()`` of a
+table, or the single row, and the type's *idle* row (``idle(size)``) wherever no
+schedule exists (K < 2 or the budget too small for K: the builder raised
+:class:`Infeasible`) or the row was built for another K. On the idle row the policy
+starts with no active arm, pulls nothing and outputs ``-1`` (labels all False), which
+every metric counts as an error. Padded arms themselves are never active, pulled or
+output. Policies whose constants are computed from ``arm_mask.sum()`` in ``init``
+(e.g. EUCBV's psi = T / K^2) need no schedule row.
 Rows are cached per (builder, K, budget, options), and the harmonic numbers behind
 log-bar(K) are computed incrementally, so a table for K_max = 1024 takes well under a
 second.
@@ -50,13 +59,13 @@ class PhaseSchedule(NamedTuple):
     )  # [P] int32: cumulative pulls per active arm by the end of phase
     ends: np.ndarray  # [P] int32: step count at which each phase ends (NEVER = padding)
     num_phases: np.ndarray  # [] int32: real number of phases (-1: idle row)
+    k_real: np.ndarray  # [] int32: the real K the schedule is for (-1: idle row)
 
     @classmethod
     def idle(cls, size: int) -> PhaseSchedule:
         """A row with no phase (``num_phases = -1``): the policy pulls nothing."""
-        return cls(
-            np.zeros(size, np.int32), np.full(size, NEVER, np.int32), np.int32(-1)
-        )
+        never = np.full(size, NEVER, np.int32)
+        return cls(np.zeros(size, np.int32), never, np.int32(-1), np.int32(-1))
 
 
 class StageSchedule(NamedTuple):
@@ -65,12 +74,13 @@ class StageSchedule(NamedTuple):
     keep: np.ndarray  # [S] int32: arms kept after stage s (ceil(size / 2))
     per_arm: np.ndarray  # [S] int32: pulls per arm in stage s (0 for Lalitha et al.)
     num_stages: np.ndarray  # [] int32 (-1: idle row)
+    k_real: np.ndarray  # [] int32: the real K the schedule is for (-1: idle row)
 
     @classmethod
     def idle(cls, size: int) -> StageSchedule:
         """A row with no stage and ``sizes = 0``: the policy pulls nothing."""
-        zeros = np.zeros(size, np.int32)
-        return cls(np.full(size, NEVER, np.int32), zeros, zeros, zeros, np.int32(-1))
+        zeros, idle = np.zeros(size, np.int32), np.int32(-1)
+        return cls(np.full(size, NEVER, np.int32), zeros, zeros, zeros, idle, idle)
 
 
 def _check(num_arms: int, budget: int, minimum: int, what: str) -> tuple[int, int]:
@@ -131,6 +141,7 @@ def _phases(per_arm: np.ndarray, sizes: np.ndarray, size) -> PhaseSchedule:
         per_arm=_pad(per_arm, size, per_arm[-1]),
         ends=_pad(ends, size, NEVER),
         num_phases=np.int32(len(per_arm)),
+        k_real=np.int32(sizes[0]),
     )
 
 
@@ -201,6 +212,7 @@ def halving_karnin(
         keep=_pad([math.ceil(s / 2) for s in sizes], size, 1),
         per_arm=_pad(per_arm, size, 0),
         num_stages=np.int32(rounds),
+        k_real=np.int32(num_arms),
     )
 
 
@@ -219,6 +231,7 @@ def halving_equal_stages(
         keep=_pad([math.ceil(s / 2) for s in sizes], size, 1),
         per_arm=_pad([0] * stages, size, 0),
         num_stages=np.int32(stages),
+        k_real=np.int32(num_arms),
     )
 
 
@@ -292,16 +305,21 @@ def by_k(
 
 
 def select(table: Schedule, arm_mask) -> Schedule:
-    """Device side: the schedule of one instance, as ``jnp`` arrays.
+    """Device side: the schedule of one instance, as ``jnp`` arrays (traceable).
 
-    ``table`` is a by-K table when its last leaf (the phase / stage / round count)
-    has a leading K axis: its row ``arm_mask.sum()`` is returned (traceable).
-    Otherwise ``table`` is one schedule and is returned as is.
+    ``table`` is a by-K table when its ``k_real`` leaf has a leading K axis: its row
+    ``arm_mask.sum()`` is taken. Otherwise ``table`` is one schedule. Either way the
+    result is the idle row of the type (same shapes) unless its ``k_real`` equals
+    ``arm_mask.sum()``: a schedule built for another K is never run.
     """
-    if jnp.ndim(table[-1]) == 1:
-        k_real = jnp.sum(arm_mask).astype(jnp.int32)
-        return type(table)(*[jnp.asarray(x)[k_real] for x in table])
-    return type(table)(*[jnp.asarray(x) for x in table])
+    k_real = jnp.sum(arm_mask).astype(jnp.int32)
+    row = type(table)(*[jnp.asarray(x) for x in table])
+    if jnp.ndim(table.k_real) == 1:
+        row = type(table)(*[x[k_real] for x in row])
+    idle = type(table).idle(row[0].shape[-1])
+    ok = row.k_real == k_real
+    pairs = zip(row, idle, strict=True)
+    return type(table)(*[jnp.where(ok, x, jnp.asarray(y, x.dtype)) for x, y in pairs])
 
 
 # ------------------------------------------------------------ data-dependent rounds
@@ -326,12 +344,13 @@ class AugUCBTables(NamedTuple):
     log_term: np.ndarray  # [S] float64: L_m = ln(T eps_m) (authors: ln(psi T eps_m^2))
     ell: np.ndarray  # [S] int32: ell_m (saturated so that t + K ell never overflows)
     last_round: np.ndarray  # [] int32: M (-1: idle row, no tables for this K)
+    k_real: np.ndarray  # [] int32: the real K the tables are for (-1: idle row)
 
     @classmethod
     def idle(cls, size: int) -> AugUCBTables:
         """A row for a K without tables (K < 2 or T <= K): the policy pulls nothing."""
-        ones = np.ones(size, np.float64)
-        return cls(ones, ones, np.zeros(size, np.int32), np.int32(-1))
+        ones, idle = np.ones(size, np.float64), np.int32(-1)
+        return cls(ones, ones, np.zeros(size, np.int32), idle, idle)
 
 
 AUGUCB_MAX_SIZE = num_rounds(_INT32_MAX) + 2  # table length for every int32 budget
@@ -388,6 +407,7 @@ def augucb_tables(
         log_term=np.asarray(log_term + log_term[-1:] * pad, np.float64),
         ell=np.asarray(ell + ell[-1:] * pad, np.int32),
         last_round=np.int32(big_m),
+        k_real=np.int32(k),
     )
 
 

@@ -16,20 +16,13 @@ runs only at phase ends costs nothing but a sort in every step costs up to ~60x 
 step, updates that sort (halving, SAR, a ranking :func:`drop`) run in the loop
 instead; :data:`FIXED_SHAPE` overrides the choice. Both forms give the same arms.
 
-A policy runs either
-
-* a *by-K table* (leaves with a leading ``[K_max + 1]`` axis, built by
-  :func:`resolve` from a concrete budget, or passed as ``schedule=``): ``init``
-  selects the row ``arm_mask.sum()`` (:func:`jbandits.schedules.select`), so padded
-  instances run the schedule of their real K; or
-* a *single schedule* computed for one real K (e.g. by a module's ``prepare`` hook, or
-  stacked over a budget sweep and traced). The policies check at ``init`` that
-  ``arm_mask.sum()`` equals the schedule's K; on a mismatch the policy is idle from
-  the start and outputs ``-1`` (counted as an error by every metric) instead of
-  running a wrong schedule silently.
-
-The selected row is kept in the policy state. Idle rows (no schedule exists for that
-K and budget) make the policy idle with output ``-1`` the same way.
+A policy runs either a *by-K table* (built by :func:`resolve` from a concrete budget,
+or passed as ``schedule=``) or a *single schedule* computed for one real K (a
+module's ``prepare`` hook, or stacked over a budget sweep and traced). Padded
+instances follow the one convention of :mod:`jbandits.schedules`: :func:`start`
+gives the row of the real K (or the idle row: no schedule for that K, or a single
+schedule built for another K) and the starting active set (the real arms, none on
+the idle row). The row is kept in the policy state.
 """
 
 from __future__ import annotations
@@ -188,6 +181,16 @@ def drop(
         return i + 1, left & ~arms.one_hot(pick_fn(score, left), num_arms)
 
     return jax.lax.while_loop(lambda c: c[0] < count, body, (0, eligible))[1]
+
+
+def start(table: Any, arm_mask: Array) -> tuple[Any, Array]:
+    """The schedule of this instance and its starting active set.
+
+    The schedule is :func:`jbandits.schedules.select`'s (the row of the real K, or the
+    idle row); the active set is the real arms, or no arm on the idle row.
+    """
+    sched = schedules.select(table, arm_mask)
+    return sched, arm_mask & (sched.k_real >= 0)
 
 
 def first_or_idle(arm: Array, active: Array) -> Array:

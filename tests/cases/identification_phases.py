@@ -119,16 +119,16 @@ def _shadavar_sample(rng, k_max, horizon):
 
 
 def _phase(fn, **kw):
-    def make(per_arm, ends, num_phases, **hp):
-        sched = schedules.PhaseSchedule(per_arm, ends, num_phases)
+    def make(per_arm, ends, num_phases, k_real, **hp):
+        sched = schedules.PhaseSchedule(per_arm, ends, num_phases, k_real)
         return fn(K_MAX, schedule=sched, **kw, **hp)
 
     return make
 
 
 def _stage(fn, **kw):
-    def make(ends, sizes, keep, per_arm, num_stages, **hp):
-        sched = schedules.StageSchedule(ends, sizes, keep, per_arm, num_stages)
+    def make(ends, sizes, keep, per_arm, num_stages, k_real, **hp):
+        sched = schedules.StageSchedule(ends, sizes, keep, per_arm, num_stages, k_real)
         return fn(K_MAX, schedule=sched, **kw, **hp)
 
     return make

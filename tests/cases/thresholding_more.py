@@ -61,8 +61,8 @@ def _augucb_sample(variant):
 
 
 def _augucb_make(variant, on_empty=None):
-    def make(threshold, rho, psi, log_term, ell, last_round):
-        tables = AugUCBTables(psi, log_term, ell, last_round)
+    def make(threshold, rho, psi, log_term, ell, last_round, k_real):
+        tables = AugUCBTables(psi, log_term, ell, last_round, k_real)
         return augucb_fn(
             K_MAX,
             threshold=threshold,
@@ -175,8 +175,8 @@ def _csar_sample(variant):
 
 
 def _csar_make(variant):
-    def make(threshold, s_per_arm, s_ends, s_num_phases):
-        sched = schedules.PhaseSchedule(s_per_arm, s_ends, s_num_phases)
+    def make(threshold, s_per_arm, s_ends, s_num_phases, s_k_real):
+        sched = schedules.PhaseSchedule(s_per_arm, s_ends, s_num_phases, s_k_real)
         return csar_fn(K_MAX, threshold=threshold, variant=variant, schedule=sched)
 
     return make

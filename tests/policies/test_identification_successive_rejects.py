@@ -112,9 +112,9 @@ def test_traced_schedule_under_jit():
     sched = sr_schedule(5, 100)
 
     @jax.jit
-    def first_arm(per_arm, ends, num):
+    def first_arm(per_arm, ends, num, k_real):
         pol = successive_rejects(
-            5, schedule=schedules.PhaseSchedule(per_arm, ends, num)
+            5, schedule=schedules.PhaseSchedule(per_arm, ends, num, k_real)
         )
         return pol.init(jax.random.key(0), jnp.ones(5, bool)).arm
 

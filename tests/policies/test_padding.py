@@ -192,9 +192,11 @@ def _play(case: Case, num_arms, table, mask, budget, **traced):
     return np.asarray(res.arms), np.asarray(res.output)
 
 
-def _play_prepared(case: Case, table, mask, budget, **traced):
-    """Factory called inside jit with a traced budget and ``prepare``'s kwargs."""
-    extra = case.prepare()(K_MAX, int(mask.sum()), budget, **case.static, **traced)
+def _play_prepared(case: Case, table, mask, budget, k_real=None, **traced):
+    """Factory called inside jit with a traced budget and ``prepare``'s kwargs (for
+    ``k_real`` real arms; default: the mask's)."""
+    k_real = int(mask.sum()) if k_real is None else k_real
+    extra = case.prepare()(K_MAX, k_real, budget, **case.static, **traced)
 
     @jax.jit
     def go(b, extra, traced):
@@ -262,6 +264,20 @@ def test_budget_too_small_for_the_real_k_idles(case):
     np.testing.assert_array_equal(p_out, out)
     if np.ndim(out) == 0:
         assert int(out) == -1
+
+
+@pytest.mark.parametrize("case", SOME)
+def test_a_schedule_for_another_k_idles(case):
+    """One padding convention (schedules.select): a schedule runs only on instances
+    with the real K it was built for; on any other the policy is idle (-1)."""
+    budget = 57
+    inst = _padded_instance(case, 5, budget)
+    for k in (K_REAL - 1, K_REAL + 1):
+        arms, out = _play_prepared(
+            case, inst.table, inst.mask, budget, k_real=k, **inst.traced_padded
+        )
+        assert (arms == -1).all()
+        assert int(out) == -1 if np.ndim(out) == 0 else not out.any()
 
 
 @pytest.mark.parametrize("case", SOME)

@@ -51,8 +51,7 @@ def halving_policy(
 
     def init_fn(key, arm_mask):
         del key
-        sched = schedules.select(table, arm_mask)
-        active = arm_mask & (jnp.sum(arm_mask) == sched.sizes[0])
+        sched, active = _phases.start(table, arm_mask)
         local = arms.init_stats(num_arms)
         zero = jnp.zeros((), jnp.int32)
         first = _phases.first_or_idle(choose(local, active, zero), active)

@@ -101,8 +101,7 @@ def successive_rejects(
 
     def init_fn(key, arm_mask):
         del key
-        sched = schedules.select(table, arm_mask)
-        active = arm_mask & (jnp.sum(arm_mask) == sched.num_phases + 1)
+        sched, active = _phases.start(table, arm_mask)
         stats = arms.init_stats(num_arms)
         first = _phases.first_or_idle(arms.least_pulled(stats.counts, active), active)
         zero = jnp.zeros((), jnp.int32)

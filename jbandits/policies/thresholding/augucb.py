@@ -20,7 +20,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, schedules
-from jbandits.policies import _rounds
+from jbandits.policies import _phases, _rounds
 from jbandits.types import Array, ArrayLike, Policy
 
 VARIANTS = ("paper", "authors_code")
@@ -156,13 +156,14 @@ def augucb(
     def init_fn(key, arm_mask):
         del key
         k_real = jnp.sum(arm_mask).astype(jnp.int32)
-        psi, log_term, ell, last = schedules.select(tables, arm_mask)
+        row, active = _phases.start(tables, arm_mask)
+        psi, log_term, ell, last = row.psi, row.log_term, row.ell, row.last_round
         ftype = jnp.result_type(float)
         return AugUCBState(
             stats=arms.init_stats(num_arms),
             arm_mask=arm_mask,
-            active=arm_mask,
-            present=arm_mask,
+            active=active,
+            present=active,
             psi=psi.astype(ftype),
             log_term=log_term.astype(ftype),
             ell=ell.astype(jnp.int32),

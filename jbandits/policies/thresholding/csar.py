@@ -144,12 +144,12 @@ def csar(
 
     def init_fn(key, arm_mask):
         del key
-        per_arm, ends, num_phases = schedules.select(schedule, arm_mask)
-        per_arm, ends = per_arm.astype(jnp.int32), ends.astype(jnp.int32)
-        num_phases = num_phases.astype(jnp.int32)
+        sched, active = _phases.start(schedule, arm_mask)
+        per_arm, ends = sched.per_arm.astype(jnp.int32), sched.ends.astype(jnp.int32)
+        num_phases = sched.num_phases.astype(jnp.int32)
         stats, t = arms.init_stats(num_arms), jnp.zeros((), jnp.int32)
         active, phase = advance(
-            stats, arm_mask, jnp.zeros((), jnp.int32), t, per_arm, ends, num_phases
+            stats, active, jnp.zeros((), jnp.int32), t, per_arm, ends, num_phases
         )
         arm = choose(stats, active, per_arm, phase, num_phases)
         return CSARState(
