@@ -127,6 +127,7 @@ def test_tune_compiles_once_and_reports():
     with count_compiles() as again:  # new starting points, new keys, new budgets
         for i, eps in enumerate((0.02, 0.5)):
             tune.tune("apt", BANDIT, PARAMS, **SMALL, start={"epsilon": eps}, key=i)
+        tune.tune("apt", BANDIT, PARAMS, **SMALL, select=0.5, crn=True, key=3)
         out = tune.tune_budgets(
             "apt", BANDIT, PARAMS, budgets=[24, 40], **{
                 k: v for k, v in SMALL.items() if k != "budget"
@@ -273,3 +274,16 @@ def test_snr_stop_ends_a_search_on_a_flat_objective():
     assert res.stopped == "snr" and len(res.path) == 2 and res.converged
     res = tune.tune("apt", BANDIT, PARAMS, **kw, start={"epsilon": 0.1}, max_steps=4)
     assert res.stopped == "max_steps" and len(res.path) == 4
+
+
+def test_final_comparison_picks_the_lowest_candidate_within_the_budget():
+    """select > 0: the averaged iterate, the start and the best evaluated point are
+    compared on fresh common replications; the lowest mean is returned."""
+    res = tune.tune("apt", BANDIT, PARAMS, **SMALL, select=0.5, crn=True, key=2)
+    race = res.extra["race"]
+    assert race is not None and {"average 0", "start"} <= set(race)
+    best = min(race, key=lambda n: race[n][1])
+    assert res.theta == race[best][0]
+    assert res.simulations <= SMALL["simulations"]
+    with pytest.raises(ValueError, match="select"):
+        tune.tune("apt", BANDIT, PARAMS, **SMALL, select=1.0)

@@ -167,7 +167,19 @@ def _antithetic_directions(key, num_pairs: int, dim: int) -> np.ndarray:
     return u
 
 
-def es_gradient(objective, space, z, key, *, sigma, num_pairs, num_reps, chunk):
+def es_gradient(
+    objective,
+    space,
+    z,
+    key,
+    *,
+    sigma,
+    num_pairs,
+    num_reps,
+    chunk,
+    run_key=None,
+    record: list | None = None,
+):
     """ES gradient in the normalised coordinates ``z`` of ``space`` (host side).
 
     Evaluates ``z +- sigma u_p`` (``p < num_pairs``) on ``num_reps`` common
@@ -175,14 +187,21 @@ def es_gradient(objective, space, z, key, *, sigma, num_pairs, num_reps, chunk):
     the mean loss over all evaluations and its standard error over replications,
     the gradient and its standard error (replications are i.i.d., so the spread of
     the per-replication estimates gives it), and the simulations used.
+
+    ``run_key`` (optional) fixes the replication keys (``key`` then only draws the
+    directions), so that successive steps share their replications; ``record``
+    (optional list) receives ``(points [2P, d], mean losses [2P])``.
     """
     key_u, key_run = jax.random.split(key)
+    key_run = key_run if run_key is None else run_key
     u = _antithetic_directions(key_u, num_pairs, space.dim)
     points = space.clip(np.concatenate([z + sigma * u, z - sigma * u]))
     step = points[:num_pairs] - points[num_pairs:]  # actual (clipped) differences
     losses = objective.losses(
         space.batch_from_z(points), key_run, num_reps, chunk=chunk
     )  # [2P, R]
+    if record is not None:
+        record.append((points, losses.mean(1)))
     diff = losses[:num_pairs] - losses[num_pairs:]  # [P, R]
     if space.dim == 1:  # central differences over the actual (clipped) step
         per_rep = (diff / step[:, :1]).mean(0)[:, None]  # [R, 1]

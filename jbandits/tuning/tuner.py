@@ -155,6 +155,8 @@ def tune(
     snr_stop: float | None = None,
     patience: int = 5,
     average: bool = True,
+    crn: bool | None = None,
+    select: float | None = None,
     temperature: float = 1.0,
     evaluate: int = 0,
     permute: bool = True,
@@ -177,10 +179,16 @@ def tune(
     decaying step) follows the ES or policy-gradient estimate in normalised
     coordinates (see :mod:`jbandits.tuning.space`) until the simulations are spent,
     ``max_steps`` is reached, or (with ``snr_stop``) the mean gradient of the last
-    ``patience`` steps is within ``snr_stop`` standard errors of 0; a non-finite estimate is rejected
-    (theta is kept); (3) the result is the average of the second half of the iterates
-    (Polyak-Ruppert averaging; Polyak and Juditsky, SIAM J. Control Optim. 1992);
-    with several starts the candidates are compared on common replications.
+    ``patience`` steps is within ``snr_stop`` standard errors of 0; a non-finite
+    estimate is rejected (theta is kept); (3) each start's candidate is the average of
+    the second half of its iterates (Polyak-Ruppert averaging; Polyak and Juditsky,
+    SIAM J. Control Optim. 1992); (4) with ``select`` > 0, a share of the simulations
+    is kept for a final paired comparison on fresh common replications between these
+    averages, the start and the best point evaluated during the search (with ``crn``
+    the grid and every ES step share one set of replications, so their means are
+    comparable): the lowest mean wins. The averaged ES iterate minimises a smoothed
+    loss, which sits away from a steep edge of the landscape; the comparison lets an
+    evaluated point closer to the edge win when it is better.
 
     Args:
       policy: a registered name (``"lsa"``), a Policy from :func:`jbandits.make`
@@ -216,6 +224,11 @@ def tune(
         simulations once converged, but can also stop on a plateau (off by
         default; every step's SNR is in ``path`` either way).
       average: return the averaged iterate (else the last one).
+      crn: every ES step reuses the coarse grid's replication keys (default: for two
+        or more parameters); otherwise each step draws fresh replications.
+      select: share of ``simulations`` kept for the final comparison (default 0.2 for
+        two or more parameters, 0 for one, where the budget is a few steps); it is
+        skipped when there is a single candidate.
       temperature: softmax temperature of the ``"pg"`` relaxation (index units).
       evaluate: if > 0, evaluate the tuned theta, the start and the best grid point
         on this many fresh common replications each (:class:`Evaluation`).
@@ -271,6 +284,10 @@ def tune(
         raise ValueError(f"estimator must be 'es' or 'pg', got {estimator!r}")
     d = space.dim
     num_pairs = num_pairs or (1 if d == 1 else d)
+    crn = d > 1 if crn is None else bool(crn)
+    select = (0.0 if d == 1 else 0.2) if select is None else float(select)
+    if not 0.0 <= select < 1.0:
+        raise ValueError(f"select must lie in [0, 1), got {select}")
     key = as_key(key)
     k_init, k_steps, k_pick, k_eval = jax.random.split(key, 4)
     if estimator == "pg":
@@ -291,6 +308,7 @@ def tune(
     sims = 0
     init = None
     grid_best = None
+    seen = []  # (points [n, d], mean losses [n]) on the shared keys (crn)
     if start is None:
         n0 = init_points or {1: 5, 2: 4}.get(d, 3)
         z_grid = space.grid(n0)
@@ -299,6 +317,7 @@ def tune(
         )
         sims += per.size
         means = per.mean(1)
+        seen.append((z_grid, means))
         order = np.argsort(np.where(np.isfinite(means), means, np.inf))
         z_starts = np.stack(  # parabolic refinement of the best grid points
             [_parabolic(z_grid, means, i, n0) for i in order[: max(1, starts)]]
@@ -311,7 +330,8 @@ def tune(
         z_starts = np.stack([space.to_z(s) for s in starts_list])
         step0 = 0.1
     opt = optimizer or default_optimizer(step0)
-    budget_left = max(0, simulations - sims)
+    reserve = int(select * simulations)
+    budget_left = max(0, simulations - sims - reserve)
     per_start = budget_left // len(z_starts)
     candidates, path, rejected, stopped = [], [], 0, "max_steps"
     step_keys = jax.random.split(k_steps, len(z_starts))
@@ -335,6 +355,8 @@ def tune(
                     num_pairs=num_pairs,
                     num_reps=num_reps,
                     chunk=chunk,
+                    run_key=k_init if crn else None,
+                    record=seen if crn else None,
                 )
             else:
                 est = estimators.pg_gradient(
@@ -372,12 +394,35 @@ def tune(
         sims += spent
         tail = iterates[len(iterates) // 2 :] if average else iterates[-1:]
         candidates.append(space.clip(np.mean(tail, axis=0)))
-    if len(candidates) > 1:  # pick among the starts on common replications
+    named = {f"average {s}": z for s, z in enumerate(candidates)}
+    race = None
+    if reserve:
+        named["start"] = z_starts[0]
+        if seen and (crn or start is None):
+            pts = np.concatenate([p for p, _ in seen])
+            vals = np.concatenate([v for _, v in seen])
+            if np.isfinite(vals).any():
+                named["best evaluated"] = space.clip(pts[int(np.nanargmin(vals))])
+        named = _distinct(named)
+        race_reps = reserve // len(named)
+        if len(named) > 1 and race_reps >= 2:
+            z_c = np.stack(list(named.values()))
+            per = objective.losses(
+                space.batch_from_z(z_c), k_pick, race_reps, chunk=chunk
+            )
+            sims += per.size
+            means = per.mean(1)
+            race = {
+                n: (space.from_z(z), float(m))
+                for (n, z), m in zip(named.items(), means, strict=True)
+            }
+            z_best = z_c[int(np.nanargmin(np.where(np.isfinite(means), means, np.inf)))]
+    if race is None and len(candidates) > 1:  # pick among the starts
         z_c = np.stack(candidates)
         per = objective.losses(space.batch_from_z(z_c), k_pick, num_reps, chunk=chunk)
         sims += per.size
         z_best = z_c[int(np.nanargmin(per.mean(1)))]
-    else:
+    elif race is None:
         z_best = candidates[0]
     theta = space.from_z(z_best)
     result = TuneResult(
@@ -389,7 +434,7 @@ def tune(
         rejected=rejected,
         init=init,
         seconds=time.perf_counter() - t0,
-        extra={"z": z_best, "space": space, "chunk": chunk},
+        extra={"z": z_best, "space": space, "chunk": chunk, "race": race},
     )
     if evaluate:
         rows = {"tuned": theta, "start": result.start}
@@ -399,6 +444,15 @@ def tune(
             objective, space, rows, num_reps=int(evaluate), key=k_eval, chunk=chunk
         )
     return result
+
+
+def _distinct(named: dict) -> dict:
+    """Drop candidates equal (within 1e-9) to an earlier one."""
+    out = {}
+    for name, z in named.items():
+        if all(np.max(np.abs(z - o)) > 1e-9 for o in out.values()):
+            out[name] = np.asarray(z, np.float64)
+    return out
 
 
 def _parabolic(z_grid: np.ndarray, means: np.ndarray, best: int, n: int) -> np.ndarray:
