@@ -190,7 +190,9 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--reps", type=int, default=None, help="R per evaluated point")
     ap.add_argument("--eval", type=int, default=None, help="evaluation replications")
-    ap.add_argument("--only", default=None, help="substring of task names to run")
+    ap.add_argument(
+        "--only", default=None, help="comma-separated substrings of task names to run"
+    )
     args = ap.parse_args(argv)
     seeds = args.seeds or (2 if args.quick else 5)
     reps = args.reps or (40 if args.quick else 100)
@@ -213,7 +215,9 @@ def main(argv=None) -> None:
     )
     rows, all_ok, memo = [], [], {}
     for task in tasks(args.quick):
-        if args.only and args.only.lower() not in task.name.lower():
+        if args.only and not any(
+            part.strip().lower() in task.name.lower() for part in args.only.split(",")
+        ):
             continue
         bandit, params = task.instance
         space = Space(task.space)
