@@ -205,6 +205,23 @@ def _open_store(store, **work):
     return Store(store, fingerprint=fingerprint)
 
 
+def _run(source, bandit, lanes, opts, lead, store, progress, report, chunking):
+    """:func:`jbandits.runner.execute`, the store closed, leaves shaped ``lead``."""
+    flat = runner.execute(
+        source,
+        bandit,
+        lanes,
+        opts,
+        progress=progress,
+        store=store,
+        report=report,
+        **chunking,
+    )
+    if store is not None:
+        store.finish()
+    return runner.to_result(flat, lead)
+
+
 # -------------------------------------------------------------------------- simulate
 def simulate(
     policy,
@@ -328,21 +345,9 @@ def simulate(
         return_state=return_state,
         diagnostics=diagnostics,
     )
-    flat = runner.execute(
-        policy,
-        bandit,
-        lanes,
-        opts,
-        batch_size=batch_size,
-        memory_budget=memory_budget,
-        progress=progress,
-        store=store,
-        report=report,
-    )
-    if store is not None:
-        store.finish()
     lead = (num_inst, num_reps) if batched else (num_reps,)
-    return runner.to_result(flat, lead)
+    chunking = dict(batch_size=batch_size, memory_budget=memory_budget)
+    return _run(policy, bandit, lanes, opts, lead, store, progress, report, chunking)
 
 
 # ----------------------------------------------------------------------------- sweep
@@ -489,21 +494,11 @@ def sweep(
         permute=permute,
         diagnostics=diagnostics,
     )
-    flat = runner.execute(
-        make_policy,
-        bandit,
-        lanes,
-        opts,
-        batch_size=batch_size,
-        memory_budget=memory_budget,
-        progress=progress,
-        store=store,
-        report=report,
-    )
-    if store is not None:
-        store.finish()
     lead = (num_points, num_inst, num_reps) if batched else (num_points, num_reps)
-    return runner.to_result(flat, lead)
+    chunking = dict(batch_size=batch_size, memory_budget=memory_budget)
+    return _run(
+        make_policy, bandit, lanes, opts, lead, store, progress, report, chunking
+    )
 
 
 # ------------------------------------------------------------------------ sweep_grid

@@ -8,9 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from harness import play_table
+from harness import arm_stats, play_table
 
-from jbandits import arms, truth
+from jbandits import truth
 from jbandits.policies.identification.gape import (
     empirical_gaps,
     gape,
@@ -31,9 +31,7 @@ def _x64():
 
 
 def _stats(means, counts, m2=None):
-    counts = jnp.asarray(counts, jnp.float64)
-    m2 = jnp.zeros_like(counts) if m2 is None else jnp.asarray(m2, jnp.float64)
-    return arms.ArmStats(counts=counts, sums=jnp.asarray(means) * counts, m2=m2)
+    return arm_stats(counts, means=means, m2=m2, dtype=jnp.float64)
 
 
 def test_empirical_gaps():

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from harness import play_table
+from harness import arm_stats, play_table
 
 import jbandits
 from jbandits import arms, truth
@@ -32,10 +32,7 @@ def _x64():
 
 
 def _stats(means, counts, m2=None):
-    counts = jnp.asarray(counts, jnp.float64)
-    sums = jnp.asarray(means, jnp.float64) * counts
-    m2 = jnp.zeros_like(counts) if m2 is None else jnp.asarray(m2, jnp.float64)
-    return arms.ArmStats(counts=counts, sums=sums, m2=m2)
+    return arm_stats(counts, means=means, m2=m2, dtype=jnp.float64)
 
 
 TV7_MU = [0.9, 0.6, 0.5, 0.2]

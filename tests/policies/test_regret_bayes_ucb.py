@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _bayes_util import assert_binomial, first_arms, replay_arms
+from harness import arm_stats
 from scipy import stats as sps
 
 import jbandits
@@ -43,11 +44,7 @@ def test_tail_level():
     assert float(tail_level(1, 3.0, 2.0)) == 1.0  # ln T floored at 1 keeps alpha <= 1
 
 
-def _stats(counts, sums):
-    counts = jnp.asarray(counts, jnp.float32)
-    return jbandits.arms.ArmStats(
-        counts, jnp.asarray(sums, jnp.float32), jnp.zeros_like(counts)
-    )
+_stats = arm_stats  # (counts, sums), float32
 
 
 def test_beta_index_is_the_scipy_quantile():

@@ -7,17 +7,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _bayes_util import random_stats, replay_arms
+from harness import arm_stats
 
 import jbandits
 from jbandits.policies.regret import dmed
 from jbandits.policies.regret.dmed import dmed_list
 
-
-def _stats(counts, sums):
-    counts = jnp.asarray(counts, jnp.float32)
-    return jbandits.arms.ArmStats(
-        counts, jnp.asarray(sums, jnp.float32), jnp.zeros_like(counts)
-    )
+_stats = arm_stats  # (counts, sums), float32
 
 
 def test_two_arm_hand_check_after_forced_pulls():

@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import math
 
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from _regret_util import rollout
+from harness import arm_stats
 
-from jbandits import arms
 from jbandits.policies.regret import moss
 from jbandits.policies.regret.moss import moss_index
 
-
-def _stats(counts, sums):
-    return arms.ArmStats(
-        jnp.asarray(counts, float), jnp.asarray(sums, float), jnp.zeros(len(counts))
-    )
+_stats = arm_stats  # (counts, sums), float32
 
 
 def test_index_values_and_clamp():

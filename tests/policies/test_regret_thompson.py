@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _bayes_util import assert_binomial, first_arms, replay_arms, replay_run
+from harness import arm_stats
 
 import jbandits
 from jbandits.policies.regret import thompson
@@ -46,11 +47,7 @@ def test_beta_step_counts_successes_and_failures():
     assert float(state.succ.sum()) == 1.0
 
 
-def _stats(counts, sums):
-    counts = jnp.asarray(counts, jnp.float32)
-    return jbandits.arms.ArmStats(
-        counts, jnp.asarray(sums, jnp.float32), jnp.zeros_like(counts)
-    )
+_stats = arm_stats  # (counts, sums), float32
 
 
 def _moments_ok(draws, mean, var, z=4.0):

@@ -1,6 +1,6 @@
 """GapE (Gabillon, Ghavamzadeh, Lazaric, Bubeck, NIPS 2011), single bandit, fixed budget.
 
-Spec §5.7: after one pull per arm, pull ``argmax_k B_k`` with
+After one pull per arm, pull ``argmax_k B_k`` with
 
     Delta_k = mean_k - max_{j != k} mean_j,    B_k = -|Delta_k| + b sqrt(a / n_k),
 
@@ -67,16 +67,22 @@ def gape(
       NIPS 2011. Lalitha et al. Fixed-budget best-arm identification with
       heterogeneous reward variances. UAI 2023 (tuning).
     """
+    return gap_policy(num_arms, gape_index, a, b, tie_break)
+
+
+def gap_policy(num_arms, index, a, b, tie_break, passes: int = 1) -> Policy:
+    """A GapE-family policy: ``passes`` round-robin pulls per real arm, then
+    ``argmax_k index(stats, arm_mask, a, b)``; output the best empirical arm."""
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.in_range("a", a, 0.0, low_open=True)
     _validate.in_range("b", b, 0.0, low_open=True)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
-
     return index_policy(
         num_arms,
-        lambda stats, mask: gape_index(stats, mask, a, b),
+        lambda stats, mask: index(stats, mask, a, b),
         select="max",
         output=arms.best_empirical,
         setting="identification",
+        passes=passes,
         tie_break=tie_break,
     )

@@ -1,6 +1,6 @@
 """GapE-V (Gabillon, Ghavamzadeh, Lazaric, Bubeck, NIPS 2011), variance-aware GapE.
 
-Spec §5.8: after two pulls per arm (round robin, index order), pull ``argmax_k B_k`` with
+After two pulls per arm (round robin, index order), pull ``argmax_k B_k`` with
 
     B_k = -|Delta_k| + sqrt(2 a s_k^2 / n_k) + 7 a b / (3 (n_k - 1)),
 
@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import arms
 from jbandits.oracles import gape_v_oracle_params  # noqa: F401  (re-exported)
-from jbandits.policies._index import index_policy
-from jbandits.policies.identification.gape import empirical_gaps
+from jbandits.policies.identification.gape import empirical_gaps, gap_policy
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -48,21 +47,7 @@ def gape_v(
     random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
-      Gabillon, Ghavamzadeh, Lazaric, Bubeck. Multi-bandit best arm identification.
-      NIPS 2011. Lalitha et al. Fixed-budget best-arm identification with
-      heterogeneous reward variances. UAI 2023 (tuning).
+      The papers cited by :func:`~jbandits.policies.identification.gape.gape`
+      (Gabillon et al., NIPS 2011; Lalitha et al., UAI 2023, for the tuning).
     """
-    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
-    _validate.in_range("a", a, 0.0, low_open=True)
-    _validate.in_range("b", b, 0.0, low_open=True)
-    _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
-
-    return index_policy(
-        num_arms,
-        lambda stats, mask: gape_v_index(stats, mask, a, b),
-        select="max",
-        output=arms.best_empirical,
-        setting="identification",
-        passes=2,
-        tie_break=tie_break,
-    )
+    return gap_policy(num_arms, gape_v_index, a, b, tie_break, passes=2)

@@ -53,12 +53,7 @@ def _force(active, accepted, m_rem):
     return active, accepted, m_rem.astype(jnp.int32), forced
 
 
-def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
-    """Host-side ``{"schedule": ...}`` for a factory call with a traced budget: the
-    SR schedule of ``num_real_arms`` real arms (as for Successive Rejects, see
-    :func:`jbandits.policies.identification.successive_rejects.prepare`); ``m`` and
-    other keyword arguments are ignored."""
-    return sr_prepare(num_arms, num_real_arms, budget, **kwargs)
+prepare = sr_prepare  # SAR runs the Successive Rejects schedule
 
 
 def sar(
@@ -73,12 +68,8 @@ def sar(
     Args:
       num_arms: static K_max (including padded arms).
       m: number of arms to identify, 1 <= m < K (traced).
-      budget: T; needed (concrete) only when ``schedule`` is None (then the SR
-        schedules of every real K are built and ``init`` runs that of
-        ``arm_mask.sum()``).
-      schedule: the SR schedule for the real K (``sr_schedule`` or :func:`prepare`;
-        may be traced; another K makes the policy idle with output all False), or
-        a by-K table (``sr_schedule_by_k``).
+      budget, schedule: the Successive Rejects schedule, as for
+        :func:`~jbandits.policies.identification.successive_rejects.successive_rejects`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the accepted set, ``[K] bool``

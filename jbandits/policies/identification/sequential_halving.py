@@ -100,6 +100,13 @@ def prepare(
     return {"schedule": sched}
 
 
+def prepare_equal_stages(num_arms: int, num_real_arms: int, budget: int, **kwargs):
+    """:func:`prepare` of the policies on Lalitha et al.'s equal stages (SHVar,
+    SHAdaVar): ``variant="equal_stages"``; other keyword arguments are ignored."""
+    del kwargs
+    return prepare(num_arms, num_real_arms, budget, variant="equal_stages")
+
+
 def sequential_halving(
     num_arms: int,
     *,

@@ -27,9 +27,7 @@ from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
 from jbandits.policies.identification.sequential_halving import (
     halving_schedule_by_k,
-)
-from jbandits.policies.identification.sequential_halving import (
-    prepare as halving_prepare,
+    prepare_equal_stages,
 )
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -53,14 +51,7 @@ def shadavar_index(local: arms.ArmStats, delta: ArrayLike) -> Array:
     return upper / jnp.maximum(local.counts, 1.0)
 
 
-def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
-    """Host-side ``{"schedule": ...}`` for a factory call with a traced budget: the
-    Lalitha et al. stage schedule of ``num_real_arms`` real arms (as for sequential
-    halving,
-    :func:`jbandits.policies.identification.sequential_halving.prepare`); ``delta``
-    and other keyword arguments are ignored."""
-    del kwargs
-    return halving_prepare(num_arms, num_real_arms, budget, variant="equal_stages")
+prepare = prepare_equal_stages
 
 
 def shadavar(
@@ -76,13 +67,9 @@ def shadavar(
       num_arms: static K_max (including padded arms).
       delta: confidence level in (0, 1) of the variance upper bound (traced;
         Lalitha et al. use 0.05).
-      budget: T; needed (concrete) only when ``schedule`` is None (then the stage
-        schedules of every real K are built and ``init`` runs that of
-        ``arm_mask.sum()``).
-      schedule: the stage schedule for the real K
-        (``halving_schedule(K, T, size, "equal_stages")`` or :func:`prepare`; may be
-        traced; another K makes the policy idle with output ``-1``), or a by-K table
-        (``halving_schedule_by_k(K_max, T)``).
+      budget, schedule: the stage schedule of Lalitha et al., as for
+        :func:`~jbandits.policies.identification.sequential_halving.sequential_halving`
+        with ``variant="equal_stages"``.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -91,8 +78,7 @@ def shadavar(
     random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
-      Lalitha, Kalantari, Ma, Deoras, Kveton. Fixed-budget best-arm identification
-      with heterogeneous reward variances. UAI 2023 (Algorithm 4).
+      Lalitha et al. (UAI 2023), Algorithm 4; the paper as cited by :func:`shvar`.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.in_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)

@@ -25,9 +25,7 @@ from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
 from jbandits.policies.identification.sequential_halving import (
     halving_schedule_by_k,
-)
-from jbandits.policies.identification.sequential_halving import (
-    prepare as halving_prepare,
+    prepare_equal_stages,
 )
 from jbandits.types import ArrayLike, Policy
 
@@ -38,14 +36,7 @@ def shvar_index(variances: ArrayLike, counts: jnp.ndarray) -> jnp.ndarray:
     return jnp.where(counts > 0, variances / jnp.maximum(counts, 1.0), jnp.inf)
 
 
-def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
-    """Host-side ``{"schedule": ...}`` for a factory call with a traced budget: the
-    Lalitha et al. stage schedule of ``num_real_arms`` real arms (as for sequential
-    halving,
-    :func:`jbandits.policies.identification.sequential_halving.prepare`); ``variances``
-    and other keyword arguments are ignored."""
-    del kwargs
-    return halving_prepare(num_arms, num_real_arms, budget, variant="equal_stages")
+prepare = prepare_equal_stages
 
 
 def shvar(
@@ -61,13 +52,9 @@ def shvar(
       num_arms: static K_max (including padded arms).
       variances: ``[K]`` true reward variances sigma_i^2 >= 0 (traced; unrealistic
         oracle input; entries of padded arms are ignored).
-      budget: T; needed (concrete) only when ``schedule`` is None (then the stage
-        schedules of every real K are built and ``init`` runs that of
-        ``arm_mask.sum()``).
-      schedule: the stage schedule for the real K
-        (``halving_schedule(K, T, size, "equal_stages")`` or :func:`prepare`; may be
-        traced; another K makes the policy idle with output ``-1``), or a by-K table
-        (``halving_schedule_by_k(K_max, T)``).
+      budget, schedule: the stage schedule of Lalitha et al., as for
+        :func:`~jbandits.policies.identification.sequential_halving.sequential_halving`
+        with ``variant="equal_stages"``.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.

@@ -1,6 +1,6 @@
 """UCB-E (Audibert, Bubeck, Munos, COLT 2010), fixed-budget best-arm identification.
 
-Spec §5.1: after one pull per arm (the index is ``+inf`` for unpulled arms), pull
+After one pull per arm (the index is ``+inf`` for unpulled arms), pull
 ``argmax_i B_i`` with ``B_i = mean_i + sqrt(a / n_i)``; output ``argmax_i mean_i``.
 The exploration parameter ``a`` is oracle-tuned from the budget and the complexity
 ``H1`` of the true BAI gaps (:func:`ucb_e_oracle_a`).

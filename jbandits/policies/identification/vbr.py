@@ -48,12 +48,7 @@ def vbr_width(stats: arms.ArmStats, gamma: ArrayLike) -> Array:
     return gamma * jnp.sqrt(arms.var_unbiased(stats) / jnp.maximum(stats.counts, 1.0))
 
 
-def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
-    """Host-side ``{"schedule": ...}`` for a factory call with a traced budget: the
-    SR schedule of ``num_real_arms`` real arms (as for Successive Rejects, see
-    :func:`jbandits.policies.identification.successive_rejects.prepare`); ``gamma``
-    and other keyword arguments are ignored."""
-    return sr_prepare(num_arms, num_real_arms, budget, **kwargs)
+prepare = sr_prepare  # VBR runs the Successive Rejects schedule
 
 
 def vbr_provisional(
@@ -68,12 +63,8 @@ def vbr_provisional(
     Args:
       num_arms: static K_max (including padded arms).
       gamma: interval multiplier >= 0 (traced; Lalitha et al., UAI 2023, use 1.96).
-      budget: T; needed (concrete) only when ``schedule`` is None (then the SR
-        schedules of every real K are built and ``init`` runs that of
-        ``arm_mask.sum()``).
-      schedule: the SR schedule for the real K (``sr_schedule`` or :func:`prepare`;
-        may be traced; another K makes the policy idle with output ``-1``), or a
-        by-K table (``sr_schedule_by_k``).
+      budget, schedule: the Successive Rejects schedule, as for
+        :func:`~jbandits.policies.identification.successive_rejects.successive_rejects`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
