@@ -1,8 +1,9 @@
-"""Lanes of the best-arm-identification grids (S004, S003) for the one runner.
+"""Lanes of the best-arm-identification grids (Lalitha et al. UAI 2023; Gabillon et al.
+NIPS 2012) for the one runner.
 
-S004 draws a new instance per run, and its budget-dependent algorithms need one run
-per budget; the oracle-tuned ones (GapE, GapE-V, UGapEb) also need per-instance
-parameters. A grid is ``P`` points (budgets, or K values) x ``N`` instances, one
+Lalitha et al. draw a new instance per run, and their budget-dependent algorithms
+need one run per budget; the oracle-tuned ones (GapE, GapE-V, UGapEb) also need
+per-instance parameters. A grid is ``P`` points (budgets, or K values) x ``N`` instances, one
 replication each, with per-point-and-instance hyper-parameters ``hp[P, N, ...]``:
 :func:`grid_lanes` makes it ``P * N`` cells of :class:`jbandits.runner.Lanes`, and
 :func:`jbandits.runner.execute` batches, compiles (once per policy), chunks and shards

@@ -152,7 +152,7 @@ def _claims(number: int, regrets: dict, times: np.ndarray) -> list:
 
 
 def _setup1_exception(better: dict, n: int) -> _core.Claim:
-    """S001: LSA is significantly better than most methods except APT(.05), APT(.025)."""
+    """Tao et al. (NeurIPS 2019): LSA is significantly better than most methods except APT(.05), APT(.025)."""
     exempt = ("APT(0.05)", "APT(0.025)")
     rest = [k for k in better if k not in exempt]
     not_sig = [k for k in exempt if better.get(k, n) <= n // 2]
@@ -174,7 +174,7 @@ def _setup1_exception(better: dict, n: int) -> _core.Claim:
 
 
 def _apt_epsilon_claim(all_regrets: dict, all_times: dict) -> _core.Claim:
-    """S001: in Setup 2 the best APT eps at small T differs from bigger T / setups."""
+    """Tao et al. (NeurIPS 2019): in Setup 2 the best APT eps at small T differs from bigger T / setups."""
     best = {}
     for number, regrets in all_regrets.items():
         apts = {k: v for k, v in regrets.items() if k.startswith("APT(")}

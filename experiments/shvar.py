@@ -4,7 +4,7 @@
 * ``shvar-fig2-parity``: the same with the variances' parity read on 0-based indices.
 * ``shvar-fig3``: the same bandit, n = 5000, K from 32 to 64 (padded to 64 arms).
 
-Algorithms, runner call and the error-vs-budget claims: :mod:`experiments._s004`.
+Algorithms, runner call and the error-vs-budget claims: :mod:`experiments._shvar_setup`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import jbandits
 from experiments import _claims as C
 from experiments import _core
-from experiments import _s004 as S
+from experiments import _shvar_setup as S
 from jbandits import problems
 
 FIG3_ARMS = (32, 36, 40, 44, 48, 52, 56, 60, 64)

@@ -2,7 +2,7 @@
 
 ``shvar-fig5`` / ``shvar-fig6``: the MovieLens bandit of §5.2 (a completed ratings
 matrix; each run draws new movies near a fresh synthetic instance), K = 64 / 128,
-error vs budget n. Algorithms, runner call and claims: :mod:`experiments._s004`.
+error vs budget n. Algorithms, runner call and claims: :mod:`experiments._shvar_setup`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import jax
 import numpy as np
 
 from experiments import _core
-from experiments import _s004 as S
+from experiments import _shvar_setup as S
 from jbandits import schedules
 from jbandits.envs import movielens
 

@@ -1,7 +1,7 @@
 """Gabillon, Ghavamzadeh, Lazaric (NIPS 2012, seed 003): UGapEb and UGapEc.
 
-S003's own experiments live in its technical report (Appendix C), which we do not
-have, so these are our problems, not a reproduction of the paper's figures:
+The paper's own experiments live in its technical report (Appendix C), which we do
+not have, so these are our problems, not a reproduction of the paper's figures:
 
 * ``ugape-budget``: UGapEb (oracle a = (n - K)/(4 H_eps)) against SR, SAR and UCB-E
   (oracle a = (n - K)/H1) on Bernoulli (eps, m) problems, m in {1, 3}, eps in

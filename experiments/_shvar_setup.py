@@ -31,7 +31,7 @@ ORACLES = {"gape": oracles.gape_oracle_params, "gape_v": oracles.gape_v_oracle_p
 
 
 def algorithms(num_arms, budgets, num_real, means, stds, mask, which=ORDER) -> list:
-    """S004's algorithms (:class:`_core.Algo`) on a ``[P, N]`` grid.
+    """The algorithms of Lalitha et al. (:class:`_core.Algo`) on a ``[P, N]`` grid.
 
     ``budgets[P]``, ``num_real[P]`` (real arms per point), ``means/stds/mask [P, N, K]``.
     VBR is the spec's provisional placeholder (§5.9): labelled ``VBR*``.
@@ -39,7 +39,7 @@ def algorithms(num_arms, budgets, num_real, means, stds, mask, which=ORDER) -> l
     num_points, num_inst = means.shape[:2]
     size = schedules.num_halving_stages(num_arms)
     cells = list(zip(num_real, budgets, strict=True))
-    halving = [schedules.halving_s004(int(k), int(t), size) for k, t in cells]
+    halving = [schedules.halving_equal_stages(int(k), int(t), size) for k, t in cells]
     rejects = [schedules.successive_rejects(int(k), int(t), num_arms) for k, t in cells]
     pn = lambda x: _bai.broadcast_pn(schedules.stack(x), num_points, num_inst)  # noqa: E731
     out = [
