@@ -65,6 +65,9 @@ class TuneResult:
       init: ``(thetas [n, d] in natural units, mean losses [n])`` of the coarse grid.
       evaluation: the final :class:`Evaluation`, or None.
       seconds: wall time of the tuning (not of the evaluation).
+      extra: ``"race"``: the final comparison, ``name -> (theta, mean loss on fresh
+        common replications)``, or None when it did not run; ``"z"``: the result's
+        normalised coordinates.
     """
 
     theta: dict

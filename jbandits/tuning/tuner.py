@@ -210,8 +210,10 @@ def tune(
       start: a ``theta`` pytree (or a list of them) to start from instead of the grid.
       simulations: total simulations for the search (grid included).
       num_reps: replications per evaluated point (>= 2).
-      init_points: coarse-grid points per parameter (default 5 for d = 1, 4 for
-        d = 2, 3 beyond).
+      init_points: coarse-grid points per parameter (default 5 for d <= 2, 3
+        beyond; for EUCBV (rho, psi) a 5 x 5 grid reached the edge of the low-regret
+        valley that a 4 x 4 one missed: mean ratio to the fine grid 1.013 -> 1.007
+        over 5 seeds, with the final comparison).
       starts: how many of the best grid points to start from (multi-start).
       optimizer: any ``optax.GradientTransformation`` (acts on normalised coords).
       sigma: ES smoothing scale in normalised coordinates (0 < sigma < 0.5);
@@ -310,7 +312,7 @@ def tune(
     grid_best = None
     seen = []  # (points [n, d], mean losses [n]) on the shared keys (crn)
     if start is None:
-        n0 = init_points or {1: 5, 2: 4}.get(d, 3)
+        n0 = init_points or (5 if d <= 2 else 3)
         z_grid = space.grid(n0)
         per = objective.losses(
             space.batch_from_z(z_grid), k_init, num_reps, chunk=chunk
