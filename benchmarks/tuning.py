@@ -11,7 +11,9 @@ same ``--eval`` fresh replications (common random numbers; a fresh evaluation re
 the optimism of a grid minimum), and the ratio is the tuned loss over the fine grid
 optimum's loss. TPE (optuna, optional: ``pip install jbandits[tuning]``) gets the same
 simulations: ``simulations / R`` trials of ``R`` replications on common keys.
-The winner of a seed is the lower evaluated loss. For one parameter the ``grid``
+The winner of a seed is the lower evaluated loss; ``W/T/L`` splits the seeds into
+significant wins, ties and losses (paired difference on the evaluation replications
+beyond 2 standard errors, or not). For one parameter the ``grid``
 column counts the seeds in which the standard grid itself (20 points x ``R``, on its
 own keys) meets ratio <= 1.02: where it does not, the task is limited by its noise.
 The ``LSA alpha PG`` row runs the policy-gradient estimator (softmax relaxation,
@@ -151,10 +153,9 @@ def fine_grid(task: Task, space: Space, sims: int, key, chunk: int, points=None)
 
 
 def evaluate(task: Task, space: Space, thetas: list, key, reps: int, chunk: int):
+    """``[P, reps]`` losses of the points on common fresh replications."""
     z = np.stack([space.to_z(t) for t in thetas])
-    return (
-        objective_of(task).losses(space.batch_from_z(z), key, reps, chunk=chunk).mean(1)
-    )
+    return objective_of(task).losses(space.batch_from_z(z), key, reps, chunk=chunk)
 
 
 def tpe(task: Task, space: Space, trials: int, reps: int, seed: int, chunk: int):
@@ -210,8 +211,12 @@ def main(argv=None) -> None:
     )
     header = (
         f"{'task':18s} {'ratio med':>9s} {'max':>6s} {'<=1.02':>6s} "
-        f"{'sims':>6s} {'grid':>6s} {'frac':>5s} {'wall s':>7s} {'grid':>5s}"
-        + (f" {'TPE ratio med':>13s} {'we win':>6s}" if have_optuna else "")
+        f"{'sims':>6s} {'grid':>6s} {'frac':>5s} {'wall s':>7s} {'gridok':>6s}"
+        + (
+            f" {'TPE ratio med':>13s} {'we win':>6s} {'W/T/L':>7s}"
+            if have_optuna
+            else ""
+        )
     )
     rows, all_ok, memo = [], [], {}
     for task in tasks(args.quick):
@@ -235,8 +240,11 @@ def main(argv=None) -> None:
         t_fine = time.perf_counter() - t0
         theta_f = space.from_z(z_f[int(np.argmin(loss_f))])
         key_eval = jax.random.key(7)
-        best_f = float(evaluate(task, space, [theta_f], key_eval, eval_reps, chunk)[0])
+        best_f = float(
+            evaluate(task, space, [theta_f], key_eval, eval_reps, chunk)[0].mean()
+        )
         ratios, tpe_ratios, grid_ratios, used, walls, wins = [], [], [], [], [], 0
+        outcome = {-1: 0, 0: 0, 1: 0}  # tuned - TPE: significantly lower / tie / higher
         for seed in range(seeds):
             t0 = time.perf_counter()
             res = tune(
@@ -269,11 +277,15 @@ def main(argv=None) -> None:
                     )
                     memo[shared, "grid", seed] = space.from_z(z_s[np.argmin(loss_s)])
                 cand.append(memo[shared, "grid", seed])
-            ev = evaluate(task, space, cand, key_eval, eval_reps, chunk)
+            per = evaluate(task, space, cand, key_eval, eval_reps, chunk)
+            ev = per.mean(1)
             ratios.append(ev[0] / best_f)
             if have_optuna:
                 tpe_ratios.append(ev[1] / best_f)
                 wins += ev[0] <= ev[1]
+                diff = per[0] - per[1]  # paired: same evaluation replications
+                z = diff.mean() / max(diff.std(ddof=1) / math.sqrt(eval_reps), 1e-12)
+                outcome[int(np.sign(z)) if abs(z) >= 2 else 0] += 1
             if d == 1:
                 grid_ratios.append(ev[-1] / best_f)
         ratios = np.asarray(ratios)
@@ -289,9 +301,10 @@ def main(argv=None) -> None:
             g_ok = int(np.sum(np.asarray(grid_ratios) <= 1.02))
             line += f" {g_ok:3d}/{seeds:<2d}"
         else:
-            line += f" {'-':>5s}"
+            line += f" {'-':>6s}"
         if have_optuna:
             line += f" {np.median(tpe_ratios):13.3f} {wins:3d}/{seeds:<2d}"
+            line += f" {outcome[-1]:2d}/{outcome[0]}/{outcome[1]}"
         rows.append(line)
         print(
             f"  [{task.name}: fine grid {len(z_f)} pts x {reps_f} reps, best "
