@@ -80,12 +80,13 @@ def _bits(key: Key, shape: tuple[int, ...], width: int) -> Array:
     return (o1.astype(jnp.uint64) << np.uint64(32)) | o2.astype(jnp.uint64)
 
 
-def _unit(key: Key, shape, dtype, minval, maxval) -> Array:
-    """``jax.random.uniform(key, shape, dtype, minval, maxval)`` for float32/64."""
+def unit_from_bits(bits: Array, dtype, minval=0.0, maxval=1.0) -> Array:
+    """Floats in ``[minval, maxval)`` from raw ``bits`` (uint32 for float32, uint64 for
+    float64) the way ``jax.random.uniform`` maps them: the top mantissa bits under
+    exponent 0 give ``[1, 2)``, minus 1, scaled and clamped at ``minval``."""
     finfo = jnp.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     udtype = jnp.uint32 if nbits == 32 else jnp.uint64
-    bits = _bits(key, shape, nbits)
     one = np.array(1.0, dtype).view(udtype)
     floats = lax.bitcast_convert_type(
         (bits >> udtype(nbits - nmant)) | one, dtype
@@ -93,6 +94,21 @@ def _unit(key: Key, shape, dtype, minval, maxval) -> Array:
     lo = jnp.asarray(minval, dtype)
     hi = jnp.asarray(maxval, dtype)
     return lax.max(lo, floats * (hi - lo) + lo)
+
+
+def normal_from_bits(bits: Array, dtype) -> Array:
+    """Standard normals from raw ``bits`` the way ``jax.random.normal`` maps them:
+    ``sqrt(2) erfinv(u)`` with ``u`` uniform on ``(-1, 1)``."""
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+    u = unit_from_bits(bits, dtype, lo, np.array(1.0, dtype))
+    return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
+
+
+def _unit(key: Key, shape, dtype, minval, maxval) -> Array:
+    """``jax.random.uniform(key, shape, dtype, minval, maxval)`` for float32/64."""
+    return unit_from_bits(
+        _bits(key, shape, jnp.finfo(dtype).bits), dtype, minval, maxval
+    )
 
 
 def _supported(key: Key, dtype) -> bool:
@@ -124,6 +140,4 @@ def normal(key: Key, shape: tuple[int, ...] = (), dtype=float) -> Array:
     shape = tuple(shape)
     if not _supported(key, dtype):
         return jax.random.normal(key, shape, dtype)
-    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
-    u = _unit(key, shape, dtype, lo, np.array(1.0, dtype))
-    return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
+    return normal_from_bits(_bits(key, shape, jnp.finfo(dtype).bits), dtype)

@@ -17,21 +17,22 @@ arm (uniform over the real arms).
 Randomness: the key a decision receives (the init key for the first arm, the step key
 afterwards) is split as ``key_bin, key_theta, key_tie = jax.random.split(key, 3)``:
 ``key_bin`` binarises the reward just observed (a scalar ``uniform``; Beta only),
-``key_theta`` draws the ``[K]`` posterior samples (``jax.random.beta(key_theta, a, b)``
-or ``jax.random.normal(key_theta, (K,))``), and ``key_tie`` breaks exact ties
+``key_theta`` draws the ``[K]`` posterior samples, and ``key_tie`` breaks exact ties
 (probability 0 in exact arithmetic; kept for ``tie_break="random"``). The split,
-the binarising uniform and the Gaussian draws go through :mod:`jbandits._prng`
-(the same bits as ``jax.random``, in fewer kernels).
+the binarising uniform and the Gaussian draws (``jax.random.normal(key_theta,
+(K,))``) go through :mod:`jbandits._prng` (the same bits as ``jax.random``, in fewer
+kernels). Beta draws come from :func:`jbandits._sampling.beta` (Marsaglia-Tsang
+gammas with a fixed number of tries per step and an exact fallback; the bits
+differ from ``jax.random.beta``, the law is the same).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 
-from jbandits import _prng, _validate, arms
+from jbandits import _prng, _sampling, _validate, arms
 from jbandits.types import Array, ArrayLike, Key, Policy
 
 POSTERIORS = ("beta", "gauss")
@@ -52,7 +53,7 @@ def binarise(key: Key, reward: ArrayLike) -> Array:
 
 def beta_samples(key: Key, stats: arms.ArmStats, succ: Array) -> Array:
     """``[K]`` draws from ``Beta(1 + succ, 1 + fail)`` with ``fail = counts - succ``."""
-    return jax.random.beta(key, 1.0 + succ, 1.0 + stats.counts - succ)
+    return _sampling.beta(key, 1.0 + succ, 1.0 + stats.counts - succ)
 
 
 def gauss_samples(key: Key, stats: arms.ArmStats, prior_var: ArrayLike) -> Array:

@@ -1,0 +1,85 @@
+"""jbandits._sampling: Beta draws by Marsaglia-Tsang gammas in three stages."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.stats
+
+from jbandits import _lanes, _sampling
+
+# shape 1 (exponential path), small shapes (most rejections), large and lopsided ones
+A = np.array([1.0, 1.0, 2.0, 3.0, 2.0, 50.0, 7.0, 1000.0], np.float32)
+B = np.array([1.0, 9.0, 1.0, 5.0, 2.0, 30.0, 300.0, 20.0], np.float32)
+N = 20_000
+
+
+def _draws(**stages):
+    keys = jax.random.split(jax.random.key(20261123), N)
+    fn = jax.jit(jax.vmap(lambda k: _sampling.beta(k, A, B, **stages)))
+    return np.asarray(fn(keys), np.float64)
+
+
+@pytest.fixture(scope="module")
+def default_draws():
+    return _draws()
+
+
+def _ks(x, a, b):
+    return scipy.stats.kstest(x, scipy.stats.beta(a, b).cdf).statistic
+
+
+def test_law_is_beta(default_draws):
+    # KS statistic below its 0.1 % critical value 1.95 / sqrt(n) for every (a, b)
+    crit = 1.95 / np.sqrt(N)
+    for j, (a, b) in enumerate(zip(A, B, strict=True)):
+        assert _ks(default_draws[:, j], a, b) < crit, (a, b)
+        mean = a / (a + b)
+        var = a * b / ((a + b) ** 2 * (a + b + 1))
+        assert abs(default_draws[:, j].mean() - mean) < 4 * np.sqrt(var / N), (a, b)
+    # the statistic has the power to see a shape off by one at these sizes
+    assert _ks(default_draws[:, 2], A[2] + 1, B[2]) > 3 * crit
+
+
+def test_arms_are_independent(default_draws):
+    corr = np.corrcoef(default_draws.T)
+    off = corr[~np.eye(len(A), dtype=bool)]
+    assert np.max(np.abs(off)) < 4 / np.sqrt(N)
+
+
+@pytest.mark.parametrize(
+    "stages",
+    [
+        dict(tries=1, slots=0),  # every rejection goes to the while loop
+        dict(tries=3, slots=0, retries=0),
+        dict(tries=1, slots=8, retries=6),  # every rejection handled by the slots
+    ],
+)
+def test_draws_do_not_depend_on_the_stages(default_draws, stages):
+    # the same first accepted try wins; only rounding may differ between kernels
+    np.testing.assert_allclose(_draws(**stages), default_draws, rtol=2e-6)
+
+
+def test_lanes_axis_gives_the_same_draws():
+    keys = jax.random.split(jax.random.key(7), 256)
+
+    def lanes(keys):
+        with _lanes.axis("lanes"):
+            return jax.vmap(lambda k: _sampling.beta(k, A, B), axis_name="lanes")(keys)
+
+    plain = jax.jit(jax.vmap(lambda k: _sampling.beta(k, A, B)))(keys)
+    np.testing.assert_allclose(np.asarray(jax.jit(lanes)(keys)), plain, rtol=2e-6)
+
+
+def test_shapes_below_one_give_nan():
+    out = jax.jit(_sampling.beta)(
+        jax.random.key(0), jnp.array([0.5, 2.0, jnp.nan]), 2.0
+    )
+    assert np.isnan(out[0]) and np.isnan(out[2]) and 0.0 < out[1] < 1.0
+
+
+def test_try_draws_are_normal_and_uniform():
+    x, u = _sampling.try_draws(jax.random.key(1), 3, jnp.arange(N), jnp.float32)
+    assert scipy.stats.kstest(np.asarray(x), "norm").statistic < 1.95 / np.sqrt(N)
+    assert scipy.stats.kstest(np.asarray(u), "uniform").statistic < 1.95 / np.sqrt(N)
+    assert np.corrcoef(np.asarray(x), np.asarray(u))[0, 1] < 4 / np.sqrt(N)
