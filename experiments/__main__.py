@@ -21,149 +21,25 @@ import time
 if "XLA_FLAGS" not in os.environ:
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
 
-import jax  # noqa: E402  (after XLA_FLAGS)
 
 import experiments  # noqa: E402
 from experiments import _core  # noqa: E402
+from experiments._cli import (  # noqa: E402, F401  (re-exported)
+    CACHE_ENV,
+    DATA_ENV,
+    OFF,
+    PROGRESS_ENV,
+    build_parser,
+    compile_cache_dir,
+    enable_compile_cache,
+)
 from jbandits import runner  # noqa: E402
-
-DATA_ENV = "JBANDITS_DATA"  # read by jbandits.envs.movielens.find_file
-PROGRESS_ENV = "JBANDITS_PROGRESS"  # "0": the runner shows no progress bars
-CACHE_ENV = "JBANDITS_COMPILE_CACHE"  # "0": no persistent compilation cache
-OFF = ("0", "false", "no", "off")
 
 
 def _load_all() -> None:
     for info in pkgutil.iter_modules(experiments.__path__):
         if not info.name.startswith("_"):
             importlib.import_module(f"experiments.{info.name}")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive integer, got {text!r}"
-        ) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer (>= 1), got {value}"
-        )
-    return value
-
-
-def _existing_path(text: str) -> str:
-    if not os.path.exists(text):
-        raise argparse.ArgumentTypeError(f"no such file or directory: {text!r}")
-    return os.path.abspath(text)
-
-
-def compile_cache_dir() -> str:
-    """``$XDG_CACHE_HOME/jbandits/jax`` (``~/.cache/jbandits/jax`` by default)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".cache"
-    )
-    return os.path.join(base, "jbandits", "jax")
-
-
-def enable_compile_cache(path: str | None = None) -> str:
-    """Cache every compiled XLA program on disk so that a re-run skips compilation."""
-    path = path or compile_cache_dir()
-    jax.config.update("jax_compilation_cache_dir", path)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
-    return path
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m experiments",
-        description="Paper reproductions: run experiments and write their result "
-        "folders (results.npz, meta.json, figure.png, table.md).",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser(
-        "list",
-        help="list experiments with a rough runtime estimate of the quick run",
-        description="List the experiments: name, rough runtime ('?' = not "
-        "estimated yet) and title.",
-    )
-    run = sub.add_parser(
-        "run",
-        help="run experiments by name ('all' for every one)",
-        description="Run experiments; each writes OUT/NAME[-quick][-repsR][-seedS]/ "
-        "once complete. Names are checked before anything runs. Exit status 1 if "
-        "some experiment failed (the others still run), 2 on a usage error.",
-    )
-    run.add_argument(
-        "names",
-        nargs="+",
-        metavar="NAME",
-        help="experiment names (see 'python -m experiments list'), or 'all'",
-    )
-    run.add_argument(
-        "--quick",
-        action="store_true",
-        help="small CI-sized version (fewer replications, shorter horizons); the "
-        "folder name gets '-quick'",
-    )
-    run.add_argument(
-        "--reps",
-        type=_positive_int,
-        default=None,
-        metavar="R",
-        help="number of replications (positive integer; default: the experiment's "
-        "own, which depends on --quick); the folder name gets '-repsR'",
-    )
-    run.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        metavar="S",
-        help="random seed of the run (default 0); a non-zero seed adds '-seedS' to "
-        "the folder name",
-    )
-    run.add_argument(
-        "--out",
-        default="results",
-        metavar="DIR",
-        help="parent folder of the result folders (default: results)",
-    )
-    run.add_argument(
-        "--data",
-        type=_existing_path,
-        default=None,
-        metavar="PATH",
-        help=f"MovieLens ratings file (ratings.dat / u.data) or a folder holding "
-        f"one, for the MovieLens experiments (sets ${DATA_ENV}; default: "
-        f"${DATA_ENV}, else shared/data/movielens beside the repository)",
-    )
-    run.add_argument(
-        "--quiet",
-        action="store_true",
-        help=f"no progress bars (sets {PROGRESS_ENV}=0); the one-line start/finish "
-        "messages are still printed",
-    )
-    run.add_argument(
-        "--no-compile-cache",
-        dest="compile_cache",
-        action="store_false",
-        help="do not use the persistent XLA compilation cache (default: on, in "
-        f"$XDG_CACHE_HOME/jbandits/jax or ~/.cache/jbandits/jax; {CACHE_ENV}=0 "
-        "turns it off too)",
-    )
-    run.add_argument(
-        "--no-resume",
-        dest="resume",
-        action="store_false",
-        help="do not keep finished chunks in OUT/.resume/NAME/ (default: kept while "
-        "the experiment runs, so that running the same command again after an "
-        "interruption recomputes only unfinished chunks, bit-identical; removed once "
-        "the results are written; needs pyarrow: pip install 'jbandits[sweeps]')",
-    )
-    parser.run_parser = run  # for usage errors found after parsing (unknown names)
-    return parser
 
 
 def _names(parser: argparse.ArgumentParser, requested: list[str]) -> list[str]:
