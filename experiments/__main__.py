@@ -8,6 +8,7 @@ others still run), 2 on a usage error (unknown name, bad option value).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -110,6 +111,8 @@ def _execute(cfg: _core.Config, resume: bool) -> str:
     with runner.resumable(partial):
         out = _core.execute(cfg)
     shutil.rmtree(partial, ignore_errors=True)
+    with contextlib.suppress(OSError):  # the parent too, once no other run uses it
+        os.rmdir(os.path.dirname(partial))
     return out
 
 

@@ -437,7 +437,8 @@ def resumable(path: str):
     """
     from jbandits.store import Store  # noqa: F401  (fail early without pyarrow)
 
-    os.makedirs(path, exist_ok=True)
+    # the folder is created by the first stored call (a block without batched work
+    # leaves nothing behind)
     _RESUME.append([os.fspath(path), 0])
     try:
         yield path

@@ -96,10 +96,12 @@ def test_changed_work_gets_a_new_store(tmp_path):
 
 
 def test_outside_the_block_nothing_is_stored(tmp_path):
-    with runner.resumable(str(tmp_path)):
+    root = tmp_path / "r"
+    with runner.resumable(str(root)):
         pass
+    assert not root.exists()  # a block without batched work leaves nothing
     _two_calls()
-    assert _stores(tmp_path) == []
+    assert not root.exists()
 
 
 def test_return_state_calls_are_not_stored(tmp_path):
@@ -165,6 +167,4 @@ def test_experiments_cli_resumes_an_interrupted_run_and_cleans_up(
     np.testing.assert_array_equal(saved, _two_calls()[0])
     assert cli.main([*args, "--no-resume"]) == 0
     assert (reports[2].chunks, reports[2].chunks_skipped) == (REPS // CHUNK, 0)
-    assert not (tmp_path / ".resume").exists() or not any(
-        (tmp_path / ".resume").iterdir()
-    )
+    assert not (tmp_path / ".resume").exists()
