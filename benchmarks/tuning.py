@@ -189,6 +189,13 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seeds", type=int, default=None)
+    ap.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="seeds FIRST .. FIRST+SEEDS-1 (e.g. 5 with --seeds 5: held-out seeds, "
+        "not those the tuner's defaults were chosen on)",
+    )
     ap.add_argument("--reps", type=int, default=None, help="R per evaluated point")
     ap.add_argument("--eval", type=int, default=None, help="evaluation replications")
     ap.add_argument(
@@ -245,7 +252,7 @@ def main(argv=None) -> None:
         )
         ratios, tpe_ratios, grid_ratios, used, walls, wins = [], [], [], [], [], 0
         outcome = {-1: 0, 0: 0, 1: 0}  # tuned - TPE: significantly lower / tie / higher
-        for seed in range(seeds):
+        for seed in range(args.first_seed, args.first_seed + seeds):
             t0 = time.perf_counter()
             res = tune(
                 task.policy,
