@@ -295,4 +295,8 @@ def binomial_ci(values, axis: int = 0, z: float = Z95):
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return p, centre - half, centre + half
+    # at a rate of exactly 0 (1) the lower (upper) end is exactly 0 (1); the formula
+    # leaves a rounding residue there (1e-19), which printed tables would show
+    low = np.where(p == 0.0, 0.0, centre - half)
+    high = np.where(p == 1.0, 1.0, centre + half)
+    return p, low, high

@@ -113,3 +113,15 @@ def test_confidence_intervals():
     assert p == 0.5 and 0 < lo < 0.5 < hi < 1
     p, lo, hi = metrics.binomial_ci(np.zeros(50))
     assert p == 0.0 and lo == pytest.approx(0.0, abs=1e-12) and hi > 0
+
+
+def test_wilson_interval_ends_exactly_at_zero_and_one():
+    from jbandits import metrics as m
+
+    n = 2000  # the size at which the formula left 1.08e-19 in printed tables
+    rate, low, high = m.binomial_ci(np.zeros(n))
+    assert (rate, low) == (0.0, 0.0) and 0.0019 < high < 0.0020
+    rate, low, high = m.binomial_ci(np.ones(n))
+    assert (rate, high) == (1.0, 1.0) and 0.998 < low < 0.9981
+    rate, low, high = m.binomial_ci(np.r_[np.zeros(n - 1), 1.0])
+    assert 0.0 < low < rate < high < 1.0
