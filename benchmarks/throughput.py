@@ -27,8 +27,9 @@ before and after. Rows:
   gather/scatter of the pulled arm's statistics and the loop. It is an estimate
   from instruction counts, not a measurement.
 
-* Thompson sampling and Bayes-UCB with Beta and Gaussian posteriors (K = 20; a
-  smaller T and R, ``--beta-budget`` / ``--beta-reps``, as the Beta forms are slow).
+* Thompson sampling and Bayes-UCB with Beta and Gaussian posteriors (K = 20; T and
+  R from ``--beta-budget`` / ``--beta-reps``, smaller than the APT rows because
+  Bayes-UCB's Beta quantile is still slow), with the Beta / Gaussian ratio.
 
 For each jbandits policy it also prints the compile time (first call minus the warm
 median) and the number of kernels one engine step runs in the optimised HLO
