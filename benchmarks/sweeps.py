@@ -117,7 +117,7 @@ def budgets() -> None:
     )
 
 
-def big(num_reps: int) -> None:
+def big(num_reps: int, store: str | None = None) -> None:
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 10))
     policy = jbandits.make("apt", num_arms=10, threshold=0.5, epsilon=0.05)
     report = runner.Report()
@@ -132,13 +132,14 @@ def big(num_reps: int) -> None:
             num_reps=num_reps,
             metric=metrics.thresholding(0.5),
             report=report,
+            store=store,
         )
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(
         f"big       APT K=10 T=100 num_reps={num_reps:.0e}: {wall:.0f} s, "
         f"{num_reps * 100 / wall / 1e6:.1f} M pulls/s, chunk {report.chunk_size} lanes "
-        f"x {report.chunks} chunks, peak RSS {peak:.2f} GiB, P(error) "
+        f"x {report.chunks} chunks ({report.chunks_skipped} read back), peak RSS {peak:.2f} GiB, P(error) "
         f"{res.metrics['error'].mean():.4f} (load {_load()})"
     )
 
@@ -149,14 +150,24 @@ def main(argv=None) -> None:
     parser.add_argument("--budget", type=int, default=10_000, help="T (overhead run)")
     parser.add_argument("--reps", type=int, default=64, help="reps per epsilon")
     parser.add_argument("--big", type=float, default=0, help="run num_reps=BIG too")
+    parser.add_argument(
+        "--store",
+        default=None,
+        help="results store of the --big run (kept, so an interrupted run resumes; "
+        "default: a temporary folder)",
+    )
+    parser.add_argument(
+        "--only-big", action="store_true", help="skip the overhead and budgets runs"
+    )
     args = parser.parse_args(argv)
     print(
         f"devices: {len(jax.devices())} x {jax.devices()[0].platform}", file=sys.stderr
     )
-    overhead(args.arms, args.budget, args.reps)
-    budgets()
+    if not args.only_big:
+        overhead(args.arms, args.budget, args.reps)
+        budgets()
     if args.big:
-        big(int(args.big))
+        big(int(args.big), args.store)
 
 
 if __name__ == "__main__":
