@@ -92,7 +92,7 @@ def _list() -> None:
     print(
         "(runtime: wall time of --quick measured on 2 CPU cores under load ~15, an "
         "upper bound; AugUCB runs with their programs in the compile cache; "
-        "full-size runtimes are not measured yet)"
+        "full-size wall and CPU times: experiments/REPORT.md, \"Full-size runs\")"
     )
 
 
