@@ -92,7 +92,7 @@ def _list() -> None:
     print(
         "(runtime: wall time of --quick measured on 2 CPU cores under load ~15, an "
         "upper bound; AugUCB runs with their programs in the compile cache; "
-        "full-size wall and CPU times: experiments/REPORT.md, \"Full-size runs\")"
+        'full-size wall and CPU times: experiments/REPORT.md, "Full-size runs")'
     )
 
 
