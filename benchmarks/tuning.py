@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import jax
 import numpy as np
@@ -59,26 +59,21 @@ def tasks(quick: bool) -> list[Task]:
     thr = metrics.thresholding(0.5)
     ident = metrics.identification()
     regret_means = np.r_[0.5, np.full(9, 0.45)]
+    lsa = Task(
+        "LSA alpha",
+        "lsa",
+        setup2,
+        600 if quick else 1000,
+        {"alpha": LogSpace(0.02, 20.0)},
+        "misclassified",
+        {"threshold": 0.5},
+        thr,
+    )
     return [
-        Task(
-            "LSA alpha",
-            "lsa",
-            setup2,
-            600 if quick else 1000,
-            {"alpha": LogSpace(0.02, 20.0)},
-            "misclassified",
-            {"threshold": 0.5},
-            thr,
-        ),
-        Task(
-            "LSA alpha PG",
-            "lsa",
-            setup2,
-            600 if quick else 1000,
-            {"alpha": LogSpace(0.02, 20.0)},
-            "misclassified",
-            {"threshold": 0.5},
-            thr,
+        lsa,
+        replace(
+            lsa,
+            name="LSA alpha PG",
             tuner={"estimator": "pg", "temperature": 0.03},
         ),
         Task(
