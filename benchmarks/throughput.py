@@ -58,7 +58,7 @@ import numpy as np  # noqa: E402
 
 import jbandits  # noqa: E402
 from benchmarks import hlo  # noqa: E402
-from jbandits import engine, problems, runner  # noqa: E402
+from jbandits import engine, problems, runner, sweeps  # noqa: E402
 
 TAU, EPS = 0.5, 0.05
 
@@ -178,6 +178,9 @@ def step_kernels(policy, bandit, params, budget) -> str:
     fn = next(reversed(runner._CACHE.values()))
     source, numeric = runner.source_of(policy)
     hp = {k: np.asarray([v]) for k, v in numeric.items()}
+    # host-side schedules (SH and the other phase policies), as simulate builds them
+    real = np.asarray([int(np.sum(np.asarray(params.arm_mask)))])
+    hp.update(sweeps._prepared(source, numeric, real[0], real, np.asarray([budget])))
     kdata = runner.key_data(jax.random.key(0))[None]
     one = np.ones(1, np.int32)
     probe = (hp, params, kdata, 0 * one, budget * one, budget * one)
