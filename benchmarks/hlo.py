@@ -8,7 +8,8 @@ engine's inner ``lax.scan`` over the steps of a segment becomes a ``while`` whos
 is one step (``engine.UNROLL == 1``); :func:`step_kernels` finds that body (a
 ``while`` with the segment's trip count) and
 counts its kernels, descending into called computations and nested ``while`` loops
-(a rolled threefry hash is a 5-trip ``while``: its body counts 5 times). With the
+(a rolled threefry hash is a 5-trip ``while``: its body counts 5 times; a loop whose
+trip count XLA does not know, such as a stage end on CPU, is reported apart). With the
 fast segments of :func:`jbandits.engine.run` there are two such bodies, the
 unguarded step of the steady state and the guarded one; both are reported.
 """
@@ -19,6 +20,8 @@ import re
 from collections import Counter
 
 FREE = {"parameter", "get-tuple-element", "tuple", "constant", "bitcast"}
+RARE = "in data-dependent loops"
+_CONTAINERS = ("while", "call", "conditional", "data-dependent while", RARE)
 _COMP = re.compile(r"^(?:ENTRY )?%(\S+) .*\{\s*$")
 _INSTR = re.compile(r"^\s*(?:ROOT )?%\S+ = .*?\s([a-z][a-z0-9\-_]*)\((.*)$")
 
@@ -44,13 +47,17 @@ def _opcode(line: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _trips(line: str) -> int:
+def _trips(line: str) -> int | None:
+    """A ``while``'s known trip count, None if XLA does not know it."""
     m = re.search(r'"known_trip_count":\{"n":"(\d+)"\}', line)
-    return int(m.group(1)) if m else 1
+    return int(m.group(1)) if m else None
 
 
 def kernels(comps: dict[str, list[str]], name: str) -> Counter:
-    """Kernels run by one execution of computation ``name`` (nested loops unrolled)."""
+    """Kernels run by one execution of computation ``name``: nested loops of known
+    trip count unrolled; the body of a loop of unknown trip count (a data-dependent
+    ``while``, e.g. a stage end that runs only when a stage ends) is counted once
+    under ``"in data-dependent loops"``, apart from the kernels of every step."""
     out: Counter = Counter()
     for line in comps.get(name, []):
         op = _opcode(line)
@@ -59,8 +66,13 @@ def kernels(comps: dict[str, list[str]], name: str) -> Counter:
         if op == "while":
             body = re.search(r"body=%([^\s,]+)", line).group(1)
             trips = _trips(line)
+            inner = kernels(comps, body)
+            if trips is None:
+                out["data-dependent while"] += 1
+                out[RARE] += sum(_real(inner).values()) + inner[RARE]
+                continue
             out["while"] += 1
-            for k, v in kernels(comps, body).items():
+            for k, v in inner.items():
                 out[k] += trips * v
         elif op in ("call", "conditional"):
             for callee in re.findall(
@@ -88,21 +100,51 @@ def step_kernels(text: str, segment: int) -> list[Counter]:
     if not bodies:
         raise ValueError(f"no {segment}-trip while loop in the HLO")
     counts = [kernels(comps, body) for body in bodies]
-    return sorted(counts, key=lambda c: sum(_real(c).values()))
+    return sorted(counts, key=total)
 
 
 def _real(counts: Counter) -> dict:
-    return {
-        k: v for k, v in counts.items() if k not in ("while", "call", "conditional")
-    }
+    return {k: v for k, v in counts.items() if k not in _CONTAINERS}
+
+
+def total(counts: Counter) -> int:
+    """Kernels of every step (those in data-dependent loops excluded)."""
+    return sum(_real(counts).values())
 
 
 def summary(counts: Counter) -> str:
-    """``"61 kernels (44 fusion, 15 copy, 2 nested loops)"``: loops, calls and
-    conditionals are containers, not kernels."""
+    """``"18 kernels (17 fusion, 1 copy; +10 in 1 data-dependent loop)"``: loops,
+    calls and conditionals are containers, not kernels; a data-dependent loop's body
+    (run only when its condition holds, e.g. at a stage end) is reported apart."""
     real = _real(counts)
     parts = ", ".join(
         f"{v} {k}" for k, v in sorted(real.items(), key=lambda kv: -kv[1])
     )
     loops = f", {counts['while']} nested loops" if counts.get("while") else ""
-    return f"{sum(real.values())} kernels ({parts}{loops})"
+    rare = ""
+    if counts.get("data-dependent while"):
+        n = counts["data-dependent while"]
+        rare = f"; +{counts[RARE]} in {n} data-dependent loop{'s' if n > 1 else ''}"
+    return f"{total(counts)} kernels ({parts}{loops}{rare})"
+
+
+def engine_step_kernels(policy, bandit, params, budget: int) -> list[Counter]:
+    """:func:`step_kernels` of the batched runner's program for ``policy`` on one
+    instance (``params`` unbatched), compiled for one lane (nothing is run)."""
+    import jax
+    import numpy as np
+
+    from jbandits import engine, runner, sweeps
+
+    source, numeric = runner.source_of(policy)
+    hp = {k: np.asarray([v]) for k, v in numeric.items()}
+    # host-side schedules (SH and the other phase policies), as simulate builds them
+    real = np.asarray([int(np.sum(np.asarray(params.arm_mask)))])
+    hp.update(sweeps._prepared(source, numeric, real[0], real, np.asarray([budget])))
+    fn = runner._program(
+        source, bandit, runner.Options(), tuple(params._fields), fold=True
+    )
+    kdata = runner.key_data(jax.random.key(0))[None]
+    one = np.ones(1, np.int32)
+    text = fn.lower(hp, params, kdata, 0 * one, budget * one, budget * one)
+    return step_kernels(text.compile().as_text(), engine.default_segment(None))

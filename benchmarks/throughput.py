@@ -58,7 +58,7 @@ import numpy as np  # noqa: E402
 
 import jbandits  # noqa: E402
 from benchmarks import hlo  # noqa: E402
-from jbandits import engine, problems, runner, sweeps  # noqa: E402
+from jbandits import problems  # noqa: E402
 
 TAU, EPS = 0.5, 0.05
 
@@ -175,18 +175,8 @@ def make_numba(parallel: bool):
 # -------------------------------------------------------------------------- jbandits
 def step_kernels(policy, bandit, params, budget) -> str:
     """Kernels per engine step of the runner's program for ``policy``."""
-    fn = next(reversed(runner._CACHE.values()))
-    source, numeric = runner.source_of(policy)
-    hp = {k: np.asarray([v]) for k, v in numeric.items()}
-    # host-side schedules (SH and the other phase policies), as simulate builds them
-    real = np.asarray([int(np.sum(np.asarray(params.arm_mask)))])
-    hp.update(sweeps._prepared(source, numeric, real[0], real, np.asarray([budget])))
-    kdata = runner.key_data(jax.random.key(0))[None]
-    one = np.ones(1, np.int32)
-    probe = (hp, params, kdata, 0 * one, budget * one, budget * one)
     try:
-        text = fn.lower(*probe).compile().as_text()
-        steps = hlo.step_kernels(text, engine.default_segment(None))
+        steps = hlo.engine_step_kernels(policy, bandit, params, budget)
         out = hlo.summary(steps[0])
         return out if len(steps) == 1 else f"{out}; guarded {hlo.summary(steps[-1])}"
     except Exception as err:  # noqa: BLE001 - informational only
@@ -332,6 +322,7 @@ def main(argv=None):
         "augucb K=100": dict(threshold=TAU, budget=budget),
         "ucb1 K=100 (first ties)": dict(tie_break="first"),
         "klucb K=100": dict(kl="gauss"),
+        "sequential_halving K=100": dict(budget=budget),
     }.items():
         name = label.split()[0]
         pol = jbandits.make(name, num_arms=100, **kw)

@@ -101,7 +101,10 @@ def compiler_options() -> dict[str, str]:
     are O(R K); without them it stays flat (``benchmarks/memory.py``).
     """
     if jax.default_backend() == "cpu":
-        return {"xla_cpu_experimental_ynn_fusion_type": ""}
+        return {
+            "xla_cpu_experimental_ynn_fusion_type": "",
+            "xla_cpu_copy_insertion_use_region_analysis": True,
+        }
     return {}
 
 
@@ -226,37 +229,36 @@ def run(
     budget = jnp.asarray(budget, jnp.int32)
     ftype = jnp.result_type(float)
 
+    iota = jnp.arange(num_arms, dtype=jnp.int32)
+
     def one_step(limit, guarded=True):
         """One pull. ``guarded``: a lane past its limit or idle keeps its carry (a
         select over the whole carry); unguarded, for segments in which every lane is
-        known to stay live, the step writes its results directly and records in the
-        last carry slot whether it met an idle state after all."""
+        known to stay live, the step writes its results directly and marks the
+        regret NaN if it met an idle state after all. Every per-arm and running
+        total update is one elementwise pass (no scatter), so that XLA writes the
+        loop-carried arrays in place."""
 
         def body(carry, _):
-            state, counts, t, regret, total = carry[:5]
+            state, counts, t, sums = carry
             arm = perm[jnp.maximum(state.arm, 0)]
             reward = bandit.sample(params, key_env, arm, counts[arm])
             new = policy.step(state, step_key(key_steps, t), reward)
+            reward = jnp.asarray(reward).astype(ftype)
             if not guarded:
-                idle = carry[5] | (state.arm < 0)
-                counts = counts.at[arm].add(1)
-                return (
-                    new,
-                    counts,
-                    t + 1,
-                    regret + gaps[arm],
-                    total + reward,
-                    idle,
-                ), None
+                # an idle step (the policy stopped inside the segment) leaves NaN in
+                # the regret, which sends the segment to the guarded redo
+                gap = jnp.where(state.arm < 0, jnp.nan, gaps[arm])
+                counts = counts + (iota == arm).astype(jnp.int32)
+                return (new, counts, t + 1, sums + jnp.stack([gap, reward])), None
             live = (t < limit) & (state.arm >= 0)
             state = jax.tree_util.tree_map(
                 lambda n, o: jnp.where(live, n, o), new, state
             )
-            counts = counts.at[arm].add(live.astype(jnp.int32))
-            regret = regret + jnp.where(live, gaps[arm], 0.0)
-            total = total + jnp.where(live, reward, 0.0)
+            counts = counts + ((iota == arm) & live).astype(jnp.int32)
+            sums = sums + jnp.where(live, jnp.stack([gaps[arm], reward]), 0.0)
             ys = jnp.where(live, arm, -1).astype(jnp.int32) if record_arms else None
-            return (state, counts, t + live.astype(jnp.int32), regret, total), ys
+            return (state, counts, t + live.astype(jnp.int32), sums), ys
 
         return body
 
@@ -274,20 +276,14 @@ def run(
         """``seg`` unguarded steps, then one select that keeps the carry of the lanes
         that were already ``done``; redone guarded if a live lane met an idle state."""
         out = jax.lax.scan(
-            one_step(limit, guarded=False),
-            (*inner_carry, jnp.zeros((), bool)),
-            None,
-            length=seg,
-            unroll=UNROLL,
+            one_step(limit, guarded=False), inner_carry, None, length=seg, unroll=UNROLL
         )[0]
 
         def keep_done(c):
-            return jax.tree_util.tree_map(
-                lambda n, o: jnp.where(done, o, n), out[:5], c
-            )
+            return jax.tree_util.tree_map(lambda n, o: jnp.where(done, o, n), out, c)
 
         return jax.lax.cond(
-            lanes_all(done | ~out[5]),
+            lanes_all(done | ~jnp.isnan(out[3][0])),
             keep_done,
             lambda c: guarded_segment(limit, c),
             inner_carry,
@@ -302,7 +298,7 @@ def run(
             arms = None
 
             def live(loop):
-                (state, _, t, _, _), _ = loop
+                (state, _, t, _), _ = loop
                 pred = (t < limit) & (state.arm >= 0)
                 if axis_name is None:
                     return pred
@@ -329,7 +325,7 @@ def run(
         out = _to_bandit_numbering(policy.output(carry[0]), perm)
         values = metric(out, means, mask) if metric is not None else {}
         diag = _read_diagnostics(policy, carry[0], perm) if diagnostics else None
-        return carry, (values, carry[3], carry[4], arms, used, diag)
+        return carry, (values, carry[3][0], carry[3][1], arms, used, diag)
 
     with _lanes.axis(axis_name):  # policies may branch on "any lane" (arms.py)
         state0 = policy.init(key_init, mask[perm])
@@ -337,8 +333,7 @@ def run(
             state0,
             jnp.zeros((num_arms,), jnp.int32),
             jnp.zeros((), jnp.int32),
-            jnp.zeros((), ftype),
-            jnp.zeros((), ftype),
+            jnp.zeros((2,), ftype),  # regret and reward so far (one update per step)
         )
         carry, (values, regret, total, arms, used, diag) = jax.lax.scan(
             block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)

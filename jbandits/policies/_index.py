@@ -35,6 +35,7 @@ def index_policy(
     setting: str,
     passes: int = 1,
     tie_break: str = "first",
+    with_pulls: bool = False,
 ) -> Policy:
     """Build an index policy.
 
@@ -47,11 +48,15 @@ def index_policy(
       passes: static number of forced round-robin passes over the real arms.
       tie_break: static "first" (lowest index) or "random" (uniform among ties, drawn
         with the step key).
+      with_pulls: static; the index is called ``index(stats, arm_mask, n)`` with
+        ``n`` the number of completed pulls (``[] int32``, every pull updates the
+        statistics, so ``n = sum(stats.counts)`` without a reduction per step).
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.choice("select", select, ("min", "max"))
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
     pick = arms.argmin_masked if select == "min" else arms.argmax_masked
+    iota = jnp.arange(num_arms, dtype=jnp.int32)
 
     def init_fn(key, arm_mask):
         del key
@@ -64,12 +69,20 @@ def index_policy(
         stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
         # forced round robin: while forced, the arm just pulled was round_robin(t - 1)
+        # and the next one is the first real arm after it, cyclically. It is selected
+        # by the same reduction as the index, through a score that ranks every real
+        # arm by its distance ahead (distinct, so no tie and no tie-break draw): one
+        # reduction per step instead of two.
         forced = t < passes * jnp.sum(state.arm_mask)
-        rr = arms.next_active(state.arm, state.arm_mask)
-        best = pick(
-            index(stats, state.arm_mask), state.arm_mask, key=key, tie_break=tie_break
+        ahead = jnp.mod(iota - state.arm - 1, num_arms).astype(stats.counts.dtype)
+        value = (
+            index(stats, state.arm_mask, t)
+            if with_pulls
+            else index(stats, state.arm_mask)
         )
-        return IndexState(stats, state.arm_mask, t, jnp.where(forced, rr, best))
+        score = jnp.where(forced, ahead if select == "min" else -ahead, value)
+        arm = pick(score, state.arm_mask, key=key, tie_break=tie_break)
+        return IndexState(stats, state.arm_mask, t, arm)
 
     def output_fn(state):
         return output(state.stats, state.arm_mask)

@@ -29,13 +29,12 @@ IndexFn = Callable[[arms.ArmStats, Array, Array], Array]
 def index_policy(num_arms: int, index_fn: IndexFn, tie_break: str) -> Policy:
     """Policy that pulls each real arm once, then ``argmax index_fn(stats, n, K)``.
 
-    ``n`` is the number of completed pulls (the sum of the counts, exact in floating
-    point) as an int32 scalar. Output: the real arm with the largest empirical mean
-    (lowest index on ties).
+    ``n`` is the number of completed pulls (the sum of the counts; the step counter,
+    so no reduction per step) as an int32 scalar. Output: the real arm with the
+    largest empirical mean (lowest index on ties).
     """
 
-    def index(stats, arm_mask):
-        n = jnp.sum(stats.counts).astype(jnp.int32)
+    def index(stats, arm_mask, n):
         return index_fn(stats, n, jnp.sum(arm_mask))
 
     return _shared_index_policy(
@@ -45,6 +44,7 @@ def index_policy(num_arms: int, index_fn: IndexFn, tie_break: str) -> Policy:
         output=arms.best_empirical,
         setting="regret",
         tie_break=tie_break,
+        with_pulls=True,
     )
 
 

@@ -1,0 +1,71 @@
+"""Engine: kernels per step of the batched program, counted in the optimised HLO.
+
+On a GPU every kernel of a step is a launch; on CPU every thunk costs dispatch time.
+The step of the batched engine (``vmap`` with an axis name, the runner's program)
+is kept lean: one gather and one in-place elementwise write per statistics array,
+one reduction per selection, no copies of the loop-carried state. These tests pin
+upper bounds on the kernels of the unguarded (steady-state) step, counted by
+``benchmarks/hlo.py`` as ``python -m benchmarks.throughput`` prints them; a change
+that adds kernels to every step fails here. Before the lean step (packed statistics,
+one-hot writes, one variadic reduction per selection) APT had 51 kernels per step
+(K = 100), UCB1 53 and Sequential Halving 87.
+"""
+
+import jax
+import numpy as np
+import pytest
+
+import jbandits
+from benchmarks import hlo
+
+K = 40  # above 32, where XLA:CPU splits a plain reduction in two kernels
+BUDGET = 256
+SEG = 32  # steps per inner segment of the runner's program (traced horizon)
+
+
+def _step_kernels(policy, bandit, params) -> int:
+    """Kernels of the unguarded step of the runner's program for ``policy``."""
+    return hlo.total(hlo.engine_step_kernels(policy, bandit, params, BUDGET)[0])
+
+
+@pytest.fixture(scope="module")
+def gauss():
+    rng = np.random.default_rng(0)
+    return jbandits.envs.gaussian(rng.uniform(0.2, 0.8, K), np.full(K, 0.5))
+
+
+def test_apt_step_kernels(gauss):
+    """APT (Locatelli et al., ICML 2016): reward (4), statistics (3), index and
+    arg-min in one reduction (2), engine and policy counters (7)."""
+    policy = jbandits.apt(K, threshold=0.5, epsilon=0.05)
+    assert _step_kernels(policy, *gauss) <= 16
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name, kwargs, bound",
+    [
+        ("ucb1", dict(tie_break="first"), 17),
+        ("ucb1", dict(tie_break="random"), 21),
+        ("sequential_halving", dict(budget=BUDGET), 18),
+    ],
+)
+def test_policy_step_kernels(gauss, name, kwargs, bound):
+    policy = jbandits.make(name, num_arms=K, **kwargs)
+    assert _step_kernels(policy, *gauss) <= bound
+
+
+def test_counter_on_a_known_program():
+    """The counter itself: a 32-step scan whose body is one fusion and one sort."""
+
+    def body(c, _):
+        return jax.numpy.sort(c * 2.0 + 1.0), None
+
+    text = (
+        jax.jit(lambda x: jax.lax.scan(body, x, None, length=SEG)[0])
+        .lower(np.zeros(8, np.float32))
+        .compile()
+        .as_text()
+    )
+    counts = hlo.step_kernels(text, SEG)[0]  # loop counter, fusion, sort
+    assert counts["sort"] == 1 and counts["fusion"] == 2 and hlo.total(counts) == 3
