@@ -24,22 +24,13 @@ from jbandits.types import Array, Policy
 
 
 class HalvingState(NamedTuple):
-    both: arms.ArmStats  # [2, 5, K]: cumulative and stage-local statistics, one array
+    stats: arms.ArmStats  # cumulative per-arm statistics (current-guess read-out)
+    local: arms.ArmStats  # stage-local per-arm statistics
     active: Array  # [K] bool: arms of the current stage
     stage: Array  # [] int32: current stage (0-based); num_stages = finished
     t: Array  # [] int32: pulls done
     arm: Array  # [] int32: next arm, -1 = idle
     sched: schedules.StageSchedule  # the schedule of this instance's real K
-
-    @property
-    def stats(self) -> arms.ArmStats:
-        """Cumulative per-arm statistics (the current-guess read-out)."""
-        return arms.ArmStats.packed(self.both.data[..., 0, :, :])
-
-    @property
-    def local(self) -> arms.ArmStats:
-        """Stage-local per-arm statistics."""
-        return arms.ArmStats.packed(self.both.data[..., 1, :, :])
 
 
 def halving_policy(
@@ -64,40 +55,36 @@ def halving_policy(
         local = arms.init_stats(num_arms)
         zero = jnp.zeros((), jnp.int32)
         first = _phases.first_or_idle(choose(local, active, zero), active)
-        both = arms.ArmStats.packed(jnp.stack([local.data, local.data]))
-        return HalvingState(both, active, zero, zero, first, sched)
+        return HalvingState(local, local, active, zero, zero, first, sched)
 
     def step_fn(state, key, reward):
         del key
         sched = state.sched
-        # one update of both sets of statistics (one gather and one in-place write)
-        both = arms.update(state.both, state.arm, reward)
+        stats = arms.update(state.stats, state.arm, reward)
+        local = arms.update(state.local, state.arm, reward)
         t = state.t + 1
-        cumulative = jnp.arange(2)[:, None, None] == 0
 
         def halve(s, carry):
-            active, data = carry
-            loc = arms.ArmStats.packed(data[1])
+            active, loc = carry
             score = jnp.where(loc.counts > 0, arms.mean(loc), -jnp.inf)
-            return arms.keep_top(score, active, sched.keep[s]), jnp.where(
-                cumulative, data, 0.0
+            return arms.keep_top(score, active, sched.keep[s]), arms.init_stats(
+                num_arms
             )
 
-        stage, (active, data) = _phases.end_phases(
+        stage, (active, local) = _phases.end_phases(
             state.stage,
             t,
             sched.ends,
             sched.num_stages,
             halve,
-            (state.active, both.data),
+            (state.active, local),
             bound,
             sorts=True,
         )
         done = stage >= sched.num_stages
-        local = arms.ArmStats.packed(data[1])
         arm = choose(local, active, t - stage_start(sched, stage))
         arm = jnp.where(done, -1, arm).astype(jnp.int32)
-        return HalvingState(arms.ArmStats.packed(data), active, stage, t, arm, sched)
+        return HalvingState(stats, local, active, stage, t, arm, sched)
 
     def output_fn(state):
         return _phases.current_best(state.stats, state.active)
