@@ -20,6 +20,7 @@ every policy run with the same key (common random numbers).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, NamedTuple
 
@@ -104,12 +105,26 @@ def compiler_options() -> dict[str, str]:
     step: 10 fewer kernels per step, counted by ``benchmarks/hlo.py``; results are
     unchanged, copies only move data).
     """
-    if jax.default_backend() == "cpu":
-        return {
-            "xla_cpu_experimental_ynn_fusion_type": "",
-            "xla_cpu_copy_insertion_use_region_analysis": True,
-        }
-    return {}
+    if jax.default_backend() != "cpu":
+        return {}
+    wanted = {
+        "xla_cpu_experimental_ynn_fusion_type": "",
+        "xla_cpu_copy_insertion_use_region_analysis": True,
+    }
+    return {k: v for k, v in wanted.items() if _known_option(k, v)}
+
+
+@functools.cache
+def _known_option(name: str, value: Any) -> bool:
+    """Whether this jaxlib's compiler accepts the option (older ones reject unknown
+    flags with an error); probed once per option on a one-element program."""
+    try:
+        jax.jit(lambda x: x + 1, compiler_options={name: value}).lower(
+            np.zeros(1, np.float32)
+        ).compile()
+    except Exception:  # noqa: BLE001 - any rejection means: leave the option out
+        return False
+    return True
 
 
 def _check_run(policy: Policy, mask, budget, horizon) -> None:

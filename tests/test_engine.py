@@ -10,7 +10,7 @@ from compile_log import count_compiles
 from scipy import stats
 
 import jbandits
-from jbandits import metrics
+from jbandits import engine, metrics
 
 
 def test_sweep_compiles_once_over_alpha_budget_and_padded_k():
@@ -276,3 +276,11 @@ def test_return_state_gives_the_final_policy_state():
         ).state
         is None
     )
+
+
+def test_compiler_options_leave_out_flags_this_jaxlib_rejects():
+    # older jaxlibs reject unknown XLA flags at compile time; the runner's options
+    # must only contain flags that compile here
+    assert not engine._known_option("xla_cpu_no_such_flag_for_jbandits", True)
+    for name, value in engine.compiler_options().items():
+        assert engine._known_option(name, value)
