@@ -208,17 +208,16 @@ def nth_active(active: Array, j: ArrayLike) -> Array:
     return _first_true(active & (counts == j + 1))
 
 
-def next_active(arm: ArrayLike, active: Array) -> Array:
-    """The first True entry of ``active`` after ``arm``, cyclically (``-1`` if none).
+def steps_ahead(arm: ArrayLike, num_arms: int) -> Array:
+    """``[K] int32``: how far each arm lies after ``arm`` cyclically, minus one.
 
-    Round robin one pull at a time: if ``arm`` is the ``j``-th active arm, this is
-    the ``(j + 1) mod n``-th, the value of :func:`round_robin` one pull later, in one
-    elementwise pass and a min-reduction (no prefix count).
+    Round robin one pull at a time: if ``arm`` is the ``j``-th active arm, the active
+    arm with the smallest value (distinct values, so no tie) is the ``(j + 1) mod
+    n``-th, the value of :func:`round_robin` one pull later. As a score it lets a
+    policy choose its forced round-robin arm in the same reduction as its index.
     """
-    size = active.shape[-1]
-    iota = jnp.arange(size, dtype=jnp.int32)
-    ahead = jnp.min(jnp.where(active, jnp.mod(iota - arm - 1, size), size))
-    return jnp.where(ahead < size, jnp.mod(arm + 1 + ahead, size), -1).astype(jnp.int32)
+    iota = jnp.arange(num_arms, dtype=jnp.int32)
+    return jnp.mod(iota - arm - 1, num_arms)
 
 
 def least_pulled(counts: Array, active: Array) -> Array:

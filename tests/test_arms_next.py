@@ -1,4 +1,5 @@
-"""arms.next_active steps the round robin of arms.round_robin by one pull."""
+"""The active arm least arms.steps_ahead of the current one is arms.round_robin one
+pull later."""
 
 import jax
 import jax.numpy as jnp
@@ -7,7 +8,7 @@ import numpy as np
 from jbandits import arms
 
 
-def test_next_active_is_round_robin_one_pull_later():
+def test_least_steps_ahead_is_round_robin_one_pull_later():
     rng = np.random.default_rng(0)
     masks = rng.random((200, 9)) < 0.5
     masks[np.arange(200), rng.integers(0, 9, 200)] = True  # >= 1 real arm
@@ -16,7 +17,8 @@ def test_next_active_is_round_robin_one_pull_later():
 
     def one(mask, t):
         now = arms.round_robin(t, mask)
-        return arms.next_active(now, mask), arms.round_robin(t + 1, mask)
+        ahead = arms.steps_ahead(now, mask.shape[-1])
+        return arms.argmin_masked(ahead, mask), arms.round_robin(t + 1, mask)
 
     got, want = jax.jit(jax.vmap(one))(jnp.asarray(masks), jnp.asarray(ts))
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

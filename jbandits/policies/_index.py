@@ -56,7 +56,6 @@ def index_policy(
     _validate.choice("select", select, ("min", "max"))
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
     pick = arms.argmin_masked if select == "min" else arms.argmax_masked
-    iota = jnp.arange(num_arms, dtype=jnp.int32)
 
     def init_fn(key, arm_mask):
         del key
@@ -74,7 +73,7 @@ def index_policy(
         # arm by its distance ahead (distinct, so no tie and no tie-break draw): one
         # reduction per step instead of two.
         forced = t < passes * jnp.sum(state.arm_mask)
-        ahead = jnp.mod(iota - state.arm - 1, num_arms).astype(stats.counts.dtype)
+        ahead = arms.steps_ahead(state.arm, num_arms).astype(stats.counts.dtype)
         value = (
             index(stats, state.arm_mask, t)
             if with_pulls
