@@ -16,12 +16,12 @@ the maximum are therefore treated as tied and the first such arm is pulled.
 
 Cost per step: ``I`` is cached per arm and a 0/1 reward moves it by the exact
 recurrences ``I(a+1, b) = I(a, b) + g/a`` and ``I(a, b+1) = I(a, b) - g/b`` (DLMF
-8.17.20-21), so a Bernoulli step has a fixed cost with no loop. ``betainc`` (a
-continued fraction iterated to convergence, up to 600 terms in float64) is called only
-at ``init`` and for a fractional reward; lanes without one pass ``x = 0``, where its
-loop stops after the first term. In float64 the recurrence errs by at most ~6e-16
-per pull (1.3e-11 after 20 000 pulls near the threshold, where jax's ``betainc`` itself
-is off by up to 1.9e-11; ``tests/policies/test_thresholding_optkg.py``).
+8.17.20-21), so a Bernoulli step has a fixed cost and runs no loop. ``betainc`` (a
+continued fraction iterated to convergence, up to 600 terms in float64) is called at
+``init`` and, in a branch taken only when a lane of the batch has one, for a fractional
+reward. In float64 the recurrence errs by at most ~6e-16 per pull (1.3e-11 after
+20 000 pulls near the threshold, where jax's ``betainc`` itself is off by up to
+1.9e-11; ``tests/policies/test_thresholding_optkg.py``).
 
 Rewards must lie in [0, 1]. Opt-KG is defined for Bernoulli (0/1) rewards; a
 fractional reward ``y`` in [0, 1] adds the pseudo-counts ``y`` and ``1 - y`` (an
@@ -35,10 +35,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 from jax.scipy.special import betainc, gammaln
 
-from jbandits import _validate, arms
+from jbandits import _lanes, _validate, arms
 from jbandits.types import Array, ArrayLike, Policy
 
 TIE_TOL = 1e-9  # log R+ within this of the maximum counts as a tie
@@ -86,15 +87,20 @@ def log_gain(a: ArrayLike, b: ArrayLike, threshold: ArrayLike) -> Array:
 def _prob_after(a, b, i, y, threshold):
     """``I(a + y, b + 1 - y)`` from ``i = I(a, b)``: exact recurrence for ``y`` in {0, 1}.
 
-    A fractional ``y`` calls ``betainc``; other lanes pass ``x = 0`` so its
-    convergence loop (which runs until every lane of the batch has converged) stops
-    after one term.
+    A fractional ``y`` calls ``betainc``, in a branch taken only when some lane of
+    the batch has one (:func:`jbandits._lanes.any_lane`); lanes without one pass
+    ``x = 0``, so the convergence loop (which runs until every lane has converged)
+    stops after one term.
     """
     g = jnp.exp(_log_g(a, b, threshold))
     unit = jnp.where(y == 1.0, i + g / a, i - g / b)
     frac = (y != 0.0) & (y != 1.0)
-    x = jnp.where(frac, jnp.asarray(threshold, a.dtype), 0.0)
-    fresh = 1.0 - betainc(a + y, b + (1.0 - y), x)
+
+    def fresh(_):
+        x = jnp.where(frac, jnp.asarray(threshold, a.dtype), 0.0)
+        return 1.0 - betainc(a + y, b + (1.0 - y), x)
+
+    fresh = jax.lax.cond(_lanes.any_lane(frac), fresh, lambda _: unit, None)
     return jnp.where(frac, fresh, unit)
 
 
