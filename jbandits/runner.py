@@ -274,7 +274,7 @@ CPU_MAX_LANE_BYTES = 64 << 20
 
 def _nbytes(tree) -> int:
     return sum(
-        math.prod(x.shape) * np.dtype(x.dtype).itemsize
+        math.prod(_shape(x)) * np.dtype(_dtype(x)).itemsize
         for x in jax.tree_util.tree_leaves(tree)
     )
 
@@ -282,12 +282,20 @@ def _nbytes(tree) -> int:
 _BYTES: dict = {}
 
 
+def _shape(x) -> tuple:
+    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+
+
+def _dtype(x):
+    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+
+
 def _lane_bytes_cached(fn, probe) -> int:
     sig = (
         fn,
         jax.tree_util.tree_structure(probe),
         tuple(
-            (np.shape(x), np.asarray(x).dtype.str)
+            (_shape(x), np.dtype(_dtype(x)).str, getattr(x, "sharding", None))
             for x in jax.tree_util.tree_leaves(probe)
         ),
     )
@@ -313,7 +321,9 @@ def lane_bytes(fn, hp, params, kdata, rep, budget, horizon) -> int:
     n = int(budget.shape[0])
     out = _nbytes(abstract) // n
     lane_leaves = [  # shared (unbatched) fields are one copy per chunk, not per lane
-        x for x in jax.tree_util.tree_leaves(params) if np.ndim(x) and x.shape[0] == n
+        x
+        for x in jax.tree_util.tree_leaves(params)
+        if len(_shape(x)) and _shape(x)[0] == n
     ]
     inputs = _nbytes((hp, kdata, rep, budget, horizon, lane_leaves)) // n
     return 8 * (out + inputs) + 1024
@@ -560,7 +570,48 @@ def execute(
             horizons[cells].astype(np.int32),
         )
 
-    per_lane = _lane_bytes_cached(fn, gather(np.zeros(1, np.int64)))
+    def placed(args, sharding):
+        """Shardings of a chunk's arguments: lane axis split, shared fields kept whole."""
+        if sharding is None:
+            return None
+        whole = jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec())
+        p_shard = args[1]._replace(
+            **{f: (whole if f in shared else sharding) for f in args[1]._fields}
+        )
+        return (sharding, p_shard, sharding, sharding, sharding, sharding)
+
+    # The size probe traces the program at the chunk shape (and sharding) that fits
+    # the whole work, so when that is the size chosen the call below reuses the trace
+    # (tracing is most of a second run's wall time once the executables are cached).
+    # The probe is abstract: one gathered lane gives dtypes and trailing shapes.
+    whole_size = -(-total // ndev) * ndev
+    one = gather(np.zeros(1, np.int64))
+    tu = jax.tree_util
+
+    def expand(prefix):  # a value per argument (or params field) -> one per leaf
+        return tu.tree_map(lambda v, sub: tu.tree_map(lambda _: v, sub), prefix, one)
+
+    lead = expand(
+        (True, one[1]._replace(**{f: f not in shared for f in one[1]._fields}))
+        + (True,) * 4
+    )
+    where = placed(one, _sharding(ndev) if ndev > 1 else None)
+    where = tu.tree_leaves(expand(where)) if where is not None else None
+    leaves, tree = tu.tree_flatten(one)
+    probe = tu.tree_unflatten(
+        tree,
+        [
+            jax.ShapeDtypeStruct(
+                (whole_size, *_shape(x)[1:]) if batched_leaf else _shape(x),
+                jax.dtypes.canonicalize_dtype(_dtype(x)),
+                sharding=None if where is None else where[n],
+            )
+            for n, (x, batched_leaf) in enumerate(
+                zip(leaves, tu.tree_leaves(lead), strict=True)
+            )
+        ],
+    )
+    per_lane = _lane_bytes_cached(fn, probe)
     size = choose_chunk(
         per_lane,
         total,
@@ -594,18 +645,7 @@ def execute(
         elif _process_share(chunk):
             args = gather(lane_ids)
             if sharding is not None:  # lane axis split; shared fields replicated
-                replicated = jax.sharding.NamedSharding(
-                    sharding.mesh, jax.sharding.PartitionSpec()
-                )
-                p_shard = args[1]._replace(
-                    **{
-                        f: (replicated if f in shared else sharding)
-                        for f in args[1]._fields
-                    }
-                )
-                args = jax.device_put(
-                    args, (sharding, p_shard, sharding, sharding, sharding, sharding)
-                )
+                args = jax.device_put(args, placed(args, sharding))
             res = jax.device_get(fn(*args))
             part = _host(res, stop - start)
             used = np.asarray(res.segments)  # [size, C]

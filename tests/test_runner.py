@@ -59,6 +59,36 @@ def test_make_and_simulate_in_a_loop_compiles_once_and_memory_stays_flat():
     assert len(runner._CACHE) <= runner.CACHE_SIZE
 
 
+def test_size_probe_and_run_share_one_trace():
+    """A run that fits in one chunk traces the runner's program once.
+
+    The chunk-size probe traces at the chunk's shape and sharding, so the call reuses
+    that trace (tracing is most of a second experiment run once executables come from
+    the persistent cache). Fails if the probe traces a one-lane shape (2 traces).
+    """
+    traces = []
+
+    def listen(event, duration, **kw):
+        del duration
+        if event.endswith("jaxpr_trace_duration") and kw.get("fun_name") == (
+            "jbandits_lanes"
+        ):
+            traces.append(kw)
+
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 7))
+    policy = jbandits.make("apt", num_arms=7, threshold=0.5, epsilon=0.05)
+    runner.clear_cache()
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        jbandits.simulate(
+            policy, bandit, params, jax.random.key(0), budget=30, num_reps=6,
+            progress=False,
+        )  # fmt: skip
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert len(traces) == 1
+
+
 def test_program_cache_is_bounded():
     old = runner.CACHE_SIZE
     runner.CACHE_SIZE = 2
