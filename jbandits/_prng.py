@@ -80,6 +80,14 @@ def _bits(key: Key, shape: tuple[int, ...], width: int) -> Array:
     return (o1.astype(jnp.uint64) << np.uint64(32)) | o2.astype(jnp.uint64)
 
 
+def bits(key: Key, shape: tuple[int, ...] = (), dtype=jnp.uint32) -> Array:
+    """``jax.random.bits(key, shape, dtype)``; the straight-line hash for ``uint32``."""
+    shape = tuple(shape)
+    if not _fast(key) or key.shape or jnp.dtype(dtype) != jnp.dtype(jnp.uint32):
+        return jax.random.bits(key, shape, dtype)
+    return _bits(key, shape, 32)
+
+
 def unit_from_bits(bits: Array, dtype, minval=0.0, maxval=1.0) -> Array:
     """Floats in ``[minval, maxval)`` from raw ``bits`` (uint32 for float32, uint64 for
     float64) the way ``jax.random.uniform`` maps them: the top mantissa bits under

@@ -29,8 +29,9 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from jbandits import _lanes, _prng
+from jbandits import _prng
 from jbandits.types import Array, ArrayLike, Key
 
 TIE_BREAKS = ("first", "random")
@@ -130,6 +131,61 @@ def _first_true(flags: Array) -> Array:
     return jnp.where(first < size, first, -1).astype(jnp.int32)
 
 
+def _mulhi(a: Array, b: Array) -> Array:
+    """``floor(a * b / 2**32)`` of ``uint32`` operands, exactly, in 32-bit arithmetic:
+    the product of 16-bit halves with the carries propagated (Warren, *Hacker's
+    Delight*, 2nd ed., section 8-2, "mulhu")."""
+    low, half = np.uint32(0xFFFF), np.uint32(16)
+    a0, a1, b0, b1 = a & low, a >> half, b & low, b >> half
+    t = a1 * b0 + ((a0 * b0) >> half)
+    w1 = a0 * b1 + (t & low)
+    return a1 * b1 + (t >> half) + (w1 >> half)
+
+
+def _nth_set_bit(word: Array, r: Array) -> Array:
+    """Position of the ``r``-th (0-based) set bit of the ``uint32`` ``word``, for
+    ``r < popcount(word)``: binary search for the shortest low-bit prefix holding
+    ``r + 1`` set bits (five population counts)."""
+    lo, hi = jnp.zeros_like(r), jnp.full_like(r, 31)
+    for _ in range(5):
+        mid = (lo + hi) // 2
+        below = (np.uint32(2) << mid.astype(jnp.uint32)) - np.uint32(1)  # bits 0..mid
+        right = jax.lax.population_count(word & below).astype(r.dtype) > r
+        lo, hi = jnp.where(right, lo, mid + 1), jnp.where(right, mid, hi)
+    return lo
+
+
+def _random_tied(tied: Array, key: Key) -> Array:
+    """The ``floor(b * n / 2**32)``-th tied arm in index order (``-1`` if none), with
+    ``n`` the number of tied arms and ``b = jax.random.bits(key)`` (32 bits).
+
+    Multiply-shift maps ``b`` to ``{0, .., n - 1}`` with every value within
+    ``2**-32`` of probability ``1 / n`` (Lemire, "Fast random integer generation in
+    an interval", ACM TOMACS 2019, section 3). The tied set is packed into 32-bit
+    words (bit ``j`` of word ``w`` = arm ``32 w + j``), so counting it is a population
+    count and the ``r``-th tied arm is a word chosen by prefix counts over the
+    ``ceil(K / 32)`` words plus :func:`_nth_set_bit`: one hash per selection and no
+    per-arm random numbers.
+    """
+    size = tied.shape[-1]
+    words = -(-size // 32)
+    flags = jnp.pad(tied, (0, 32 * words - size)).reshape(words, 32)
+    weights = jnp.left_shift(np.uint32(1), jnp.arange(32, dtype=jnp.uint32))
+    packed = jnp.sum(jnp.where(flags, weights, np.uint32(0)), axis=-1, dtype=jnp.uint32)
+    per_word = jax.lax.population_count(packed).astype(jnp.int32)  # [W]
+    n = jnp.sum(per_word)
+    r = _mulhi(_prng.bits(key), n.astype(jnp.uint32)).astype(jnp.int32)
+    if words == 1:
+        w, word, rank = 0, packed[0], r
+    else:
+        upto = jax.lax.associative_scan(jnp.add, per_word)  # tied arms in words 0..w
+        w = jnp.sum((upto <= r).astype(jnp.int32))  # first word with upto > r
+        pick = jnp.arange(words) == w
+        word = jnp.sum(jnp.where(pick, packed, np.uint32(0)), dtype=jnp.uint32)
+        rank = r - jnp.sum(jnp.where(pick, upto - per_word, 0))
+    return jnp.where(n > 0, 32 * w + _nth_set_bit(word, rank), -1).astype(jnp.int32)
+
+
 def _pick(
     s: Array, ok: Array, best_value: Array, key: Key | None, tie_break: str
 ) -> Array:
@@ -140,16 +196,7 @@ def _pick(
         raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
     if key is None:
         raise ValueError("tie_break='random' needs a key")
-    first = _first_true(tied)
-
-    def draw(_):
-        u = jnp.where(tied, _prng.uniform(key, tied.shape), -1.0)
-        return _first_true(tied & (u == jnp.max(u)))
-
-    # the K uniforms are drawn only when some lane has a tie: with a single maximiser
-    # ``draw`` returns it too, so skipping the draw changes no result
-    several = _lanes.any_lane(jnp.sum(tied.astype(jnp.int32)) > 1)
-    return jax.lax.cond(several, draw, lambda _: first, None)
+    return _random_tied(tied, key)
 
 
 # In the two selections below ``s`` passes an optimization barrier before both the
@@ -173,9 +220,12 @@ def argmax_masked(
 ) -> Array:
     """Index of the largest eligible score (``[] int32``); NaN ranks as ``-inf``.
 
-    Ties: ``"first"`` = lowest index; ``"random"`` = uniform among the tied arms, via
-    ``argmax(where(tied, uniform(key, [K]), -1))``. An ineligible arm is never
-    returned, whatever ``score`` holds (NaN, +-inf); ``-1`` when no arm is eligible.
+    Ties: ``"first"`` = lowest index; ``"random"`` = uniform among the ``n`` tied
+    arms: the ``floor(b * n / 2**32)``-th of them in index order, with ``b =
+    jax.random.bits(key)`` (one 32-bit draw; Lemire, ACM TOMACS 2019), so each tied
+    arm has probability within ``2**-32`` of ``1 / n`` and a single maximiser is
+    returned whatever the key. An ineligible arm is never returned, whatever
+    ``score`` holds (NaN, +-inf); ``-1`` when no arm is eligible.
     """
     ok = _eligible(score, eligible)
     s = jax.lax.optimization_barrier(jnp.where(ok & ~jnp.isnan(score), score, -jnp.inf))

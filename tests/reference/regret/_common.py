@@ -3,25 +3,35 @@
 from __future__ import annotations
 
 import jax
-import numpy as np
+import jax.numpy as jnp
+
+
+@jax.jit
+def _bits(key):
+    return jax.random.bits(key, (), jnp.uint32)
+
+
+def random_tied(tied, key) -> int:
+    """The ``floor(b * n / 2**32)``-th of the ``n`` tied arms in increasing index
+    order, ``b`` = the 32 random bits ``jax.random.bits(key)`` (multiply-shift,
+    Lemire, ACM TOMACS 2019)."""
+    tied = sorted(tied)
+    return tied[(int(_bits(key)) * len(tied)) >> 32]
 
 
 def pick(candidates, score, tie_break, draws, t, best=max):
     """The candidate with the best ``score`` (``best`` = max or min).
 
-    Ties: lowest index ("first") or the tied arm with the largest uniform of the draw
-    made with the key of pull ``t`` ("random"; the draw covers all K_max padded arms,
-    restricted to the real ones).
+    Ties: lowest index ("first") or :func:`random_tied` with the key of pull ``t``
+    ("random"; real arms keep their order in padded numbering, so the rank among the
+    tied real arms is the rank among the tied padded arms).
     """
     candidates = list(candidates)
     top = best(score[i] for i in candidates)
     tied = [i for i in candidates if score[i] == top]
     if tie_break == "first" or len(tied) == 1:
         return tied[0]
-    u = draws.per_arm(
-        np.asarray(jax.random.uniform(draws.key_for_pull(t), (draws.k_max,)))
-    )
-    return max(tied, key=lambda i: u[i])
+    return random_tied(tied, draws.key_for_pull(t))
 
 
 def best_mean(arms, candidates):
