@@ -2,7 +2,7 @@
 
 :func:`jbandits.engine.run` traces a replication inside ``vmap(..., axis_name=...)``
 when the batched runner calls it. While it traces, :func:`axis` records that name, so
-that a helper deep inside a policy (the random tie-break of :mod:`jbandits.arms`) can
+that a helper deep inside a policy (the Beta sampler of :mod:`jbandits._sampling`) can
 ask :func:`any_lane` whether a condition holds on *any* lane of the batch. That answer
 is the same for every lane, so a ``lax.cond`` on it stays a real branch under ``vmap``
 instead of becoming a select that computes both sides. Without a recorded axis,
