@@ -10,16 +10,23 @@ computation works with the tail probability ``alpha_t`` (never ``1 - alpha_t``, 
 loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
 
 * ``posterior="beta"``: ``Beta(1 + succ_j, 1 + fail_j)`` on binarised rewards (as in
-  Thompson sampling). The quantile is warm-started from the previous decision
-  (:func:`jbandits.numerics.beta_quantile_newton`): the state keeps, per arm, the
-  last snapped point ``g_j`` with ``(ln P(X > g_j), Mills ratio)``. Per decision
-  the arm just pulled re-evaluates them under its new posterior and takes
-  ``CHANGED_ARM_NEWTON`` Newton steps alone (scalar work), then all arms take
-  ``BETA_NEWTON`` Newton steps and the dyadic snap: ``BETA_NEWTON`` ``[K]``-wide
-  evaluations of the tail's fixed-length continued fraction per decision instead of
-  30 ``betainc`` bisection steps. The index is the midpoint of the
-  ``2^-num_iters`` dyadic cell holding the quantile (= ``num_iters`` bisection
-  halvings) once the warm-started Newton iterate is within half a cell.
+  Thompson sampling). The index is the midpoint of the ``2^-num_iters`` dyadic cell
+  ``(lo, lo + 2^-num_iters]`` holding the quantile (what ``num_iters`` bisection
+  halvings return), computed lazily: only arms that can still be the arg-max are
+  resolved to their cell. The state keeps per arm the last point ``x_j`` where the
+  tail was evaluated, with ``(ln P(X > x_j), Mills ratio)``, the posterior's
+  log-norm and a grid point ``lo_j`` known to lie below the quantile. As ``alpha``
+  only falls between two pulls of an arm, ``lo_j`` stays valid, and
+  ``ln P(X > x)`` being concave in ``ln(1 - x)`` (log-concavity of the density of
+  ``ln(1 - X)`` for ``a, b >= 1``) turns the stored tangent at ``x_j`` into a grid
+  point above the quantile at no cost
+  (:func:`jbandits.numerics.beta_root_ceiling`). Per decision the pulled arm takes
+  one Newton step guided by the tail recurrences (DLMF 8.17.20-21) and one tail
+  evaluation; then the candidates (upper bound above the best certified lower
+  bound) are probed at grid points, two per arm per round, until every candidate
+  is resolved to one cell. Arms that cannot be the arg-max get index ``-inf``;
+  the pulled arm and the exact ties among maximal cells are those of the full
+  index vector.
 * ``posterior="gauss"``: the Gaussian model of Thompson sampling, prior ``N(0, s2)``
   and noise variance ``s2 = noise_var``, so the posterior is
   ``N(S_j / (k_j + 1), s2 / (k_j + 1))`` and
@@ -38,6 +45,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -45,13 +53,13 @@ from jbandits import _prng, _validate, arms, numerics
 from jbandits.policies.regret.thompson import POSTERIORS, binarise
 from jbandits.types import Array, ArrayLike, Policy
 
-CHANGED_ARM_NEWTON = 3  # extra Newton steps of the arm whose posterior just changed
+ROUNDS = (2,)  # candidate arms probed at every decision, round by round
 
 
 class BayesUCBState(NamedTuple):
     stats: arms.ArmStats  # raw rewards: counts, sums, M2 ([K] each)
     succ: Array  # [K] float: binarised successes (Beta only; stays 0 for "gauss")
-    quant: tuple  # 3 x [K] float: Beta warm start (g, ln P(X > g), Mills ratio)
+    quant: tuple  # 5 x [K] float: Beta (x, ln P(X > x), Mills ratio, log-norm, lo)
     arm_mask: Array  # [K] bool: real arms
     t: Array  # [] int32: pulls done (n)
     arm: Array  # [] int32: next arm
@@ -91,24 +99,126 @@ def bayes_ucb_index(
     return stats.sums / shrink + jnp.sqrt(noise_var / shrink) * z
 
 
-def _beta_index(stats, succ, quant, alpha, changed, grid_bits):
-    """Warm-started Beta(1 + S, 1 + F) upper quantiles; returns (index, new warm start).
+def _probe(a, b, log_norm, lo, up, log_alpha, bits, terms):
+    """Evaluate the tail at the two grid points below ``up``; new ``(x, tails, lo, up)``.
 
-    ``changed`` (int32 arm or None at init): its warm start is re-evaluated under the
-    new posterior and refined alone first (cheap: one arm), then every arm is refined.
+    ``lo < x* <= up`` are grid points with ``up - lo > cell``. With ``g1 = up - cell``
+    and ``g2 = g1 - cell``: ``P(X > g1) > alpha`` puts the root in ``(g1, up]``, else
+    ``P(X > g2) > alpha`` in ``(g2, g1]``; else it is at most ``g2`` and the tangent
+    at ``g2`` (:func:`jbandits.numerics.beta_root_ceiling`) bounds it further.
     """
-    a, b = 1.0 + succ, 1.0 + stats.counts - succ
+    cell = 2.0**-bits
+    # one flat evaluation (a trailing axis of 2 would defeat XLA:CPU's vectorisation)
+    g = jnp.concatenate([up - cell, jnp.maximum(up - 2.0 * cell, 0.0)])
+    a, b, log_norm = (jnp.concatenate([v, v]) for v in (a, b, log_norm))
+    tail, ratio = numerics.beta_sf(a, b, g, log_norm, terms)
+    n = up.shape[0]
+    ceiling = numerics.beta_root_ceiling(g, tail, ratio, log_alpha, bits).reshape(2, n)
+    above = (tail > log_alpha).reshape(2, n)
+    g, tail, ratio = (v.reshape(2, n) for v in (g, tail, ratio))
+    new_lo = jnp.where(above[0], g[0], jnp.where(above[1], g[1], lo))
+    new_up = jnp.where(above[0], up, jnp.where(above[1], g[0], g[1]))
+    new_up = jnp.minimum(new_up, jnp.where(above[0], ceiling[0], ceiling[1]))
+    keep = jnp.where(above[0], 0, 1)
+
+    def at(v):
+        return jnp.where(keep == 0, v[0], v[1])
+
+    return at(g), at(tail), at(ratio), jnp.maximum(lo, new_lo), new_up
+
+
+def _top(score, width):
+    """``width`` one-hot ``[K]`` masks of the largest entries and their indices, best
+    first, the lowest index among equals (as ``argmax``). Each is a max and a min over ``[K]``: plain
+    reductions, where ``argmax``'s (value, index) reduction is ~10x slower on
+    XLA:CPU and ``top_k`` is a sort."""
+    iota = jnp.arange(score.shape[0])
+    hits, firsts = [], []
+    for _ in range(width):
+        first = jnp.min(jnp.where(score == jnp.max(score), iota, score.shape[0]))
+        hit = iota == first
+        hits.append(hit)
+        firsts.append(first)
+        score = jnp.where(hit, -jnp.inf, score)
+    return jnp.stack(hits), jnp.stack(firsts)
+
+
+def _put(hits, v, new):
+    """``v`` with ``new[k]`` written where ``hits[k]`` (one-hot selects, which XLA
+    fuses in place, where a scatter costs kernels and copies). The barrier keeps XLA
+    from fusing the computation of ``new`` into the ``[K]``-wide select, which would
+    redo it for every arm."""
+    new = jax.lax.optimization_barrier(new)
+    for hit, w in zip(hits, new, strict=True):
+        v = jnp.where(hit, w, v)
+    return v
+
+
+def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
+    """Certified Bayes-UCB cells of the candidate arms; returns (index, new warm).
+
+    ``warm`` holds per arm ``(x, ln P(X > x), Mills ratio at x, log_norm, lo)``: the
+    last point where the tail was evaluated and a grid point ``lo`` known to lie
+    below the root (``P(X > lo) > alpha``; 0 when none). ``changed`` (int32 arm or
+    None at init) had its posterior changed by ``success`` (bool): its log-norm and its
+    point are re-evaluated.
+    """
+    dtype = a.dtype
+    terms = _terms(dtype)
+    scale = 2.0**bits
+    cell = 1.0 / scale
+    x, log_tail, ratio, log_norm, lo = warm
     if changed is not None:
-        aj, bj, xj = a[changed], b[changed], quant[0][changed]
-        lt, ratio = numerics.beta_sf(
-            aj, bj, xj, numerics.beta_log_norm(aj, bj), _terms(a.dtype)
+        # the pulled arm: its tail at x under the new posterior by recurrence guides
+        # one Newton step, where the tail is evaluated
+        i = changed
+        won = success.astype(dtype)
+        pred = numerics.beta_sf_after_pull(
+            a[i] - won, b[i] - (1.0 - won), x[i], log_tail[i], ratio[i], success
         )
-        _, warm = numerics.beta_quantile_newton(
-            aj, bj, alpha, xj, lt, ratio,
-            num_newton=CHANGED_ARM_NEWTON, grid_bits=grid_bits,
-        )  # fmt: skip
-        quant = tuple(q.at[changed].set(w) for q, w in zip(quant, warm, strict=True))
-    return numerics.beta_quantile_newton(a, b, alpha, *quant, grid_bits=grid_bits)
+        x_i = numerics.beta_newton_step(x[i], *pred, log_alpha)
+        x_i = jnp.clip(x_i, 0.0, 1.0 - cell)
+        norm_i = numerics.beta_log_norm(a[i], b[i])
+        tail_i, ratio_i = numerics.beta_sf(a[i], b[i], x_i, norm_i, terms)
+        # a success moves Beta(a, b) up stochastically: lo stays below the root
+        lo_i = jnp.where(success, lo[i], 0.0)
+        hit = arms.one_hot(i, a.shape[0])[None]
+        x, log_tail, ratio, log_norm, lo = (
+            _put(hit, v, w[None])
+            for v, w in zip(
+                (x, log_tail, ratio, log_norm, lo),
+                (x_i, tail_i, ratio_i, norm_i, lo_i),
+                strict=True,
+            )
+        )
+    lo = jnp.maximum(
+        lo, jnp.where(log_tail > log_alpha, jnp.floor(x * scale) / scale, 0.0)
+    )
+    up = numerics.beta_root_ceiling(x, log_tail, ratio, log_alpha, bits)
+
+    def candidates(lo, up):
+        best = jnp.max(jnp.where(arm_mask, lo, -jnp.inf))
+        return arm_mask & (up - lo > cell) & (up - cell >= best)
+
+    def search(carry, width):
+        x, log_tail, ratio, lo, up = carry
+        cand = candidates(lo, up)
+        hits, j = _top(jnp.where(cand, up, -jnp.inf), width)
+        hits = hits & cand  # a mask left empty writes nothing back (_put)
+        new = _probe(a[j], b[j], log_norm[j], lo[j], up[j], log_alpha, bits, terms)
+        return tuple(_put(hits, v, w) for v, w in zip(carry, new, strict=True))
+
+    carry = (x, log_tail, ratio, lo, up)
+    for width in ROUNDS:
+        carry = search(carry, width)
+    x, log_tail, ratio, lo, up = jax.lax.while_loop(
+        lambda carry: jnp.any(candidates(carry[3], carry[4])),
+        lambda carry: search(carry, 4),
+        carry,
+    )
+    certified = arm_mask & (up - lo <= cell)
+    index = jnp.where(certified, lo + cell / 2.0, -jnp.inf)
+    return index, (x, log_tail, ratio, log_norm, lo)
 
 
 def _terms(dtype) -> int:
@@ -139,7 +249,8 @@ def bayes_ucb(
       num_iters: static resolution of the Beta quantile: the index is the midpoint
         of the ``2^-num_iters`` dyadic cell holding it, as ``num_iters`` bisection
         halvings return; default 20 (float32) / 40 (float64)
-        (``numerics.BETA_GRID_BITS``).
+        (``numerics.BETA_GRID_BITS``), at most 23 / 52 (the cells' midpoints must be
+        exact in the dtype).
 
     Returns:
       A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm.
@@ -161,10 +272,17 @@ def bayes_ucb(
     else:
         _validate.in_range("horizon", horizon, 1.0)
 
-    def choose(key_tie, t, stats, succ, quant, arm_mask, changed):
+    def choose(key_tie, t, stats, succ, quant, arm_mask, changed, success=None):
         alpha = tail_level(t + 1, c, horizon)
         if posterior == "beta":
-            index, quant = _beta_index(stats, succ, quant, alpha, changed, num_iters)
+            a, b = 1.0 + succ, 1.0 + stats.counts - succ
+            bits = numerics._iters(numerics.BETA_GRID_BITS, a.dtype, num_iters)
+            # grid points and midpoints stay exact in the dtype (2^-23 in float32),
+            # so every probe moves a bound by at least one cell
+            bits = min(bits, jnp.finfo(a.dtype).nmant)
+            index, quant = _beta_choose(
+                a, b, quant, jnp.log(alpha), changed, success, arm_mask, bits
+            )
         else:
             index = bayes_ucb_index(
                 stats, succ, alpha, posterior=posterior, noise_var=noise_var
@@ -177,7 +295,9 @@ def bayes_ucb(
         stats = arms.init_stats(num_arms)
         succ = jnp.zeros_like(stats.counts)
         # P(X > 0) = 1 (ln 0) and an infinite Mills ratio are exact for every (a, b)
+        ones = jnp.ones_like(succ)
         quant = (succ, succ, jnp.full_like(succ, jnp.inf))
+        quant += (numerics.beta_log_norm(ones, ones), succ)
         t = jnp.zeros((), jnp.int32)
         arm, quant = choose(key_tie, t, stats, succ, quant, arm_mask, None)
         return BayesUCBState(stats, succ, quant, arm_mask, t, arm)
@@ -187,13 +307,17 @@ def bayes_ucb(
         stats = arms.update(state.stats, state.arm, reward)
         if posterior == "beta":
             hit = arms.one_hot(state.arm, num_arms)
-            succ = state.succ + jnp.where(hit, binarise(key_bin, reward), 0.0)
+            # one kernel: XLA would otherwise fuse the threefry hash into every
+            # [K]-wide consumer of the flag and recompute it per arm
+            won = jax.lax.optimization_barrier(binarise(key_bin, reward))
+            succ = state.succ + jnp.where(hit, won, 0.0)
         else:
-            succ = state.succ
+            succ, won = state.succ, None
         t = state.t + 1
         arm, quant = choose(
-            key_tie, t, stats, succ, state.quant, state.arm_mask, state.arm
-        )
+            key_tie, t, stats, succ, state.quant, state.arm_mask, state.arm,
+            None if won is None else won > 0,
+        )  # fmt: skip
         return BayesUCBState(stats, succ, quant, state.arm_mask, t, arm)
 
     def output_fn(state):

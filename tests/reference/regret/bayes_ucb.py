@@ -3,16 +3,14 @@
 Index of arm j at the decision of pull ``t`` (1-based): the upper quantile of its
 posterior at tail probability ``alpha_t = 1 / (t (ln T)^c)`` (``ln T`` floored at 1).
 
-Beta: the quantile procedure of the library (a documented numeric method, not the
-spec's bisection, which costs 30 ``betainc`` per arm and step), re-written here per
-arm in float64 scalars: each arm keeps a warm start ``(g, ln P(X > g), P(X > g) /
-pdf(g))`` (initially ``(0, 0, inf)``). After arm i is pulled its pair is re-evaluated
-under its new posterior and refined alone with 3 Newton steps; then every arm takes 2
-Newton steps on ``ln P(X > x) = ln alpha`` in ``w = ln(1 - x)`` and is snapped to the
-grid ``2^-bits``: ``g`` = nearest grid point, index ``g +- 2^-(bits+1)`` by the sign of
-``ln P(X > g) - ln alpha``. ``P(X > x) = I_{1-x}(b, a)`` comes from its continued
-fraction (modified Lentz, 48 fixed terms) with the prefactor
-``x^a (1-x)^b / B(a, b)`` from Stirling's formula (the float64 settings).
+Beta: the midpoint of the ``2^-bits`` dyadic cell ``(g, g + 2^-bits]`` that holds the
+root of ``P(X > x) = alpha`` (``g + 2^-(bits+1)``, ``g`` the largest grid point below 1
+with ``P(X > g) > alpha``, 0 when none), the tail evaluated as the library does, per
+arm in float64 scalars (stateless: no warm start). ``P(X > x) = I_{1-x}(b, a)`` comes
+from its continued fraction (DLMF 8.17.22, 48 terms evaluated backward) with the
+prefactor ``x^a (1-x)^b / B(a, b)`` from Stirling's formula (the float64 settings).
+The cell is found from scipy's quantile and then by the sign of the tail at grid
+points, so it is the cell of the tail as computed here.
 
 Gauss: posterior ``N(S/(k+1), s2/(k+1))``, index
 ``S/(k+1) + sqrt(s2/(k+1)) * (-ndtri(alpha))``.
@@ -25,15 +23,14 @@ import math
 
 import jax
 import numpy as np
-from scipy.special import gammaln, ndtri
+from scipy.special import ndtri
+from scipy.stats import beta as beta_law
 
 from reference.regret._bayes_common import empirical_best, pick_max
 from reference.stats import arms as new_arms
 
 GRID_BITS = 40  # float64 default
 CF_TERMS = 48
-NEWTON_ALL = 2
-NEWTON_PULLED = 3
 HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
 STIRLING += (-3617 / 122400,)
@@ -59,15 +56,27 @@ def _log1pmx(e):
 
 
 def _stirling_error(z):
-    """ln Gamma(z) - ((z - 1/2) ln z - z + ln(2 pi)/2)."""
-    if z >= 10.0:
-        r = 1.0 / z
-        r2 = r * r
-        series = 0.0
-        for coef in reversed(STIRLING):  # B_2k / (2k (2k - 1)), k = 1..8
-            series = coef + r2 * series
-        return r * series
-    return gammaln(z) - ((z - 0.5) * math.log(z) - z + HALF_LOG_2PI)
+    """ln Gamma(z) - ((z - 1/2) ln z - z + ln(2 pi)/2) for z >= 1.
+
+    The 8-term asymptotic series at z >= 10; below, the series at z + 10 plus the ten
+    differences se(w) - se(w + 1) = sum_j s^(2j) / (2j + 1), s = 1 / (2w + 1).
+    """
+    if z < 10.0:
+        shifts = 0.0
+        for k in range(9, -1, -1):
+            s = 1.0 / (2.0 * (z + k) + 1.0)
+            s2 = s * s
+            series = 0.0
+            for j in range(16, 0, -1):
+                series = s2 * (1.0 / (2 * j + 1) + series)
+            shifts = shifts + series
+        return _stirling_error(z + 10.0) + shifts
+    r = 1.0 / z
+    r2 = r * r
+    series = 0.0
+    for coef in reversed(STIRLING):  # B_2k / (2k (2k - 1)), k = 1..8
+        series = coef + r2 * series
+    return r * series
 
 
 def _log_kernel(a, b, x):
@@ -83,23 +92,18 @@ def _log_kernel(a, b, x):
 
 
 def _cont_frac(a, b, x):
-    """Continued fraction of I_x(a, b) (DLMF 8.17.22), modified Lentz, CF_TERMS terms."""
-    tiny = 1e-30
-
-    def guard(v):
-        return tiny if abs(v) < tiny else v
-
-    d = 1.0 / guard(1.0 - (a + b) * x / (a + 1.0))
-    c, h = 1.0, d
-    for m in range(1, CF_TERMS + 1):
-        for coef in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 / guard(1.0 + coef * d)
-            c = guard(1.0 + coef / c)
-            h = h * d * c
-    return h
+    """Continued fraction of I_x(a, b) (DLMF 8.17.22), CF_TERMS terms, backward."""
+    t = 0.0
+    for m in range(CF_TERMS, 0, -1):
+        t = (
+            -(a + m)
+            * (a + b + m)
+            * x
+            / ((a + 2.0 * m) * (a + 2.0 * m + 1.0) * (1.0 + t))
+        )
+        t = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m) * (1.0 + t))
+    t = -(a + b) * x / ((a + 1.0) * (1.0 + t))
+    return 1.0 / (1.0 + t)
 
 
 def _tail(a, b, x):
@@ -116,34 +120,21 @@ def _tail(a, b, x):
         return np.log(upper), upper * x * y / kernel
 
 
-def _newton(x, log_tail, ratio, log_alpha, top):
-    """Newton step in w = ln(1 - x); fallbacks (1+x)/2 / x/2 when not finite."""
-    gap = log_tail - log_alpha
-    if gap == 0:
-        return x
-    u = 1.0 - x
-    dw = -gap * ratio / u
-    if np.isfinite(dw):
-        x = 1.0 - u * np.exp(dw)
-    else:
-        x = (1.0 + x) / 2.0 if gap > 0 else x / 2.0
-    return min(x, top)
-
-
-def _quantile(a, b, log_alpha, warm, steps, bits):
-    """``steps`` Newton steps from ``warm``, then the dyadic snap -> (index, warm)."""
+def _cell_index(a, b, log_alpha, bits):
+    """Midpoint of the dyadic cell holding the root of ln P(X > x) = ln alpha."""
     scale = 2.0**bits
-    top = 1.0 - 1.0 / scale
-    x, log_tail, ratio = warm
-    for i in range(steps):
-        if i > 0:
-            log_tail, ratio = _tail(a, b, x)
-        x = _newton(x, log_tail, ratio, log_alpha, top)
-    g = min(max(round(x * scale) / scale, 0.0), top)
-    log_tail, ratio = _tail(a, b, g)
-    half = 0.5 / scale
-    q = g + half if log_tail > log_alpha else g - half
-    return min(max(q, half), 1.0 - half), (g, log_tail, ratio)
+    cell = 1.0 / scale
+    top = 1.0 - cell  # the last grid point below 1 (P(X > 1) = 0)
+
+    def above(g):
+        return _tail(a, b, g)[0] > log_alpha
+
+    g = min(math.floor(beta_law.isf(math.exp(log_alpha), a, b) * scale) / scale, top)
+    while g > 0.0 and not above(g):
+        g -= cell
+    while g < top and above(g + cell):
+        g += cell
+    return g + cell / 2.0
 
 
 def make(posterior: str, tie_break: str, bits: int = GRID_BITS):
@@ -154,7 +145,6 @@ def make(posterior: str, tie_break: str, bits: int = GRID_BITS):
         noise_var = float(inst.hp.get("noise_var", 1.0))
         arms = new_arms(k)
         succ = [0.0] * k
-        warm = [(0.0, 0.0, math.inf)] * k
         pulls, last = [], None
         for t in range(inst.budget):
             u_bin, key_tie = _split(draws.key_for_pull(t))
@@ -167,22 +157,7 @@ def make(posterior: str, tie_break: str, bits: int = GRID_BITS):
                 log_alpha = math.log(alpha)
                 a = [1.0 + succ[j] for j in range(k)]
                 b = [1.0 + arms[j].n - succ[j] for j in range(k)]
-                if last is not None:  # the pulled arm's posterior changed
-                    i = last[0]
-                    _, warm[i] = _quantile(
-                        a[i],
-                        b[i],
-                        log_alpha,
-                        (warm[i][0], *_tail(a[i], b[i], warm[i][0])),
-                        NEWTON_PULLED,
-                        bits,
-                    )
-                index = []
-                for j in range(k):
-                    q, warm[j] = _quantile(
-                        a[j], b[j], log_alpha, warm[j], NEWTON_ALL, bits
-                    )
-                    index.append(q)
+                index = [_cell_index(a[j], b[j], log_alpha, bits) for j in range(k)]
             else:
                 z = -ndtri(alpha)
                 index = [
