@@ -18,12 +18,16 @@ Everything here is elementwise (vectorised over arms), branch-free and runs a
   the tail ``alpha`` avoids forming ``1 - alpha`` in float32.
 * :func:`normal_upper_quantile`: ``z_alpha = -ndtri(alpha)`` (the Gaussian Bayes-UCB
   index; Kaufmann, Cappé, Garivier, AISTATS 2012).
-* :func:`beta_quantile_newton` (used by Bayes-UCB): the same quantile, warm-started
+* :func:`beta_quantile_newton`: the same quantile, warm-started
   from a previous point: fixed Newton steps on ``ln P(X > x)`` in ``ln(1 - x)``, the
   tail from a fixed-length continued fraction (:func:`beta_sf`) with a Stirling-form
   prefactor (:func:`beta_log_kernel`; accurate in float32 for counts ~6e4, where
   ``betainc`` is off by up to 8e-5 in the quantile), then a snap to the dyadic grid
   that the bisection would return.
+* :func:`beta_root_ceiling`, :func:`beta_sf_after_pull` (used by Bayes-UCB's lazily
+  certified cells): a grid point above the quantile from the tangent of the concave
+  ``ln P(X > x)`` in ``ln(1 - x)``, and the tail after one more success or failure by
+  the recurrences of ``I_x(a, b)`` (DLMF 8.17.20-21).
 
 Iteration counts default to accuracy-driven values, chosen from the dtype
 of the inputs: KL-UCB 24 (float32) / 50 (float64), Beta quantile 30 / 50. The
