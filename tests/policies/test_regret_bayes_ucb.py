@@ -149,3 +149,33 @@ def test_beta_index_tracks_scipy_along_a_run():
     pulled = ref[np.arange(horizon), arm]
     assert np.max(np.abs(index.astype(np.float64) - pulled)) <= 6e-7
     assert np.min(pulled - ref.max(axis=1)) >= -(cell + 2e-7)
+
+
+_NAN_LEVEL = """
+import jax, jax.numpy as jnp, numpy as np, jbandits
+b, p = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 8))
+def run(horizon):
+    pol = jbandits.make("bayes_ucb", num_arms=8, num_iters=23, c=1.0, horizon=horizon)
+    return jbandits.engine.run(pol, b, p, jax.random.key(0), budget=48, horizon=48)
+res = jax.jit(run)(jnp.float32(np.nan))
+print(int(res.num_pulls))
+"""
+
+
+def test_nan_tail_level_ends_every_step():
+    """A NaN tail level (traced horizon NaN) certifies no cell: the search stops at
+    once. It used to move each bound down one grid cell per probe, ~2^22 probes per
+    arm and step in float32 (the property tests with invalid hyper-parameters ran
+    past CI's time limit)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _NAN_LEVEL],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "JAX_PLATFORMS": "cpu"},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "48"

@@ -196,9 +196,14 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
     )
     up = numerics.beta_root_ceiling(x, log_tail, ratio, log_alpha, bits)
 
+    # a NaN level (an invalid traced c or horizon) certifies nothing: no arm is
+    # searched (the bounds would only creep down one cell at a time) and every
+    # index is -inf, so the arm is a tie among the real arms
+    searchable = arm_mask & ~jnp.isnan(log_alpha)
+
     def candidates(lo, up):
         best = jnp.max(jnp.where(arm_mask, lo, -jnp.inf))
-        return arm_mask & (up - lo > cell) & (up - cell >= best)
+        return searchable & (up - lo > cell) & (up - cell >= best)
 
     def search(carry, width):
         x, log_tail, ratio, lo, up = carry
