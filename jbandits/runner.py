@@ -189,7 +189,24 @@ def _axes(params, shared):
     return type(params)(*[None if f in shared else 0 for f in params._fields])
 
 
-def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold: bool):
+def _program(
+    source: Source,
+    bandit: Bandit,
+    opts: Options,
+    shared: tuple,
+    fold: bool,
+    devices: int = 1,
+):
+    """The compiled program of a chunk of lanes (cached).
+
+    ``devices > 1``: the lane axis is split over the first ``devices`` local devices
+    by ``shard_map``, and each device runs its own lanes under ``vmap``. The engine's
+    "any lane" predicates (the inner loop's stopping test, the fast-segment test,
+    :func:`jbandits._lanes.any_lane` in policies) then reduce over the device's own
+    lanes: no cross-device rendezvous in the loops, and a device whose lanes are done
+    stops. Results do not depend on how lanes are grouped (those predicates only
+    choose how much work is done, never what it computes).
+    """
     key = (
         source.ident,
         source.static,
@@ -197,6 +214,7 @@ def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold:
         opts,
         shared,
         fold,
+        devices,
         jax.config.x64_enabled,
     )
     fn = _CACHE.get(key)
@@ -233,7 +251,26 @@ def _program(source: Source, bandit: Bandit, opts: Options, shared: tuple, fold:
         )(hp, params, kdata, rep, budget, horizon)
 
     lanes.__name__ = "jbandits_lanes"
-    fn = jax.jit(lanes, compiler_options=compiler_options())
+    if devices > 1:
+        split = jax.sharding.PartitionSpec(DEVICE_AXIS)
+        whole = jax.sharding.PartitionSpec()
+
+        def per_device(hp, params, kdata, rep, budget, horizon):
+            spec = params._replace(
+                **{f: (whole if f in shared else split) for f in params._fields}
+            )
+            return jax.shard_map(
+                lanes,
+                mesh=_mesh(devices),
+                in_specs=(split, spec, split, split, split, split),
+                out_specs=split,
+                check_vma=False,
+            )(hp, params, kdata, rep, budget, horizon)
+
+        per_device.__name__ = "jbandits_lanes"
+        fn = jax.jit(per_device, compiler_options=compiler_options())
+    else:
+        fn = jax.jit(lanes, compiler_options=compiler_options())
     _CACHE[key] = fn
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -422,10 +459,18 @@ def _progress_bar(total: int, desc: str, enabled):
     )
 
 
-def _sharding(num_devices: int):
+DEVICE_AXIS = "devices"  # the mesh axis the lane axis is split over
+
+
+def _mesh(num_devices: int):
     devices = jax.local_devices()[:num_devices]
-    mesh = jax.sharding.Mesh(np.array(devices), ("lanes",))
-    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("lanes"))
+    return jax.sharding.Mesh(np.array(devices), (DEVICE_AXIS,))
+
+
+def _sharding(num_devices: int):
+    return jax.sharding.NamedSharding(
+        _mesh(num_devices), jax.sharding.PartitionSpec(DEVICE_AXIS)
+    )
 
 
 @contextlib.contextmanager
@@ -544,7 +589,6 @@ def execute(
             **{f: np.asarray(getattr(params, f))[0] for f in batched}
         )
         shared, batched = tuple(params._fields), []
-    fn = _program(source, bandit, opts, shared, lanes.fold_reps)
     order = np.argsort(lanes.budget, kind="stable") if order is None else order
     ndev = len(jax.local_devices())
     # per-cell numeric arguments broadcast over cells (scalars given once)
@@ -596,6 +640,7 @@ def execute(
         + (True,) * 4
     )
     where = placed(one, _sharding(ndev) if ndev > 1 else None)
+    fn = _program(source, bandit, opts, shared, lanes.fold_reps, ndev)
     where = tu.tree_leaves(expand(where)) if where is not None else None
     leaves, tree = tu.tree_flatten(one)
     probe = tu.tree_unflatten(
@@ -625,6 +670,8 @@ def execute(
         size = store.chunk_size(group, size)
     num_chunks = -(-total // size)
     sharding = _sharding(ndev) if ndev > 1 and size % ndev == 0 else None
+    if sharding is None and ndev > 1:
+        fn = _program(source, bandit, opts, shared, lanes.fold_reps)
     report.lanes += total
     report.chunk_size = size
     out: dict = {}
