@@ -43,6 +43,7 @@ import numpy as np
 
 from jbandits import _validate, registry
 from jbandits.engine import RunResult, compiler_options, default_segment, run
+from jbandits.policies import _phases
 from jbandits.types import Bandit, Key, Policy
 
 CACHE_SIZE = 32  # compiled programs kept (least recently used dropped first)
@@ -216,6 +217,7 @@ def _program(
         fold,
         devices,
         jax.config.x64_enabled,
+        _phases.fixed_shape(),  # phase ends and Bayes-UCB's search: loop or fixed
     )
     fn = _CACHE.get(key)
     if fn is not None:
