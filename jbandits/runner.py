@@ -15,9 +15,9 @@ cell: one call of :func:`jbandits.engine.run`. :func:`execute`
   own largest budget (the engine's inner loop exits once every lane is done) and the
   last chunk reuses the compilation (padded);
 * chooses the chunk size from a memory budget (the per-lane state size from
-  ``jax.eval_shape``), shards every chunk's lane axis over ``jax.local_devices()`` (``shard_map``: each
-  device runs its own lanes, so its loops stop when they are done),
-  splits chunks over processes under ``jax.distributed``, shows a progress bar and,
+  ``jax.eval_shape``), shards every chunk's lane axis over ``jax.local_devices()``
+  (``shard_map``: each device runs its own lanes, so its loops stop when they are
+  done), splits chunks over processes under ``jax.distributed``, shows a progress bar and,
   given a :class:`jbandits.store.Store`, writes each chunk atomically and skips the
   chunks already written (resume).
 

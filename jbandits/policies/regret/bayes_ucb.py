@@ -161,8 +161,9 @@ def _put(hits, v, new):
     return v
 
 
-def _beta_bisect(a, b, log_alpha, arm_mask, bits):
-    """Fixed-shape Bayes-UCB cells of every real arm; returns (index, new warm).
+def _beta_bisect(a, b, log_alpha, usable, bits):
+    """Fixed-shape Bayes-UCB cells of every ``usable`` arm (the real arms; none
+    under a NaN level); returns (index, new warm).
 
     ``bits`` bisection halvings of ``[0, 1]`` for all arms at once (a
     ``lax.fori_loop`` of static trip count): at the midpoint ``g = lo + 2^-(k+1)``
@@ -197,11 +198,10 @@ def _beta_bisect(a, b, log_alpha, arm_mask, bits):
 
     lo, log_tail, ratio, _ = jax.lax.fori_loop(0, bits, halve, carry)
     cell = 2.0**-bits
-    # every real arm gets its midpoint (the certified search gives -inf to the arms
-    # that cannot be the arg-max: their cells lie strictly below the best one, so
-    # the arg-max and its ties are the same); a NaN level certifies nothing
-    ok = arm_mask & ~jnp.isnan(log_alpha)
-    index = jnp.where(ok, lo + cell / 2.0, -jnp.inf)
+    # every usable arm gets its midpoint (the certified search gives -inf to the
+    # arms that cannot be the arg-max: their cells lie strictly below the best one,
+    # so the arg-max and its ties are the same)
+    index = jnp.where(usable, lo + cell / 2.0, -jnp.inf)
     return index, (lo, log_tail, ratio, log_norm, lo)
 
 
@@ -241,8 +241,12 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
     point are re-evaluated. The fixed-shape path ignores ``warm`` and returns one
     valid for either path.
     """
+    # a NaN level (an invalid traced c or horizon) certifies nothing: no arm is
+    # usable, every index is -inf and the arm is a tie among the real arms (the
+    # certified search would otherwise move its bounds down one cell per probe)
+    usable = arm_mask & ~jnp.isnan(log_alpha)
     if _phases.fixed_shape():
-        return _beta_bisect(a, b, log_alpha, arm_mask, bits)
+        return _beta_bisect(a, b, log_alpha, usable, bits)
     dtype = a.dtype
     terms = _terms(dtype)
     scale = 2.0**bits
@@ -276,14 +280,9 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
     )
     up = numerics.beta_root_ceiling(x, log_tail, ratio, log_alpha, bits)
 
-    # a NaN level (an invalid traced c or horizon) certifies nothing: no arm is
-    # searched (the bounds would only creep down one cell at a time) and every
-    # index is -inf, so the arm is a tie among the real arms
-    searchable = arm_mask & ~jnp.isnan(log_alpha)
-
     def candidates(lo, up):
         best = jnp.max(jnp.where(arm_mask, lo, -jnp.inf))
-        return searchable & (up - lo > cell) & (up - cell >= best)
+        return usable & (up - lo > cell) & (up - cell >= best)
 
     def search(carry, width):
         x, log_tail, ratio, lo, up = carry
@@ -301,7 +300,7 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
         lambda carry: search(carry, 4),
         carry,
     )
-    certified = arm_mask & (up - lo <= cell)
+    certified = usable & (up - lo <= cell)
     index = jnp.where(certified, lo + cell / 2.0, -jnp.inf)
     return index, (x, log_tail, ratio, log_norm, lo)
 
