@@ -88,6 +88,33 @@ def bits(key: Key, shape: tuple[int, ...] = (), dtype=jnp.uint32) -> Array:
     return _bits(key, shape, 32)
 
 
+def counter_bits(key: Key, c1: ArrayLike, c2: ArrayLike, dtype=jnp.float32) -> Array:
+    """Raw bits of the counter ``(c1, c2)`` under ``key``: one threefry2x32 hash.
+
+    The two output words are folded the way :func:`jax.random.bits` folds them:
+    ``o1 ^ o2`` for 32 bits (``dtype`` float32), ``o1 << 32 | o2`` for 64 (float64).
+    Counter-based use proper (Salmon et al. 2011, section 2): distinct counters give
+    independent-looking outputs, so ``(arm, pull index)`` addresses one reward. For a
+    key that is not threefry2x32 (or without ``jax_threefry_partitionable``) the bits
+    are ``jax.random.bits(fold_in(fold_in(key, c1), c2))``: another stream, still a
+    pure function of ``(key, c1, c2)``.
+    """
+    width = jnp.finfo(dtype).bits
+    if not _fast(key) or key.shape:
+        k = jax.random.fold_in(jax.random.fold_in(key, c1), c2)
+        return jax.random.bits(k, (), jnp.uint32 if width == 32 else jnp.uint64)
+    kd = jax.random.key_data(key)
+    o1, o2 = threefry2x32(
+        kd[0],
+        kd[1],
+        jnp.asarray(c1).astype(jnp.uint32),
+        jnp.asarray(c2).astype(jnp.uint32),
+    )
+    if width == 32:
+        return o1 ^ o2
+    return (o1.astype(jnp.uint64) << np.uint64(32)) | o2.astype(jnp.uint64)
+
+
 def unit_from_bits(bits: Array, dtype, minval=0.0, maxval=1.0) -> Array:
     """Floats in ``[minval, maxval)`` from raw ``bits`` (uint32 for float32, uint64 for
     float64) the way ``jax.random.uniform`` maps them: the top mantissa bits under

@@ -11,11 +11,33 @@ from jbandits._validate import is_concrete
 from jbandits.types import Array, ArrayLike, Key
 
 
+def reward_uniform(key: Key, arm: ArrayLike, pull_index: ArrayLike, dtype) -> Array:
+    """Uniform ``[0, 1)`` of the ``pull_index``-th reward of ``arm``: the reward stack.
+
+    One threefry2x32 hash of the counter ``(arm, pull_index)`` under ``key``
+    (:func:`jbandits._prng.counter_bits`), mapped to ``[0, 1)`` as
+    :func:`jax.random.uniform` maps its bits.
+    """
+    dtype = jnp.dtype(dtype)
+    return _prng.unit_from_bits(_prng.counter_bits(key, arm, pull_index, dtype), dtype)
+
+
+def reward_normal(key: Key, arm: ArrayLike, pull_index: ArrayLike, dtype) -> Array:
+    """Standard normal of the ``pull_index``-th reward of ``arm`` (one hash, as
+    :func:`reward_uniform`), mapped as :func:`jax.random.normal` maps its bits."""
+    dtype = jnp.dtype(dtype)
+    return _prng.normal_from_bits(
+        _prng.counter_bits(key, arm, pull_index, dtype), dtype
+    )
+
+
 def stack_key(key: Key, arm: ArrayLike, pull_index: ArrayLike) -> Key:
     """Key of the ``pull_index``-th reward of ``arm``: the reward-stack model.
 
     ``fold_in(fold_in(key, arm), pull_index)``, computed by :mod:`jbandits._prng`
-    (the same bits as ``jax.random.fold_in``, in straight-line code).
+    (the same bits as ``jax.random.fold_in``, in straight-line code). Three hashes
+    per reward where :func:`reward_uniform` needs one: for rewards that need a key
+    (MovieLens' ``randint``).
     """
     return _prng.fold_in(_prng.fold_in(key, arm), pull_index)
 

@@ -6,7 +6,6 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _prng
 from jbandits._validate import is_concrete
 from jbandits.envs import _common
 from jbandits.types import Array, ArrayLike, Bandit, Key
@@ -18,7 +17,7 @@ class BernoulliParams(NamedTuple):
 
 
 def _sample(params: BernoulliParams, key: Key, arm: ArrayLike, pull_index: ArrayLike):
-    u = _prng.uniform(_common.stack_key(key, arm, pull_index))
+    u = _common.reward_uniform(key, arm, pull_index, params.means.dtype)
     return (u < params.means[arm]).astype(params.means.dtype)
 
 

@@ -7,7 +7,6 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _prng
 from jbandits._validate import is_concrete
 from jbandits.envs import _common
 from jbandits.types import Array, ArrayLike, Bandit, Key
@@ -20,7 +19,7 @@ class GaussianParams(NamedTuple):
 
 
 def _sample(params: GaussianParams, key: Key, arm: ArrayLike, pull_index: ArrayLike):
-    z = _prng.normal(_common.stack_key(key, arm, pull_index), dtype=params.means.dtype)
+    z = _common.reward_normal(key, arm, pull_index, params.means.dtype)
     return params.means[arm] + params.stds[arm] * z
 
 
