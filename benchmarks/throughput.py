@@ -25,9 +25,9 @@ before and after. Rows:
   its minimum (two float32 loads, a sqrt/divide/abs chain and a compare per arm: at
   8-wide AVX2 about 0.5 ns per arm at 3 GHz when the divide and sqrt pipelines are
   the bound, 1 ns when the arrays stream from L2), plus a fixed ~4 ns for the
-  reward (three threefry2x32 hashes of 20 rounds each, vectorised over lanes), the
-  gather/scatter of the pulled arm's statistics and the loop. It is an estimate
-  from instruction counts, not a measurement.
+  reward (a threefry2x32 hash of 20 rounds and the normal's inverse error function,
+  vectorised over lanes), the gather/scatter of the pulled arm's statistics and the
+  loop. It is an estimate from instruction counts, not a measurement.
 
 * Thompson sampling and Bayes-UCB with Beta and Gaussian posteriors (K = 20; T and
   R from ``--beta-budget`` / ``--beta-reps``, smaller than the APT rows because

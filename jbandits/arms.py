@@ -43,17 +43,24 @@ class ArmStats(NamedTuple):
     ``sums_err`` / ``m2_err`` are the Kahan compensations of ``sums`` / ``m2`` (the
     rounding error of the last addition, to be subtracted from the next addend). They
     default to 0 so that hand-built statistics (tests) need only the first three.
+    Statistics built with ``init_stats(K, variance=False)`` keep no second moment
+    (``m2`` and ``m2_err`` are None): a policy whose index uses only counts and means
+    does not pay for Welford's update every step, and :func:`var_biased` /
+    :func:`var_unbiased` refuse them.
     """
 
     counts: Array  # [K] float: pulls of each arm
     sums: Array  # [K] float: sum of rewards (compensated)
-    m2: Array  # [K] float: Welford sum of squared deviations from the mean
+    m2: Array | None  # [K] float: Welford sum of squared deviations from the mean
     sums_err: Array | float = 0.0  # [K] float: Kahan compensation of ``sums``
     m2_err: Array | float = 0.0  # [K] float: Kahan compensation of ``m2``
 
 
-def init_stats(num_arms: int) -> ArmStats:
+def init_stats(num_arms: int, variance: bool = True) -> ArmStats:
+    """Zero statistics of ``num_arms`` arms; ``variance=False``: no second moment."""
     zeros = jnp.zeros((num_arms,), dtype=jnp.result_type(float))
+    if not variance:
+        return ArmStats(counts=zeros, sums=zeros, m2=None, sums_err=zeros, m2_err=None)
     return ArmStats(counts=zeros, sums=zeros, m2=zeros, sums_err=zeros, m2_err=zeros)
 
 
@@ -82,20 +89,27 @@ def update(stats: ArmStats, arm: ArrayLike, reward: ArrayLike, weight=True) -> A
     i = jnp.maximum(arm, 0)
     shape = stats.sums.shape
     sums_err = jnp.broadcast_to(jnp.asarray(stats.sums_err, stats.sums.dtype), shape)
-    m2_err = jnp.broadcast_to(jnp.asarray(stats.m2_err, stats.sums.dtype), shape)
     reward = jnp.asarray(reward, stats.sums.dtype)
-    n_old, s_old, m2_old = stats.counts[i], stats.sums[i], stats.m2[i]
+    n_old, s_old = stats.counts[i], stats.sums[i]
     n_new = n_old + 1.0
     s_new, s_err = _kahan_add(s_old, sums_err[i], reward)
+
+    def put(values, old, new):
+        return values.at[i].set(jnp.where(live, new, old))
+
+    if stats.m2 is None:  # no second moment kept
+        return stats._replace(
+            counts=put(stats.counts, n_old, n_new),
+            sums=put(stats.sums, s_old, s_new),
+            sums_err=put(sums_err, sums_err[i], s_err),
+        )
+    m2_err = jnp.broadcast_to(jnp.asarray(stats.m2_err, stats.sums.dtype), shape)
+    m2_old = stats.m2[i]
     mean_old = s_old / jnp.maximum(n_old, 1.0)
     mean_new = s_new / n_new
     m2_new, m2_e = _kahan_add(
         m2_old, m2_err[i], (reward - mean_old) * (reward - mean_new)
     )
-
-    def put(values, old, new):
-        return values.at[i].set(jnp.where(live, new, old))
-
     return ArmStats(
         counts=put(stats.counts, n_old, n_new),
         sums=put(stats.sums, s_old, s_new),
@@ -110,13 +124,24 @@ def mean(stats: ArmStats) -> Array:
     return stats.sums / jnp.maximum(stats.counts, 1.0)
 
 
+def _second_moment(stats: ArmStats) -> Array:
+    if stats.m2 is None:
+        raise ValueError(
+            "these statistics keep no second moment (init_stats(K, variance=False)): "
+            "build them with variance=True to read a variance"
+        )
+    return stats.m2
+
+
 def var_biased(stats: ArmStats) -> Array:
     """Population variance ``M2 / n`` (0 for n <= 1)."""
+    _second_moment(stats)
     return jnp.maximum(stats.m2 / jnp.maximum(stats.counts, 1.0), 0.0)
 
 
 def var_unbiased(stats: ArmStats) -> Array:
     """Sample variance ``M2 / (n - 1)``; only meaningful for n >= 2 (0 otherwise)."""
+    _second_moment(stats)
     return jnp.maximum(stats.m2 / jnp.maximum(stats.counts - 1.0, 1.0), 0.0)
 
 
@@ -267,7 +292,10 @@ def steps_ahead(arm: ArrayLike, num_arms: int) -> Array:
     policy choose its forced round-robin arm in the same reduction as its index.
     """
     iota = jnp.arange(num_arms, dtype=jnp.int32)
-    return jnp.mod(iota - arm - 1, num_arms)
+    # iota - arm - 1 lies in [-K, K - 1] for arm in [-1, K - 1]: one conditional add
+    # is the modulo (an integer remainder per arm is a scalar division on CPU)
+    ahead = iota - jnp.asarray(arm, jnp.int32) - 1
+    return jnp.where(ahead < 0, ahead + num_arms, ahead)
 
 
 def least_pulled(counts: Array, active: Array) -> Array:

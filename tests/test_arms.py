@@ -282,3 +282,46 @@ def test_welford_float32_accuracy_at_1e7_pulls_with_large_offsets():
         scale = max(abs(want_mean), 1.0)  # offset 0: relative to the std
         assert abs(mean - want_mean) / scale <= 1e-5, (offset, mean, want_mean)
         assert abs(var - want_var) / want_var <= 1e-3, (offset, var, want_var)
+
+
+def test_statistics_without_second_moment_match_and_refuse_a_variance():
+    """init_stats(K, variance=False): the same counts, sums and compensations as the
+    full statistics on any reward sequence (idle steps included), no M2 to update,
+    and a loud error where a variance is read."""
+    rng = np.random.default_rng(7)
+    full, lean = arms.init_stats(5), arms.init_stats(5, variance=False)
+    assert lean.m2 is None and lean.m2_err is None
+    for arm, x in zip(
+        rng.integers(-1, 5, 300), rng.normal(100.0, 3.0, 300), strict=True
+    ):
+        full = arms.update(full, arm, x)
+        lean = arms.update(lean, arm, x)
+    for name in ("counts", "sums", "sums_err"):
+        np.testing.assert_array_equal(getattr(lean, name), getattr(full, name))
+    assert lean.m2 is None
+    for fn in (arms.var_biased, arms.var_unbiased):
+        with pytest.raises(ValueError, match="second moment"):
+            fn(lean)
+
+
+def test_mean_only_policies_keep_no_second_moment():
+    """APT, UCB1 and SH read no variance, so their statistics carry no M2; UCB-V's do."""
+    import jbandits
+
+    def stats_of(policy):
+        state = policy.init(jax.random.key(0), jnp.ones(4, bool))
+        return [
+            s
+            for s in jax.tree_util.tree_leaves(
+                state, is_leaf=lambda x: isinstance(x, arms.ArmStats)
+            )
+            if isinstance(s, arms.ArmStats)
+        ]
+
+    for policy in (
+        jbandits.apt(4, threshold=0.5),
+        jbandits.make("ucb1", num_arms=4),
+        jbandits.make("sequential_halving", num_arms=4, budget=100),
+    ):
+        assert all(s.m2 is None for s in stats_of(policy))
+    assert all(s.m2 is not None for s in stats_of(jbandits.make("ucbv", num_arms=4)))

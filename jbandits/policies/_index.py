@@ -36,6 +36,7 @@ def index_policy(
     passes: int = 1,
     tie_break: str = "first",
     with_pulls: bool = False,
+    variance: bool = True,
 ) -> Policy:
     """Build an index policy.
 
@@ -51,6 +52,9 @@ def index_policy(
       with_pulls: static; the index is called ``index(stats, arm_mask, n)`` with
         ``n`` the number of completed pulls (``[] int32``, every pull updates the
         statistics, so ``n = sum(stats.counts)`` without a reduction per step).
+      variance: static; False when neither the index nor the output reads a
+        variance: the statistics then keep no second moment
+        (:func:`jbandits.arms.init_stats`), two fewer arrays to update per step.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.choice("select", select, ("min", "max"))
@@ -61,7 +65,10 @@ def index_policy(
         del key
         zero = jnp.zeros((), jnp.int32)
         return IndexState(
-            arms.init_stats(num_arms), arm_mask, zero, arms.round_robin(0, arm_mask)
+            arms.init_stats(num_arms, variance),
+            arm_mask,
+            zero,
+            arms.round_robin(0, arm_mask),
         )
 
     def step_fn(state, key, reward):

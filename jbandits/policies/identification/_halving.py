@@ -37,9 +37,11 @@ def halving_policy(
     num_arms: int,
     table,
     choose: Callable[[arms.ArmStats, Array, Array], Array],
+    variance: bool = True,
 ) -> Policy:
     """Policy running the stage schedule ``table`` (one schedule or a by-K table) with
-    the in-stage rule ``choose(local, active, c)``."""
+    the in-stage rule ``choose(local, active, c)``; ``variance=False`` when ``choose``
+    reads no variance (the statistics then keep no second moment)."""
 
     # both stage builders give every stage at least one pull, so one stage ends per
     # step at most (a traced schedule is assumed to come from them)
@@ -52,7 +54,7 @@ def halving_policy(
     def init_fn(key, arm_mask):
         del key
         sched, active = _phases.start(table, arm_mask)
-        local = arms.init_stats(num_arms)
+        local = arms.init_stats(num_arms, variance)
         zero = jnp.zeros((), jnp.int32)
         first = _phases.first_or_idle(choose(local, active, zero), active)
         return HalvingState(local, local, active, zero, zero, first, sched)
@@ -68,7 +70,7 @@ def halving_policy(
             active, loc = carry
             score = jnp.where(loc.counts > 0, arms.mean(loc), -jnp.inf)
             return arms.keep_top(score, active, sched.keep[s]), arms.init_stats(
-                num_arms
+                num_arms, variance
             )
 
         stage, (active, local) = _phases.end_phases(

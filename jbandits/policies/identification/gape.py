@@ -67,12 +67,15 @@ def gape(
       NIPS 2011. Lalitha et al. Fixed-budget best-arm identification with
       heterogeneous reward variances. UAI 2023 (tuning).
     """
-    return gap_policy(num_arms, gape_index, a, b, tie_break)
+    return gap_policy(num_arms, gape_index, a, b, tie_break, variance=False)
 
 
-def gap_policy(num_arms, index, a, b, tie_break, passes: int = 1) -> Policy:
+def gap_policy(
+    num_arms, index, a, b, tie_break, passes: int = 1, variance: bool = True
+) -> Policy:
     """A GapE-family policy: ``passes`` round-robin pulls per real arm, then
-    ``argmax_k index(stats, arm_mask, a, b)``; output the best empirical arm."""
+    ``argmax_k index(stats, arm_mask, a, b)``; output the best empirical arm.
+    ``variance=False``: the index reads no variance (no second moment is kept)."""
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.in_range("a", a, 0.0, low_open=True)
     _validate.in_range("b", b, 0.0, low_open=True)
@@ -85,4 +88,5 @@ def gap_policy(num_arms, index, a, b, tie_break, passes: int = 1) -> Policy:
         setting="identification",
         passes=passes,
         tie_break=tie_break,
+        variance=variance,
     )

@@ -155,4 +155,4 @@ def sequential_halving(
         del c
         return arms.least_pulled(local.counts, active)
 
-    return _halving.halving_policy(num_arms, table, choose)
+    return _halving.halving_policy(num_arms, table, choose, variance=False)

@@ -51,4 +51,5 @@ def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:
         output=arms.best_empirical,
         setting="identification",
         tie_break=tie_break,
+        variance=False,
     )

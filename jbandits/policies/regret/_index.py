@@ -26,12 +26,15 @@ __all__ = ["IndexFn", "IndexState", "counts_at_least_one", "index_policy"]
 IndexFn = Callable[[arms.ArmStats, Array, Array], Array]
 
 
-def index_policy(num_arms: int, index_fn: IndexFn, tie_break: str) -> Policy:
+def index_policy(
+    num_arms: int, index_fn: IndexFn, tie_break: str, *, variance: bool = False
+) -> Policy:
     """Policy that pulls each real arm once, then ``argmax index_fn(stats, n, K)``.
 
     ``n`` is the number of completed pulls (the sum of the counts; the step counter,
     so no reduction per step) as an int32 scalar. Output: the real arm with the
-    largest empirical mean (lowest index on ties).
+    largest empirical mean (lowest index on ties). ``variance``: the index reads a
+    variance (the statistics keep Welford's second moment).
     """
 
     def index(stats, arm_mask, n):
@@ -45,6 +48,7 @@ def index_policy(num_arms: int, index_fn: IndexFn, tie_break: str) -> Policy:
         setting="regret",
         tie_break=tie_break,
         with_pulls=True,
+        variance=variance,
     )
 
 

@@ -61,4 +61,5 @@ def apt(
         output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
         setting="thresholding",
         tie_break=tie_break,
+        variance=False,
     )

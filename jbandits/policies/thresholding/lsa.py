@@ -51,4 +51,5 @@ def lsa(
         output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
         setting="thresholding",
         tie_break=tie_break,
+        variance=False,
     )

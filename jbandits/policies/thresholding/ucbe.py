@@ -64,4 +64,5 @@ def ucbe(
         output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
         setting="thresholding",
         tie_break=tie_break,
+        variance=False,
     )
