@@ -68,12 +68,14 @@ def setup(name, seed=3):
 
 
 def stats_of(state):
-    """``[S, 3, K]``: (counts, sums, M2) of every ArmStats in a policy state."""
+    """``[S, 3, K]``: (counts, sums, M2) of every ArmStats in a policy state (sums
+    twice for statistics that keep no second moment)."""
     found = []
 
     def visit(x):
         if isinstance(x, arms.ArmStats):
-            found.append(jnp.stack([x.counts, x.sums, x.m2]))
+            m2 = x.sums if x.m2 is None else x.m2
+            found.append(jnp.stack([x.counts, x.sums, m2]))
         elif isinstance(x, (tuple, list)):
             for y in x:
                 visit(y)
