@@ -64,7 +64,7 @@ ROUNDS = (2,)  # candidate arms probed at every decision, round by round
 
 
 class BayesUCBState(NamedTuple):
-    stats: arms.ArmStats  # raw rewards: counts, sums, M2 ([K] each)
+    stats: arms.ArmStats  # raw rewards: counts and sums ([K] each; no M2)
     succ: Array  # [K] float: binarised successes (Beta only; stays 0 for "gauss")
     quant: tuple  # 5 x [K] float: Beta (x, ln P(X > x), Mills ratio, log-norm, lo)
     arm_mask: Array  # [K] bool: real arms
@@ -376,7 +376,7 @@ def bayes_ucb(
 
     def init_fn(key, arm_mask):
         _, key_tie = _prng.split(key)
-        stats = arms.init_stats(num_arms)
+        stats = arms.init_stats(num_arms, variance=False)  # no variance read
         succ = jnp.zeros_like(stats.counts)
         # P(X > 0) = 1 (ln 0) and an infinite Mills ratio are exact for every (a, b)
         ones = jnp.ones_like(succ)

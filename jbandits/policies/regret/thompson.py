@@ -39,7 +39,7 @@ POSTERIORS = ("beta", "gauss")
 
 
 class ThompsonState(NamedTuple):
-    stats: arms.ArmStats  # raw rewards: counts, sums, M2 ([K] each)
+    stats: arms.ArmStats  # raw rewards: counts and sums ([K] each; no M2)
     succ: Array  # [K] float: binarised successes (Beta only; stays 0 for "gauss")
     arm_mask: Array  # [K] bool: real arms
     arm: Array  # [] int32: next arm
@@ -104,7 +104,7 @@ def thompson(
 
     def init_fn(key, arm_mask):
         _, key_theta, key_tie = _prng.split(key, 3)
-        stats = arms.init_stats(num_arms)
+        stats = arms.init_stats(num_arms, variance=False)  # no variance read
         succ = jnp.zeros_like(stats.counts)
         arm = choose(key_theta, key_tie, stats, succ, arm_mask)
         return ThompsonState(stats, succ, arm_mask, arm)
