@@ -131,10 +131,19 @@ def summary(counts: Counter) -> str:
 def engine_step_kernels(policy, bandit, params, budget: int) -> list[Counter]:
     """:func:`step_kernels` of the batched runner's program for ``policy`` on one
     instance (``params`` unbatched), compiled for one lane (nothing is run)."""
+    from jbandits import engine
+
+    text = engine_program_text(policy, bandit, params, budget)
+    return step_kernels(text, engine.default_segment(None))
+
+
+def engine_program_text(policy, bandit, params, budget: int) -> str:
+    """Optimised HLO text of the batched runner's program for ``policy`` on one
+    instance, compiled for one lane."""
     import jax
     import numpy as np
 
-    from jbandits import engine, runner, sweeps
+    from jbandits import runner, sweeps
 
     source, numeric = runner.source_of(policy)
     hp = {k: np.asarray([v]) for k, v in numeric.items()}
@@ -146,5 +155,5 @@ def engine_step_kernels(policy, bandit, params, budget: int) -> list[Counter]:
     )
     kdata = runner.key_data(jax.random.key(0))[None]
     one = np.ones(1, np.int32)
-    text = fn.lower(hp, params, kdata, 0 * one, budget * one, budget * one)
-    return step_kernels(text.compile().as_text(), engine.default_segment(None))
+    lowered = fn.lower(hp, params, kdata, 0 * one, budget * one, budget * one)
+    return lowered.compile().as_text()
