@@ -70,14 +70,20 @@ def split(key: Key, num: int = 2) -> Key:
     )
 
 
+def _fold(o1: Array, o2: Array, width: int) -> Array:
+    """The two hash words as ``jax.random.bits`` returns them: ``o1 ^ o2`` for 32
+    bits, ``o1 << 32 | o2`` for 64."""
+    if width == 32:
+        return o1 ^ o2
+    return (o1.astype(jnp.uint64) << np.uint64(32)) | o2.astype(jnp.uint64)
+
+
 def _bits(key: Key, shape: tuple[int, ...], width: int) -> Array:
     kd = jax.random.key_data(key)
     size = int(np.prod(shape))
     lo = lax.iota(jnp.uint32, size).reshape(shape)
     o1, o2 = threefry2x32(kd[0], kd[1], jnp.zeros(shape, jnp.uint32), lo)
-    if width == 32:
-        return o1 ^ o2
-    return (o1.astype(jnp.uint64) << np.uint64(32)) | o2.astype(jnp.uint64)
+    return _fold(o1, o2, width)
 
 
 def bits(key: Key, shape: tuple[int, ...] = (), dtype=jnp.uint32) -> Array:
@@ -110,9 +116,7 @@ def counter_bits(key: Key, c1: ArrayLike, c2: ArrayLike, dtype=jnp.float32) -> A
         jnp.asarray(c1).astype(jnp.uint32),
         jnp.asarray(c2).astype(jnp.uint32),
     )
-    if width == 32:
-        return o1 ^ o2
-    return (o1.astype(jnp.uint64) << np.uint64(32)) | o2.astype(jnp.uint64)
+    return _fold(o1, o2, width)
 
 
 def unit_from_bits(bits: Array, dtype, minval=0.0, maxval=1.0) -> Array:

@@ -135,14 +135,13 @@ def _second_moment(stats: ArmStats) -> Array:
 
 def var_biased(stats: ArmStats) -> Array:
     """Population variance ``M2 / n`` (0 for n <= 1)."""
-    _second_moment(stats)
-    return jnp.maximum(stats.m2 / jnp.maximum(stats.counts, 1.0), 0.0)
+    return jnp.maximum(_second_moment(stats) / jnp.maximum(stats.counts, 1.0), 0.0)
 
 
 def var_unbiased(stats: ArmStats) -> Array:
     """Sample variance ``M2 / (n - 1)``; only meaningful for n >= 2 (0 otherwise)."""
-    _second_moment(stats)
-    return jnp.maximum(stats.m2 / jnp.maximum(stats.counts - 1.0, 1.0), 0.0)
+    m2 = _second_moment(stats)
+    return jnp.maximum(m2 / jnp.maximum(stats.counts - 1.0, 1.0), 0.0)
 
 
 def _first_true(flags: Array) -> Array:

@@ -27,14 +27,14 @@ IndexFn = Callable[[arms.ArmStats, Array, Array], Array]
 
 
 def index_policy(
-    num_arms: int, index_fn: IndexFn, tie_break: str, *, variance: bool = False
+    num_arms: int, index_fn: IndexFn, tie_break: str, *, variance: bool = True
 ) -> Policy:
     """Policy that pulls each real arm once, then ``argmax index_fn(stats, n, K)``.
 
     ``n`` is the number of completed pulls (the sum of the counts; the step counter,
     so no reduction per step) as an int32 scalar. Output: the real arm with the
-    largest empirical mean (lowest index on ties). ``variance``: the index reads a
-    variance (the statistics keep Welford's second moment).
+    largest empirical mean (lowest index on ties). ``variance=False``: the index reads
+    no variance (the statistics keep no second moment).
     """
 
     def index(stats, arm_mask, n):

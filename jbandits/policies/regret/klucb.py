@@ -89,4 +89,4 @@ def klucb(
         del num_real
         return klucb_index(stats, n, kl=kl, c=c, sigma2=sigma2)
 
-    return index_policy(num_arms, index_fn, tie_break)
+    return index_policy(num_arms, index_fn, tie_break, variance=False)

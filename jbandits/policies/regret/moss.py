@@ -68,4 +68,4 @@ def moss(
     def index_fn(stats, n, num_real):
         return moss_index(stats, n + 1 if anytime else horizon, num_real, alpha)
 
-    return index_policy(num_arms, index_fn, tie_break)
+    return index_policy(num_arms, index_fn, tie_break, variance=False)

@@ -67,4 +67,4 @@ def ocucb(
         del num_real
         return ocucb_index(stats, n, horizon, alpha, psi)
 
-    return index_policy(num_arms, index_fn, tie_break)
+    return index_policy(num_arms, index_fn, tie_break, variance=False)

@@ -56,4 +56,4 @@ def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") ->
         del num_real
         return ucb1_index(stats, n, alpha)
 
-    return index_policy(num_arms, index_fn, tie_break)
+    return index_policy(num_arms, index_fn, tie_break, variance=False)

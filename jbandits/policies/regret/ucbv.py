@@ -65,4 +65,4 @@ def ucbv(
         del num_real
         return ucbv_index(stats, n, zeta, c, b)
 
-    return index_policy(num_arms, index_fn, tie_break, variance=True)
+    return index_policy(num_arms, index_fn, tie_break)
