@@ -136,3 +136,15 @@ def test_check_traced_unconstrained_names_still_flag_nan_and_arrays_reduce():
     assert bad["priors"].shape == ()
     with pytest.raises(ValueError, match="delta"):
         _validate.check_traced({"tau": 0.5}, positive=("delta",))
+
+
+def test_ugape_selection_with_every_real_arm_chosen_pulls_a_real_arm():
+    """m >= the real arms (outside the contract; unchecked for a traced mask, e.g. a
+    padded instance in a batch): J holds every real arm, there is no u, and the
+    pulled arm is l, a real arm (it was a padded one, found by the property test
+    with one real arm left: any a, NaN included)."""
+    mask = jnp.asarray([False, True, False, False])
+    for a in (1.0, jnp.nan):
+        beta = jnp.sqrt(a / jnp.asarray([1.0, 5.0, 1.0, 1.0]))
+        sel = select_arm(jnp.asarray([0.0, 0.4, 0.0, 0.0]), beta, mask, 1)
+        assert int(sel.u) == -1 and int(sel.l) == 1 and int(sel.arm) == 1

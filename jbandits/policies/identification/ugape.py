@@ -45,7 +45,7 @@ class Selection(NamedTuple):
     index: Array  # [K] B_k
     chosen: Array  # [K] bool: J(t)
     index_chosen: Array  # [] B_J(t) = max_{k in J} B_k
-    u: Array  # [] int32: best arm outside J
+    u: Array  # [] int32: best arm outside J (-1 if every real arm is in J)
     l: Array  # [] int32: worst arm inside J
     arm: Array  # [] int32: I(t), the arm to pull
 
@@ -76,7 +76,8 @@ def ugapec_exploration(
 
 
 def _first_of_best(primary: Array, beta: Array, eligible: Array) -> Array:
-    """arg-max of ``primary`` over ``eligible``; ties -> larger ``beta``, then first.
+    """arg-max of ``primary`` over ``eligible``; ties -> larger ``beta``, then first;
+    ``-1`` when no arm is eligible.
 
     One lexicographic sort rather than ``primary == max(primary)``: XLA on CPU may
     contract ``mean +- b * sqrt(.)`` into an FMA in one fusion and not in another, so
@@ -86,14 +87,16 @@ def _first_of_best(primary: Array, beta: Array, eligible: Array) -> Array:
     # every eligible one, so an ineligible arm is never returned
     key = jnp.where(eligible, jnp.where(jnp.isnan(primary), jnp.inf, -primary), jnp.nan)
     order = jnp.lexsort((jnp.arange(primary.shape[-1]), -beta, key))
-    return order[0].astype(jnp.int32)
+    return jnp.where(jnp.any(eligible), order[0], -1).astype(jnp.int32)
 
 
 def select_arm(means: Array, beta: Array, arm_mask: Array, m: int) -> Selection:
     """UGapE's SELECT-ARM (Gabillon et al., NIPS 2012, Fig. 2) on ``[K]`` means and
     widths; ``m`` static.
 
-    Needs ``1 <= m < K_real``. Pure: exposed for tests. The m-th largest
+    Needs ``1 <= m < K_real`` (checked where the mask is concrete; with a traced
+    mask and ``m >= K_real`` every real arm is in J, ``u = -1`` and ``I = l``, so
+    no padded arm is pulled). Pure: exposed for tests. The m-th largest
     ``U_i`` over ``i != k`` is read from one stable sort of U (ties: lowest index), and
     ``B_k`` is evaluated as ``(mean_j - mean_k) + (beta_j + beta_k)`` for that arm j, so
     that the frequent exact ties of the mathematics (two arms with equal means) are
@@ -114,7 +117,10 @@ def select_arm(means: Array, beta: Array, arm_mask: Array, m: int) -> Selection:
     index_chosen = jnp.max(jnp.where(chosen, index, -jnp.inf))
     u = _first_of_best(upper, beta, arm_mask & ~chosen)
     l = _first_of_best(-lower, beta, chosen)
-    arm = jnp.where(beta[l] >= beta[u], l, u).astype(jnp.int32)
+    # no u only outside the contract (m >= the real arms, traced so unchecked): l is
+    # then the one real candidate, never a padded arm
+    pull_l = (u < 0) | (beta[l] >= beta[jnp.maximum(u, 0)])
+    arm = jnp.where(pull_l, l, u).astype(jnp.int32)
     return Selection(upper, lower, index, chosen, index_chosen, u, l, arm)
 
 
