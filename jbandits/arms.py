@@ -210,6 +210,43 @@ def _random_tied(tied: Array, key: Key) -> Array:
     return jnp.where(n > 0, 32 * w + _nth_set_bit(word, rank), -1).astype(jnp.int32)
 
 
+# Up to this many arms a "first" selection is one variadic reduction over (value,
+# index) pairs: one kernel whose loop over the arms LLVM unrolls, instead of a
+# reduction, a comparison and a second reduction. Above it the unrolling stops and
+# the pairwise loop does not vectorise, so the two-pass form (vectorised over the
+# arms) is faster. APT, 2 cores, R = 500: K = 10 71 -> 42 ns/pull, K = 11 and 12 at
+# 91-104 ns/pull against 74-87 for two passes (benchmarks/throughput.py).
+ONE_PASS_MAX_ARMS = 10
+
+
+def uses_one_pass(num_arms: int, tie_break: str) -> bool:
+    """Whether :func:`argmin_masked` / :func:`argmax_masked` select in one pass."""
+    return tie_break == "first" and num_arms <= ONE_PASS_MAX_ARMS
+
+
+def _one_pass(score: Array, ok: Array, largest: bool) -> Array:
+    """The "first" selection as one (value, index) reduction: ineligible arms carry
+    NaN (worse than any value, ties among them by index), eligible NaN scores the
+    worst value; ``-1`` when the result is an ineligible arm. The same arm as
+    :func:`_pick` of the two-pass form, ``-0.0 == 0.0`` included."""
+    worst = -jnp.inf if largest else jnp.inf
+    value = jnp.where(jnp.isnan(score), worst, score)
+    value = jax.lax.stop_gradient(jnp.where(ok, value, jnp.nan))
+    index = jnp.arange(score.shape[-1], dtype=jnp.int32)
+
+    def better(a, b):
+        (va, ia), (vb, ib) = a, b
+        na, nb = jnp.isnan(va), jnp.isnan(vb)
+        strict = (va > vb) if largest else (va < vb)
+        same = (va == vb) | (na & nb)
+        take_a = strict | (nb & ~na) | (same & (ia < ib))
+        return jnp.where(take_a, va, vb), jnp.where(take_a, ia, ib)
+
+    init = (jnp.asarray(jnp.nan, value.dtype), jnp.asarray(score.shape[-1], jnp.int32))
+    best, arm = jax.lax.reduce((value, index), init, better, (score.ndim - 1,))
+    return jnp.where(jnp.isnan(best), -1, arm).astype(jnp.int32)
+
+
 def _pick(
     s: Array, ok: Array, best_value: Array, key: Key | None, tie_break: str
 ) -> Array:
@@ -223,7 +260,8 @@ def _pick(
     return _random_tied(tied, key)
 
 
-# In the two selections below ``s`` passes an optimization barrier before both the
+# In the two-pass form of the two selections below (more than ONE_PASS_MAX_ARMS arms,
+# or random ties) ``s`` passes an optimization barrier before both the
 # reduction and the tie comparison: otherwise XLA may recompute it in two fusions that
 # contract multiply-adds differently, so that no entry equals the reduced extreme.
 # NaN and ineligible entries both become the worst value, but ties are taken among
@@ -252,6 +290,8 @@ def argmax_masked(
     ``score`` holds (NaN, +-inf); ``-1`` when no arm is eligible.
     """
     ok = _eligible(score, eligible)
+    if uses_one_pass(score.shape[-1], tie_break):
+        return _one_pass(score, ok, largest=True)
     s = jax.lax.optimization_barrier(jnp.where(ok & ~jnp.isnan(score), score, -jnp.inf))
     return _pick(s, ok, jnp.max(s), key, tie_break)
 
@@ -268,6 +308,8 @@ def argmin_masked(
     Same contract as :func:`argmax_masked` (never ineligible; ``-1`` if none).
     """
     ok = _eligible(score, eligible)
+    if uses_one_pass(score.shape[-1], tie_break):
+        return _one_pass(score, ok, largest=False)
     s = jax.lax.optimization_barrier(jnp.where(ok & ~jnp.isnan(score), score, jnp.inf))
     return _pick(s, ok, jnp.min(s), key, tie_break)
 
@@ -295,6 +337,18 @@ def steps_ahead(arm: ArrayLike, num_arms: int) -> Array:
     # is the modulo (an integer remainder per arm is a scalar division on CPU)
     ahead = iota - jnp.asarray(arm, jnp.int32) - 1
     return jnp.where(ahead < 0, ahead + num_arms, ahead)
+
+
+def next_real(arm: ArrayLike, arm_mask: Array) -> Array:
+    """The first real arm after ``arm`` cyclically (``arm`` itself if it is the only
+    one; ``-1`` if no arm is real): one integer min-reduction, the arm that
+    :func:`steps_ahead` ranks first among the real arms."""
+    num_arms = arm_mask.shape[-1]
+    iota = jnp.arange(num_arms, dtype=jnp.int32)
+    after = jnp.where(iota > jnp.asarray(arm, jnp.int32), iota, iota + num_arms)
+    first = jnp.min(jnp.where(arm_mask, after, 2 * num_arms))
+    arm = jnp.where(first >= num_arms, first - num_arms, first)
+    return jnp.where(first >= 2 * num_arms, -1, arm).astype(jnp.int32)
 
 
 def least_pulled(counts: Array, active: Array) -> Array:

@@ -261,30 +261,37 @@ def run(
         """One pull. ``guarded``: a lane past its limit or idle keeps its carry (a
         select over the whole carry); unguarded, for segments in which every lane is
         known to stay live, the step writes its results directly and marks the
-        regret NaN if it met an idle state after all."""
+        reward total NaN if it met an idle state after all."""
 
         def body(carry, _):
-            state, counts, t, sums = carry
+            state, counts, t, total = carry
             arm = perm[jnp.maximum(state.arm, 0)]
             reward = bandit.sample(params, key_env, arm, counts[arm])
             new = policy.step(state, step_key(key_steps, t), reward)
             reward = jnp.asarray(reward).astype(ftype)
             if not guarded:
                 # an idle step (the policy stopped inside the segment) leaves NaN in
-                # the regret, which sends the segment to the guarded redo
-                gap = jnp.where(state.arm < 0, jnp.nan, gaps[arm])
+                # the reward total, which sends the segment to the guarded redo
+                reward = jnp.where(state.arm < 0, jnp.nan, reward)
                 counts = counts.at[arm].add(1)
-                return (new, counts, t + 1, sums + jnp.stack([gap, reward])), None
+                return (new, counts, t + 1, total + reward), None
             live = (t < limit) & (state.arm >= 0)
             state = jax.tree_util.tree_map(
                 lambda n, o: jnp.where(live, n, o), new, state
             )
             counts = counts.at[arm].add(live.astype(jnp.int32))
-            sums = sums + jnp.where(live, jnp.stack([gaps[arm], reward]), 0.0)
+            total = total + jnp.where(live, reward, 0.0)
             ys = jnp.where(live, arm, -1).astype(jnp.int32) if record_arms else None
-            return (state, counts, t + live.astype(jnp.int32), sums), ys
+            return (state, counts, t + live.astype(jnp.int32), total), ys
 
         return body
+
+    def regret_of(counts):
+        """Pseudo-regret ``sum_i n_i (mu* - mu_i)`` of the pull counts (bandit
+        numbering): the per-step sum ``sum_t (mu* - mu_{A_t})`` regrouped by arm,
+        read at checkpoints instead of gathered every step."""
+        pulled = counts > 0
+        return jnp.sum(jnp.where(pulled, counts.astype(ftype) * gaps, 0.0))
 
     def lanes_all(pred):
         """``pred`` holds on every lane of ``axis_name`` (an unbatched predicate)."""
@@ -307,7 +314,7 @@ def run(
             return jax.tree_util.tree_map(lambda n, o: jnp.where(done, o, n), out, c)
 
         return jax.lax.cond(
-            lanes_all(done | ~jnp.isnan(out[3][0])),
+            lanes_all(done | ~jnp.isnan(out[3])),
             keep_done,
             lambda c: guarded_segment(limit, c),
             inner_carry,
@@ -349,7 +356,7 @@ def run(
         out = _to_bandit_numbering(policy.output(carry[0]), perm)
         values = metric(out, means, mask) if metric is not None else {}
         diag = _read_diagnostics(policy, carry[0], perm) if diagnostics else None
-        return carry, (values, carry[3][0], carry[3][1], arms, used, diag)
+        return carry, (values, regret_of(carry[1]), carry[3], arms, used, diag)
 
     with _lanes.axis(axis_name):  # policies may branch on "any lane" (arms.py)
         state0 = policy.init(key_init, mask[perm])
@@ -357,7 +364,7 @@ def run(
             state0,
             jnp.zeros((num_arms,), jnp.int32),
             jnp.zeros((), jnp.int32),
-            jnp.zeros((2,), ftype),  # regret and reward so far (one update per step)
+            jnp.zeros((), ftype),  # realised reward so far
         )
         carry, (values, regret, total, arms, used, diag) = jax.lax.scan(
             block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)

@@ -60,6 +60,7 @@ def index_policy(
     _validate.choice("select", select, ("min", "max"))
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
     pick = arms.argmin_masked if select == "min" else arms.argmax_masked
+    one_pass = arms.uses_one_pass(num_arms, tie_break)
 
     def init_fn(key, arm_mask):
         del key
@@ -75,19 +76,25 @@ def index_policy(
         stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
         # forced round robin: while forced, the arm just pulled was round_robin(t - 1)
-        # and the next one is the first real arm after it, cyclically. It is selected
-        # by the same reduction as the index, through a score that ranks every real
-        # arm by its distance ahead (distinct, so no tie and no tie-break draw): one
-        # reduction per step instead of two.
+        # and the next one is the first real arm after it, cyclically. Where the
+        # selection is one pass (few arms, "first" ties: arms.uses_one_pass) that arm
+        # comes from its own integer reduction, which keeps the index reduction free
+        # of a select; otherwise the same reduction as the index selects it, through
+        # a score that ranks every real arm by its distance ahead (distinct, so no
+        # tie and no tie-break draw): one reduction per step instead of two.
         forced = t < passes * jnp.sum(state.arm_mask)
-        ahead = arms.steps_ahead(state.arm, num_arms).astype(stats.counts.dtype)
         value = (
             index(stats, state.arm_mask, t)
             if with_pulls
             else index(stats, state.arm_mask)
         )
-        score = jnp.where(forced, ahead if select == "min" else -ahead, value)
-        arm = pick(score, state.arm_mask, key=key, tie_break=tie_break)
+        if one_pass:
+            arm = pick(value, state.arm_mask, key=key, tie_break=tie_break)
+            arm = jnp.where(forced, arms.next_real(state.arm, state.arm_mask), arm)
+        else:
+            ahead = arms.steps_ahead(state.arm, num_arms).astype(stats.counts.dtype)
+            score = jnp.where(forced, ahead if select == "min" else -ahead, value)
+            arm = pick(score, state.arm_mask, key=key, tie_break=tie_break)
         return IndexState(stats, state.arm_mask, t, arm)
 
     def output_fn(state):

@@ -1,0 +1,82 @@
+"""jbandits.arms "first" selection over few arms: the one-pass (value, index)
+reduction returns the arm of the two-pass form (reduction, comparison, first index),
+and the forced round robin's next real arm is round_robin's next arm."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jbandits import arms
+
+SPECIAL = np.asarray([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0], np.float32)
+
+
+def _cases(num_arms, n=3000, seed=0):
+    rng = np.random.default_rng(seed + num_arms)
+    # few distinct values (many ties), with NaN, +-inf and both zeros
+    score = rng.choice(SPECIAL, (n, num_arms)).astype(np.float32)
+    plain = rng.random((n, num_arms)) < 0.3
+    score[plain] = rng.integers(-2, 3, plain.sum())
+    mask = rng.random((n, num_arms)) < 0.7
+    mask[:20] = False  # no eligible arm: -1
+    mask[20:40] = True
+    return jnp.asarray(score), jnp.asarray(mask)
+
+
+def _reference(score, mask, largest):
+    """Lowest-index best eligible arm; NaN ranks as the worst value."""
+    if not mask.any():
+        return -1
+    worst = -np.inf if largest else np.inf
+    s = np.where(np.isnan(score) | ~mask, worst, score)
+    best = s[mask].max() if largest else s[mask].min()
+    tied = np.flatnonzero(mask & (s == best))
+    return int(tied[0]) if tied.size else -1
+
+
+@pytest.mark.parametrize("largest", [False, True])
+@pytest.mark.parametrize("num_arms", [2, 3, 7, arms.ONE_PASS_MAX_ARMS])
+def test_one_pass_matches_two_passes(num_arms, largest, monkeypatch):
+    assert arms.uses_one_pass(num_arms, "first")
+    score, mask = _cases(num_arms)
+    fn = arms.argmax_masked if largest else arms.argmin_masked
+    one = jax.jit(jax.vmap(lambda s, m: fn(s, m)))(score, mask)
+    monkeypatch.setattr(arms, "ONE_PASS_MAX_ARMS", 0)  # the two-pass form
+    assert not arms.uses_one_pass(num_arms, "first")
+    two = jax.jit(jax.vmap(lambda s, m: fn(s, m)))(score, mask)
+    np.testing.assert_array_equal(np.asarray(one), np.asarray(two))
+    want = [
+        _reference(s, m, largest)
+        for s, m in zip(np.asarray(score), np.asarray(mask), strict=True)
+    ]
+    assert np.asarray(one).tolist() == want
+    assert (np.asarray(one) == -1).sum() >= 20
+
+
+def test_one_pass_is_only_for_first_ties_and_few_arms():
+    assert not arms.uses_one_pass(arms.ONE_PASS_MAX_ARMS + 1, "first")
+    assert not arms.uses_one_pass(4, "random")
+
+
+def test_one_pass_under_grad_has_no_gradient_issue():
+    """The selection sits in differentiated code (tuning); its reduction must trace."""
+
+    def f(x):
+        arm = arms.argmax_masked(x * jnp.arange(4.0), jnp.ones(4, bool))
+        return jnp.sum(x * jnp.arange(4.0)) + arm.astype(jnp.float32)
+
+    assert float(jax.grad(f)(1.0)) == 6.0
+
+
+@pytest.mark.parametrize("num_arms", [2, 5, 10, 33])
+def test_next_real_is_the_next_round_robin_arm(num_arms):
+    rng = np.random.default_rng(num_arms)
+    for _ in range(40):
+        mask = rng.random(num_arms) < 0.6
+        real = int(mask.sum())
+        for t in range(1, 2 * num_arms + 1):
+            prev = arms.round_robin(t - 1, jnp.asarray(mask))
+            got = int(arms.next_real(prev, jnp.asarray(mask)))
+            want = int(arms.round_robin(t, jnp.asarray(mask))) if real else -1
+            assert got == want, (mask, t)
