@@ -40,6 +40,17 @@ def test_apt_step_kernels(gauss):
     assert _step_kernels(policy, *gauss) <= 25
 
 
+def test_apt_step_kernels_few_arms():
+    """APT at K = 10, where the selection is one (value, index) reduction and the
+    forced round robin its own integer reduction (jbandits.arms.uses_one_pass): 22
+    kernels; the two-pass selection with the forced arm in the index reduction ran
+    25 (and 1.7x the time per pull)."""
+    rng = np.random.default_rng(1)
+    bandit, params = jbandits.envs.gaussian(rng.uniform(0.2, 0.8, 10), np.full(10, 0.5))
+    policy = jbandits.apt(10, threshold=0.5, epsilon=0.05)
+    assert _step_kernels(policy, bandit, params) <= 22
+
+
 def test_no_split_reductions(gauss):
     """XLA's tree-reduction rewriter stays off in the runner's programs: at K = 40 it
     would split the arg-min's reductions into an unfusable ``reduce-window`` and a
