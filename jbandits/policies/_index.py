@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
@@ -24,6 +25,7 @@ class IndexState(NamedTuple):
     arm_mask: Array  # [K] bool: real arms
     t: Array  # [] int32: pulls done
     arm: Array  # [] int32: next arm
+    index: Array | None = None  # [K] index of every arm (``local`` policies only)
 
 
 def index_policy(
@@ -37,12 +39,14 @@ def index_policy(
     tie_break: str = "first",
     with_pulls: bool = False,
     variance: bool = True,
+    local: bool = False,
 ) -> Policy:
     """Build an index policy.
 
     Args:
       num_arms: static K (including padded arms).
-      index: ``(stats, arm_mask) -> [K]`` scores, evaluated after every update.
+      index: ``(stats, arm_mask) -> [K]`` scores, evaluated after every update (for
+        ``local`` indices on the pulled arm's statistics only, as ``[1]`` arrays).
       select: static "min" or "max": pull the arm with the smallest / largest index.
       output: ``(stats, arm_mask) -> output`` read-out.
       setting: one of :data:`jbandits.types.SETTINGS`.
@@ -55,6 +59,11 @@ def index_policy(
       variance: static; False when neither the index nor the output reads a
         variance: the statistics then keep no second moment
         (:func:`jbandits.arms.init_stats`), two fewer arrays to update per step.
+      local: static; True when arm ``i``'s index depends on arm ``i``'s statistics
+        only (elementwise in ``stats``, not on ``arm_mask``, other arms or ``n``):
+        the state then keeps the index of every arm and a pull recomputes only the
+        pulled arm's entry, from the same formula on the same statistics (the
+        other entries are unchanged by the pull). APT, UCBE, UCBEV, LSA, UCB-E.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.choice("select", select, ("min", "max"))
@@ -62,15 +71,28 @@ def index_policy(
     pick = arms.argmin_masked if select == "min" else arms.argmax_masked
     one_pass = arms.uses_one_pass(num_arms, tie_break)
 
+    if local and with_pulls:
+        raise ValueError("a local index cannot read the number of pulls")
+
     def init_fn(key, arm_mask):
         del key
         zero = jnp.zeros((), jnp.int32)
+        stats = arms.init_stats(num_arms, variance)
         return IndexState(
-            arms.init_stats(num_arms, variance),
+            stats,
             arm_mask,
             zero,
             arms.round_robin(0, arm_mask),
+            index(stats, arm_mask) if local else None,
         )
+
+    def local_index(state, stats):
+        """The cached index with the pulled arm's entry recomputed."""
+        i = jnp.maximum(state.arm, 0)
+        row = jax.tree_util.tree_map(lambda x: x[i][None] if jnp.ndim(x) else x, stats)
+        fresh = index(row, state.arm_mask[i][None])[0]
+        keep = state.arm < 0
+        return state.index.at[i].set(jnp.where(keep, state.index[i], fresh))
 
     def step_fn(state, key, reward):
         stats = arms.update(state.stats, state.arm, reward)
@@ -83,11 +105,12 @@ def index_policy(
         # a score that ranks every real arm by its distance ahead (distinct, so no
         # tie and no tie-break draw): one reduction per step instead of two.
         forced = t < passes * jnp.sum(state.arm_mask)
-        value = (
-            index(stats, state.arm_mask, t)
-            if with_pulls
-            else index(stats, state.arm_mask)
-        )
+        if local:
+            value = local_index(state, stats)
+        elif with_pulls:
+            value = index(stats, state.arm_mask, t)
+        else:
+            value = index(stats, state.arm_mask)
         if one_pass:
             arm = pick(value, state.arm_mask, key=key, tie_break=tie_break)
             arm = jnp.where(forced, arms.next_real(state.arm, state.arm_mask), arm)
@@ -95,7 +118,7 @@ def index_policy(
             ahead = arms.steps_ahead(state.arm, num_arms).astype(stats.counts.dtype)
             score = jnp.where(forced, ahead if select == "min" else -ahead, value)
             arm = pick(score, state.arm_mask, key=key, tie_break=tie_break)
-        return IndexState(stats, state.arm_mask, t, arm)
+        return IndexState(stats, state.arm_mask, t, arm, value if local else None)
 
     def output_fn(state):
         return output(state.stats, state.arm_mask)

@@ -52,4 +52,5 @@ def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:
         setting="identification",
         tie_break=tie_break,
         variance=False,
+        local=True,
     )

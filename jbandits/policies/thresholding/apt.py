@@ -62,4 +62,5 @@ def apt(
         setting="thresholding",
         tie_break=tie_break,
         variance=False,
+        local=True,
     )

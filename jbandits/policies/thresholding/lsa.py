@@ -52,4 +52,5 @@ def lsa(
         setting="thresholding",
         tie_break=tie_break,
         variance=False,
+        local=True,
     )

@@ -65,4 +65,5 @@ def ucbe(
         setting="thresholding",
         tie_break=tie_break,
         variance=False,
+        local=True,
     )

@@ -77,4 +77,5 @@ def ucbev(
         setting="thresholding",
         passes=passes,
         tie_break=tie_break,
+        local=True,
     )
