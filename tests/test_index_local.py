@@ -17,7 +17,9 @@ from jbandits.policies.thresholding.lsa import lsa_index
 def _ucbev_like(stats, mask):
     """Reads the variance (statistics with a second moment)."""
     n = jnp.maximum(stats.counts, 1.0)
-    return jnp.abs(arms.mean(stats) - 0.4) - jnp.sqrt(0.5 * arms.var_unbiased(stats) / n)
+    return jnp.abs(arms.mean(stats) - 0.4) - jnp.sqrt(
+        0.5 * arms.var_unbiased(stats) / n
+    )
 
 
 INDICES = {
