@@ -36,7 +36,7 @@ def _reference(score, mask, largest):
 
 
 @pytest.mark.parametrize("largest", [False, True])
-@pytest.mark.parametrize("num_arms", [2, 3, 7, arms.ONE_PASS_MAX_ARMS])
+@pytest.mark.parametrize("num_arms", [3, arms.ONE_PASS_MAX_ARMS])
 def test_one_pass_matches_two_passes(num_arms, largest, monkeypatch):
     assert arms.uses_one_pass(num_arms, "first")
     score, mask = _cases(num_arms)
@@ -72,11 +72,13 @@ def test_one_pass_under_grad_has_no_gradient_issue():
 @pytest.mark.parametrize("num_arms", [2, 5, 10, 33])
 def test_next_real_is_the_next_round_robin_arm(num_arms):
     rng = np.random.default_rng(num_arms)
-    for _ in range(40):
-        mask = rng.random(num_arms) < 0.6
-        real = int(mask.sum())
-        for t in range(1, 2 * num_arms + 1):
-            prev = arms.round_robin(t - 1, jnp.asarray(mask))
-            got = int(arms.next_real(prev, jnp.asarray(mask)))
-            want = int(arms.round_robin(t, jnp.asarray(mask))) if real else -1
-            assert got == want, (mask, t)
+    masks = jnp.asarray(rng.random((40, num_arms)) < 0.6)
+    ts = jnp.arange(1, 2 * num_arms + 1)
+
+    def one(mask, t):
+        got = arms.next_real(arms.round_robin(t - 1, mask), mask)
+        return got, jnp.where(jnp.any(mask), arms.round_robin(t, mask), -1)
+
+    grid = jax.vmap(lambda m: jax.vmap(lambda t: one(m, t))(ts))
+    got, want = jax.jit(grid)(masks)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -40,7 +40,7 @@ def _play(policy, mask, rewards, key):
     return jax.lax.scan(step, state, rewards)[1]
 
 
-@pytest.mark.parametrize("num_arms", [4, 10, 23])  # one-pass and two-pass selections
+@pytest.mark.parametrize("num_arms", [10, 23])  # one-pass and two-pass selections
 @pytest.mark.parametrize("name", sorted(INDICES))
 def test_cached_index_is_the_recomputed_index(name, num_arms):
     index, select, variance, passes = INDICES[name]
