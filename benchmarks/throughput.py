@@ -59,7 +59,7 @@ import os
 import statistics
 import time
 
-if "XLA_FLAGS" not in os.environ:
+if __name__ == "__main__" and "XLA_FLAGS" not in os.environ:
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
 
 import jax  # noqa: E402

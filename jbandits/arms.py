@@ -224,6 +224,27 @@ def uses_one_pass(num_arms: int, tie_break: str) -> bool:
     return tie_break == "first" and num_arms <= ONE_PASS_MAX_ARMS
 
 
+def _better(a, b, largest: bool):
+    """The (value, index) pair that ranks first: the better value, NaN last, ties
+    and NaN pairs by lower index."""
+    (va, ia), (vb, ib) = a, b
+    na, nb = jnp.isnan(va), jnp.isnan(vb)
+    strict = (va > vb) if largest else (va < vb)
+    same = (va == vb) | (na & nb)
+    take_a = strict | (nb & ~na) | (same & (ia < ib))
+    return jnp.where(take_a, va, vb), jnp.where(take_a, ia, ib)
+
+
+# module-level reducers: lax.reduce caches its traced computation per function
+# object, so a fresh closure per call would recompile every eager selection
+def _larger_first(a, b):
+    return _better(a, b, largest=True)
+
+
+def _smaller_first(a, b):
+    return _better(a, b, largest=False)
+
+
 def _one_pass(score: Array, ok: Array, largest: bool) -> Array:
     """The "first" selection as one (value, index) reduction: ineligible arms carry
     NaN (worse than any value, ties among them by index), eligible NaN scores the
@@ -233,15 +254,7 @@ def _one_pass(score: Array, ok: Array, largest: bool) -> Array:
     value = jnp.where(jnp.isnan(score), worst, score)
     value = jax.lax.stop_gradient(jnp.where(ok, value, jnp.nan))
     index = jnp.arange(score.shape[-1], dtype=jnp.int32)
-
-    def better(a, b):
-        (va, ia), (vb, ib) = a, b
-        na, nb = jnp.isnan(va), jnp.isnan(vb)
-        strict = (va > vb) if largest else (va < vb)
-        same = (va == vb) | (na & nb)
-        take_a = strict | (nb & ~na) | (same & (ia < ib))
-        return jnp.where(take_a, va, vb), jnp.where(take_a, ia, ib)
-
+    better = _larger_first if largest else _smaller_first
     init = (jnp.asarray(jnp.nan, value.dtype), jnp.asarray(score.shape[-1], jnp.int32))
     best, arm = jax.lax.reduce((value, index), init, better, (score.ndim - 1,))
     return jnp.where(jnp.isnan(best), -1, arm).astype(jnp.int32)

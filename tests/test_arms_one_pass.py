@@ -82,3 +82,26 @@ def test_next_real_is_the_next_round_robin_arm(num_arms):
     grid = jax.vmap(lambda m: jax.vmap(lambda t: one(m, t))(ts))
     got, want = jax.jit(grid)(masks)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_eager_one_pass_selection_compiles_once():
+    """Eager calls (notebooks) reuse one compiled reduction: its comparator is a
+    module-level function (a fresh closure per call recompiled every selection)."""
+    compiles = []
+
+    def listen(event, duration, **kw):
+        del duration, kw
+        if event.endswith("backend_compile_duration"):
+            compiles.append(event)
+
+    rng = np.random.default_rng(0)
+    mask = jnp.ones(6, bool)
+    arms.argmax_masked(jnp.asarray(rng.random(6), jnp.float32), mask)  # warm
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        for _ in range(5):
+            arms.argmax_masked(jnp.asarray(rng.random(6), jnp.float32), mask)
+            arms.argmin_masked(jnp.asarray(rng.random(6), jnp.float32), mask)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert len(compiles) <= 2  # argmin_masked's first call
