@@ -470,6 +470,14 @@ def _mesh(num_devices: int):
     return jax.sharding.Mesh(np.array(devices), (DEVICE_AXIS,))
 
 
+def _lane_steps(used: np.ndarray, segment: int, devices: int) -> int:
+    """Lane-steps a chunk ran: each device's block of lanes runs, between two
+    checkpoints, as many segments as its slowest lane needed (``used``: [lanes, C]
+    segments per lane; the lane axis split into ``devices`` equal blocks)."""
+    blocks = used.reshape(devices, -1, used.shape[-1])
+    return int(blocks.max(axis=1).sum()) * segment * blocks.shape[1]
+
+
 def _sharding(num_devices: int):
     return jax.sharding.NamedSharding(
         _mesh(num_devices), jax.sharding.PartitionSpec(DEVICE_AXIS)
@@ -699,7 +707,9 @@ def execute(
             res = jax.device_get(fn(*args))
             part = _host(res, stop - start)
             used = np.asarray(res.segments)  # [size, C]
-            report.lane_steps_executed += int(used.max(axis=0).sum()) * seg * size
+            report.lane_steps_executed += _lane_steps(
+                used, seg, 1 if sharding is None else ndev
+            )
             report.pulls += int(np.asarray(res.num_pulls).sum())
             if store is not None:
                 store.write(group, chunk, part)

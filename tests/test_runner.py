@@ -383,3 +383,11 @@ def test_store_non_writer_uses_process_zeros_chunk_layout_and_never_writes(tmp_p
     assert (path / "manifest.json").read_bytes() == after != before
     with pytest.raises(ValueError, match="different work"):
         Store(path, fingerprint={"w": 2}, writer=False)
+
+
+def test_lane_steps_count_each_device_to_its_slowest_lane():
+    """Devices run their blocks of lanes independently: a block runs, between two
+    checkpoints, as many segments as its slowest lane needed."""
+    used = np.array([[1, 2], [3, 1], [5, 5], [4, 6]])  # [lanes, C] segments
+    assert runner._lane_steps(used, 32, 1) == (5 + 6) * 32 * 4
+    assert runner._lane_steps(used, 32, 2) == ((3 + 2) + (5 + 6)) * 32 * 2
