@@ -147,8 +147,9 @@ def var_unbiased(stats: ArmStats) -> Array:
 def _first_true(flags: Array) -> Array:
     """Lowest index with ``flags`` True (``-1`` if none).
 
-    ``min(where(flags, iota, K))`` rather than ``argmax``: XLA's CPU arg-reductions are
-    2-3x slower than a plain min-reduction under vmap (measured).
+    ``min(where(flags, iota, K))`` rather than ``argmax``: over more arms than
+    :data:`ONE_PASS_MAX_ARMS`, XLA's CPU arg-reductions are 2-3x slower than a plain
+    min-reduction under vmap (measured; below it see :func:`_one_pass`).
     """
     size = flags.shape[-1]
     first = jnp.min(jnp.where(flags, jnp.arange(size, dtype=jnp.int32), size))
