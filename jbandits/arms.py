@@ -360,11 +360,11 @@ def next_real(arm: ArrayLike, arm_mask: Array) -> Array:
     one; ``-1`` if no arm is real): one integer min-reduction, the arm that
     :func:`steps_ahead` ranks first among the real arms."""
     num_arms = arm_mask.shape[-1]
-    iota = jnp.arange(num_arms, dtype=jnp.int32)
-    after = jnp.where(iota > jnp.asarray(arm, jnp.int32), iota, iota + num_arms)
-    first = jnp.min(jnp.where(arm_mask, after, 2 * num_arms))
-    arm = jnp.where(first >= num_arms, first - num_arms, first)
-    return jnp.where(first >= 2 * num_arms, -1, arm).astype(jnp.int32)
+    gap = jnp.min(jnp.where(arm_mask, steps_ahead(arm, num_arms), num_arms))
+    # arm in [-1, K - 1], gap in [0, K - 1] when some arm is real: after in [0, 2K - 1]
+    after = jnp.asarray(arm, jnp.int32) + 1 + gap
+    after = jnp.where(after >= num_arms, after - num_arms, after)
+    return jnp.where(gap >= num_arms, -1, after).astype(jnp.int32)
 
 
 def least_pulled(counts: Array, active: Array) -> Array:
