@@ -96,6 +96,11 @@ def apt_instance(num_arms: int = 100):
 
 
 # ----------------------------------------------------------------------------- peers
+def apt_index(n, s):
+    """APT's index ``sqrt(n) * (|s / n - tau| + eps)`` (NumPy, any shape)."""
+    return np.sqrt(n) * (np.abs(s / n - TAU) + EPS)
+
+
 def apt_numpy_loop(means, stds, budget, seed):
     """One replication, one step at a time."""
     rng = np.random.default_rng(seed)
@@ -103,35 +108,19 @@ def apt_numpy_loop(means, stds, budget, seed):
     n = np.zeros(k)
     s = np.zeros(k)
     for t in range(budget):
-        if t < k:
-            i = t
-        else:
-            i = int(np.argmin(np.sqrt(n) * (np.abs(s / n - TAU) + EPS)))
+        i = t if t < k else int(np.argmin(apt_index(n, s)))
         s[i] += means[i] + stds[i] * rng.standard_normal()
         n[i] += 1
     return s / n >= TAU
 
 
-def apt_lockstep(means, stds, budget, reps, seed):
-    """All replications in lock-step on ``[R, K]`` arrays (first-index ties)."""
-    rng = np.random.default_rng(seed)
-    k = means.size
-    rows = np.arange(reps)
-    n = np.zeros((reps, k))
-    s = np.zeros((reps, k))
-    for t in range(budget):
-        if t < k:
-            i = np.full(reps, t)
-        else:
-            i = np.argmin(np.sqrt(n) * (np.abs(s / n - TAU) + EPS), axis=1)
-        s[rows, i] += means[i] + stds[i] * rng.standard_normal(reps)
-        n[rows, i] += 1
-    return s / n >= TAU
+def apt_lockstep(means, stds, budget, reps, seed, cached=False):
+    """All replications in lock-step on ``[R, K]`` arrays (first-index ties).
 
-
-def apt_lockstep_cached(means, stds, budget, reps, seed):
-    """:func:`apt_lockstep` keeping the index ``[R, K]`` and recomputing only the
-    pulled arms' entries (the library's form of APT's local index)."""
+    ``cached``: keep the index ``[R, K]`` and recompute only the pulled arms'
+    entries (the library's form of APT's local index) instead of the whole index
+    every step; the same draws and arms either way.
+    """
     rng = np.random.default_rng(seed)
     k = means.size
     rows = np.arange(reps)
@@ -139,11 +128,14 @@ def apt_lockstep_cached(means, stds, budget, reps, seed):
     s = np.zeros((reps, k))
     idx = np.zeros((reps, k))
     for t in range(budget):
-        i = np.full(reps, t) if t < k else np.argmin(idx, axis=1)
+        if t < k:
+            i = np.full(reps, t)
+        else:
+            i = np.argmin(idx if cached else apt_index(n, s), axis=1)
         s[rows, i] += means[i] + stds[i] * rng.standard_normal(reps)
         n[rows, i] += 1
-        ni = n[rows, i]
-        idx[rows, i] = np.sqrt(ni) * (np.abs(s[rows, i] / ni - TAU) + EPS)
+        if cached:
+            idx[rows, i] = apt_index(n[rows, i], s[rows, i])
     return s / n >= TAU
 
 
@@ -168,62 +160,47 @@ def ucb1_lockstep(means, budget, reps, seed):
 
 
 def make_numba(parallel: bool):
+    """numba APT, ``prange`` over replications if ``parallel``: ``(recomputing,
+    cached)``, the latter keeping the index per arm (see :func:`apt_lockstep`)."""
     import numba
 
     loop = numba.prange if parallel else range
 
-    @numba.njit(cache=False, parallel=parallel)
-    def apt_numba(means, stds, budget, tau, eps, reps, seed):
-        np.random.seed(seed)
-        k = means.size
-        out = np.zeros((reps, k), np.bool_)
-        for r in loop(reps):
-            n = np.zeros(k)
-            s = np.zeros(k)
-            for t in range(budget):
-                if t < k:
-                    i = t
-                else:
-                    best = np.inf
-                    i = 0
-                    for j in range(k):
-                        v = np.sqrt(n[j]) * (abs(s[j] / n[j] - tau) + eps)
-                        if v < best:
-                            best = v
-                            i = j
-                s[i] += means[i] + stds[i] * np.random.standard_normal()
-                n[i] += 1
-            for j in range(k):
-                out[r, j] = s[j] / n[j] >= tau
-        return out
+    def build(cached: bool):  # numba freezes ``cached``: no branch is left per step
+        @numba.njit(cache=False, parallel=parallel)
+        def apt_numba(means, stds, budget, tau, eps, reps, seed):
+            np.random.seed(seed)
+            k = means.size
+            out = np.zeros((reps, k), np.bool_)
+            for r in loop(reps):
+                n = np.zeros(k)
+                s = np.zeros(k)
+                idx = np.zeros(k)
+                for t in range(budget):
+                    if t < k:
+                        i = t
+                    else:
+                        best = np.inf
+                        i = 0
+                        for j in range(k):
+                            if cached:
+                                v = idx[j]
+                            else:
+                                v = np.sqrt(n[j]) * (abs(s[j] / n[j] - tau) + eps)
+                            if v < best:
+                                best = v
+                                i = j
+                    s[i] += means[i] + stds[i] * np.random.standard_normal()
+                    n[i] += 1
+                    if cached:
+                        idx[i] = np.sqrt(n[i]) * (abs(s[i] / n[i] - tau) + eps)
+                for j in range(k):
+                    out[r, j] = s[j] / n[j] >= tau
+            return out
 
-    @numba.njit(cache=False, parallel=parallel)
-    def apt_numba_cached(means, stds, budget, tau, eps, reps, seed):
-        np.random.seed(seed)
-        k = means.size
-        out = np.zeros((reps, k), np.bool_)
-        for r in loop(reps):
-            n = np.zeros(k)
-            s = np.zeros(k)
-            idx = np.zeros(k)
-            for t in range(budget):
-                if t < k:
-                    i = t
-                else:
-                    best = np.inf
-                    i = 0
-                    for j in range(k):
-                        if idx[j] < best:
-                            best = idx[j]
-                            i = j
-                s[i] += means[i] + stds[i] * np.random.standard_normal()
-                n[i] += 1
-                idx[i] = np.sqrt(n[i]) * (abs(s[i] / n[i] - tau) + eps)
-            for j in range(k):
-                out[r, j] = s[j] / n[j] >= tau
-        return out
+        return apt_numba
 
-    return apt_numba, apt_numba_cached
+    return build(False), build(True)
 
 
 # -------------------------------------------------------------------------- jbandits
@@ -299,7 +276,7 @@ def main(argv=None):
     cached = (
         budget
         * reps
-        / median_time(lambda: apt_lockstep_cached(means, stds, budget, reps, 0))
+        / median_time(lambda: apt_lockstep(means, stds, budget, reps, 0, cached=True))
     )
     row("lock-step NumPy, cached index", cached, f"jbandits {jb / cached:6.2f}x")
     loop = (

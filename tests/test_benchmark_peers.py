@@ -10,7 +10,7 @@ from benchmarks import throughput as tp
 def test_cached_lockstep_equals_recomputed():
     means, stds = tp.apt_instance(10)
     a = tp.apt_lockstep(means, stds, 400, 64, seed=3)
-    b = tp.apt_lockstep_cached(means, stds, 400, 64, seed=3)
+    b = tp.apt_lockstep(means, stds, 400, 64, seed=3, cached=True)
     np.testing.assert_array_equal(a, b)
     assert 0 < a.mean() < 1
 
