@@ -12,8 +12,8 @@ loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
 * ``posterior="beta"``: ``Beta(1 + succ_j, 1 + fail_j)`` on binarised rewards (as in
   Thompson sampling). The index is the midpoint of the ``2^-num_iters`` dyadic cell
   ``(lo, lo + 2^-num_iters]`` holding the quantile (what ``num_iters`` bisection
-  halvings return), computed lazily: only arms that can still be the arg-max are
-  resolved to their cell. The state keeps per arm the last point ``x_j`` where the
+  halvings return), computed lazily: an arm is resolved to its cell only when
+  needed to tell the arg-max and its exact ties apart. The state keeps per arm the last point ``x_j`` where the
   tail was evaluated, with ``(ln P(X > x_j), Mills ratio)``, the posterior's
   log-norm and a grid point ``lo_j`` known to lie below the quantile. As ``alpha``
   only falls between two pulls of an arm, ``lo_j`` stays valid, and
@@ -21,12 +21,14 @@ loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
   ``ln(1 - X)`` for ``a, b >= 1``) turns the stored tangent at ``x_j`` into a grid
   point above the quantile at no cost
   (:func:`jbandits.numerics.beta_root_ceiling`). Per decision the pulled arm takes
-  one Newton step guided by the tail recurrences (DLMF 8.17.20-21) and one tail
-  evaluation; then the candidates (upper bound above the best certified lower
-  bound) are probed at grid points, two per arm per round, until every candidate
-  is resolved to one cell. Arms that cannot be the arg-max get index ``-inf``;
-  the pulled arm and the exact ties among maximal cells are those of the full
-  index vector. That search ends in a data-dependent ``lax.while_loop``, which runs
+  one Halley step guided by the tail recurrences (DLMF 8.17.20-21) and one tail
+  evaluation a cell below it. The contenders are the arms whose ceiling lies
+  above the best floor; while there are several and one is not resolved to its
+  cell, the open contender with the highest ceiling is probed at one grid point
+  (below the next ceiling, to separate the two), and arms with its posterior take
+  the result. A lone contender is the arg-max without being resolved; other arms
+  get index ``-inf``, so the pulled arm and the exact ties among maximal cells
+  are those of the full index vector. That search ends in a data-dependent ``lax.while_loop``, which runs
   on CPU only: where :func:`jbandits.policies._phases.fixed_shape` holds (off CPU,
   or ``_phases.FIXED_SHAPE = True``; read when the step is traced) the cells come
   from ``num_iters`` bisection halvings of every arm in a loop of static trip
@@ -59,8 +61,6 @@ from jbandits import _prng, _validate, arms, numerics
 from jbandits.policies import _phases
 from jbandits.policies.regret.thompson import POSTERIORS, binarise
 from jbandits.types import Array, ArrayLike, Policy
-
-ROUNDS = (2,)  # candidate arms probed at every decision, round by round
 
 
 class BayesUCBState(NamedTuple):
@@ -104,50 +104,6 @@ def bayes_ucb_index(
     shrink = stats.counts + 1.0
     z = numerics.normal_upper_quantile(alpha)
     return stats.sums / shrink + jnp.sqrt(noise_var / shrink) * z
-
-
-def _probe(a, b, log_norm, lo, up, log_alpha, bits, terms):
-    """Evaluate the tail at the two grid points below ``up``; new ``(x, tails, lo, up)``.
-
-    ``lo < x* <= up`` are grid points with ``up - lo > cell``. With ``g1 = up - cell``
-    and ``g2 = g1 - cell``: ``P(X > g1) > alpha`` puts the root in ``(g1, up]``, else
-    ``P(X > g2) > alpha`` in ``(g2, g1]``; else it is at most ``g2`` and the tangent
-    at ``g2`` (:func:`jbandits.numerics.beta_root_ceiling`) bounds it further.
-    """
-    cell = 2.0**-bits
-    # one flat evaluation (a trailing axis of 2 would defeat XLA:CPU's vectorisation)
-    g = jnp.concatenate([up - cell, jnp.maximum(up - 2.0 * cell, 0.0)])
-    a, b, log_norm = (jnp.concatenate([v, v]) for v in (a, b, log_norm))
-    tail, ratio = numerics.beta_sf(a, b, g, log_norm, terms)
-    n = up.shape[0]
-    ceiling = numerics.beta_root_ceiling(g, tail, ratio, log_alpha, bits).reshape(2, n)
-    above = (tail > log_alpha).reshape(2, n)
-    g, tail, ratio = (v.reshape(2, n) for v in (g, tail, ratio))
-    new_lo = jnp.where(above[0], g[0], jnp.where(above[1], g[1], lo))
-    new_up = jnp.where(above[0], up, jnp.where(above[1], g[0], g[1]))
-    new_up = jnp.minimum(new_up, jnp.where(above[0], ceiling[0], ceiling[1]))
-    keep = jnp.where(above[0], 0, 1)
-
-    def at(v):
-        return jnp.where(keep == 0, v[0], v[1])
-
-    return at(g), at(tail), at(ratio), jnp.maximum(lo, new_lo), new_up
-
-
-def _top(score, width):
-    """``width`` one-hot ``[K]`` masks of the largest entries and their indices, best
-    first, the lowest index among equals (as ``argmax``). Each is a max and a min over ``[K]``: plain
-    reductions, where ``argmax``'s (value, index) reduction is ~10x slower on
-    XLA:CPU and ``top_k`` is a sort."""
-    iota = jnp.arange(score.shape[0])
-    hits, firsts = [], []
-    for _ in range(width):
-        first = jnp.min(jnp.where(score == jnp.max(score), iota, score.shape[0]))
-        hit = iota == first
-        hits.append(hit)
-        firsts.append(first)
-        score = jnp.where(hit, -jnp.inf, score)
-    return jnp.stack(hits), jnp.stack(firsts)
 
 
 def _put(hits, v, new):
@@ -230,9 +186,10 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
     the exact one, i.e. unless the root lies within the tail's rounding error of a
     grid point; then the two can be one cell apart (float32 runs with 2^-23 cells:
     2 of 128 000 pulled arms' cells, neither changing the pull; none of 230 000
-    with the default 2^-20). The arms the certified search leaves unresolved get ``-inf``
-    from it and their midpoint from the bisection: their cells lie strictly below
-    the best one, so the pulled arm and the ties are the same.
+    with the default 2^-20). The certified search gives ``-inf`` to the arms whose
+    ceiling is at most the best floor (their cells lie strictly below the best
+    one), and an unresolved lone contender a value above them all: the pulled arm
+    and the ties are the bisection's.
 
     ``warm`` holds per arm ``(x, ln P(X > x), Mills ratio at x, log_norm, lo)``: the
     last point where the tail was evaluated and a grid point ``lo`` known to lie
@@ -254,14 +211,16 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
     x, log_tail, ratio, log_norm, lo = warm
     if changed is not None:
         # the pulled arm: its tail at x under the new posterior by recurrence guides
-        # one Newton step, where the tail is evaluated
+        # one Halley step, near which the tail is evaluated
         i = changed
         won = success.astype(dtype)
         pred = numerics.beta_sf_after_pull(
             a[i] - won, b[i] - (1.0 - won), x[i], log_tail[i], ratio[i], success
         )
-        x_i = numerics.beta_newton_step(x[i], *pred, log_alpha)
-        x_i = jnp.clip(x_i, 0.0, 1.0 - cell)
+        # aim one cell below the predicted root: where the prediction holds, the
+        # point gives the floor and its tangent the ceiling one or two cells up
+        x_i = numerics.beta_halley_step(a[i], b[i], x[i], *pred, log_alpha)
+        x_i = jnp.clip(jnp.floor(x_i * scale) / scale - cell, 0.0, 1.0 - cell)
         norm_i = numerics.beta_log_norm(a[i], b[i])
         tail_i, ratio_i = numerics.beta_sf(a[i], b[i], x_i, norm_i, terms)
         # a success moves Beta(a, b) up stochastically: lo stays below the root
@@ -279,29 +238,52 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
         lo, jnp.where(log_tail > log_alpha, jnp.floor(x * scale) / scale, 0.0)
     )
     up = numerics.beta_root_ceiling(x, log_tail, ratio, log_alpha, bits)
+    iota = jnp.arange(a.shape[0])
+    k1 = a.shape[0] + 1
 
-    def candidates(lo, up):
-        best = jnp.max(jnp.where(arm_mask, lo, -jnp.inf))
-        return usable & (up - lo > cell) & (up - cell >= best)
+    def pending(lo, up):
+        """The arms that can be the arg-max and whether one must be probed."""
+        # an arm whose ceiling is at most the best floor has its cell below the
+        # best floor's arm's cell: it cannot be the arg-max
+        best = jnp.max(jnp.where(usable, lo, -jnp.inf))
+        contend = usable & ((up > best) | (lo == best))
+        open_ = contend & (up - lo > cell)
+        # one reduction for both counts: contenders + k1 * open contenders
+        tally = jnp.sum(contend.astype(jnp.int32) + k1 * open_.astype(jnp.int32))
+        return contend, (tally >= k1) & (tally % k1 > 1)
 
-    def search(carry, width):
-        x, log_tail, ratio, lo, up = carry
-        cand = candidates(lo, up)
-        hits, j = _top(jnp.where(cand, up, -jnp.inf), width)
-        hits = hits & cand  # a mask left empty writes nothing back (_put)
-        new = _probe(a[j], b[j], log_norm[j], lo[j], up[j], log_alpha, bits, terms)
-        return tuple(_put(hits, v, w) for v, w in zip(carry, new, strict=True))
+    def separate(carry):
+        """Probe the open contender with the highest ceiling, ``j``.
 
-    carry = (x, log_tail, ratio, lo, up)
-    for width in ROUNDS:
-        carry = search(carry, width)
-    x, log_tail, ratio, lo, up = jax.lax.while_loop(
-        lambda carry: jnp.any(candidates(carry[3], carry[4])),
-        lambda carry: search(carry, 4),
-        carry,
+        At ``g = min(rival, up_j - cell)``, ``rival`` the highest ceiling of the
+        other contenders (at least ``lo_j + cell``), the tail lifts ``lo_j`` to
+        ``g`` (past every rival when ``g = rival``; ``j`` resolved when
+        ``g = up_j - cell``) or lowers ``up_j`` to ``g`` at most: a cell of progress
+        at least. Arms with ``j``'s posterior have its tail and take the result.
+        """
+        x, log_tail, ratio, lo, up, contend, _ = carry
+        open_ = contend & (up - lo > cell)
+        j = arms.argmax_masked(up, open_)
+        rival = jnp.max(jnp.where(contend & (iota != j), up, -jnp.inf))
+        g = jnp.maximum(jnp.minimum(rival, up[j] - cell), lo[j] + cell)
+        tail_g, ratio_g = numerics.beta_sf(a[j], b[j], g, log_norm[j], terms)
+        lo_j = jnp.where(tail_g > log_alpha, g, lo[j])
+        ceiling = numerics.beta_root_ceiling(g, tail_g, ratio_g, log_alpha, bits)
+        up_j = jnp.minimum(up[j], ceiling)
+        twins = ((a == a[j]) & (b == b[j]) & usable)[None]
+        new = (g, tail_g, ratio_g)
+        x, log_tail, ratio = (
+            _put(twins, v, w[None]) for v, w in zip(carry[:3], new, strict=True)
+        )
+        lo = jnp.where(twins[0], jnp.maximum(lo, lo_j), lo)
+        up = jnp.where(twins[0], jnp.minimum(up, up_j), up)
+        return (x, log_tail, ratio, lo, up, *pending(lo, up))
+
+    carry = (x, log_tail, ratio, lo, up, *pending(lo, up))
+    x, log_tail, ratio, lo, up, contend, _ = jax.lax.while_loop(
+        lambda carry: carry[-1], separate, carry
     )
-    certified = usable & (up - lo <= cell)
-    index = jnp.where(certified, lo + cell / 2.0, -jnp.inf)
+    index = jnp.where(contend, lo + cell / 2.0, -jnp.inf)
     return index, (x, log_tail, ratio, log_norm, lo)
 
 
