@@ -125,9 +125,10 @@ def test_padded_arms_never_pulled(posterior):
 
 @pytest.mark.slow  # statistical / full size: run by `pytest -m slow`
 def test_beta_index_tracks_scipy_along_a_run():
-    # at every decision of a float32 run the pulled arm's certified cell (the state
-    # keeps its lower end lo) holds scipy's beta.isf within float32 rounding, and no
-    # other arm's scipy quantile exceeds the pulled arm's by more than one cell
+    # at every decision of a float32 run no arm's scipy beta.isf exceeds the pulled
+    # arm's by more than one cell (plus float32 rounding), and every arm's certified
+    # floor (the state's lo; the pulled arm need not be resolved to its cell when
+    # it is the lone contender) lies below its scipy quantile
     horizon, means = 1500, jnp.array([0.07, 0.1, 0.5, 0.07, 0.9])
     policy = bayes_ucb(5)
     cell = 2.0**-20
@@ -136,19 +137,20 @@ def test_beta_index_tracks_scipy_along_a_run():
         key_r, key_s = jax.random.split(key)
         reward = (jax.random.uniform(key_r) < means[state.arm]).astype(jnp.float32)
         state = policy.step(state, key_s, reward)
-        lo = state.quant[4]
         succ = state.succ
-        out = (lo[state.arm] + cell / 2, state.arm, 1 + succ)
+        out = (state.quant[4], state.arm, 1 + succ)
         return state, out + (1 + state.stats.counts - succ, state.t + 1)
 
     state = policy.init(jax.random.key(0), jnp.ones(5, bool))
     keys = jax.random.split(jax.random.key(1), horizon)
     _, out = jax.jit(lambda s: jax.lax.scan(body, s, keys))(state)
-    index, arm, a, b, t = (np.asarray(v) for v in out)
+    lo, arm, a, b, t = (np.asarray(v) for v in out)
     ref = sps.beta.isf(1.0 / np.asarray(t, np.float64)[:, None], a, b)
     pulled = ref[np.arange(horizon), arm]
-    assert np.max(np.abs(index.astype(np.float64) - pulled)) <= 6e-7
     assert np.min(pulled - ref.max(axis=1)) >= -(cell + 2e-7)
+    assert np.max(lo.astype(np.float64) - ref) <= 2e-7
+    # the floors are tight where it matters: the pulled arm's within a few cells
+    assert np.median(pulled - lo[np.arange(horizon), arm]) <= 4 * cell
 
 
 _NAN_LEVEL = """
