@@ -62,8 +62,13 @@ def test_legacy_loop_runs_and_rejects_nan_start():
     )
     assert hist[-1] < hist[0] and np.all(np.abs(np.asarray(theta) - 1.0) < 0.3)
     with pytest.raises(ValueError, match="finite"):
-        tune.minimize(loss, jnp.array([jnp.nan, 0.0]), optax.sgd(0.1), num_steps=2,
-                      key=jax.random.key(0))
+        tune.minimize(
+            loss,
+            jnp.array([jnp.nan, 0.0]),
+            optax.sgd(0.1),
+            num_steps=2,
+            key=jax.random.key(0),
+        )
 
 
 def test_minimize_rejects_non_finite_steps():
@@ -129,18 +134,26 @@ def test_tune_compiles_once_and_reports():
             tune.tune("apt", BANDIT, PARAMS, **SMALL, start={"epsilon": eps}, key=i)
         tune.tune("apt", BANDIT, PARAMS, **SMALL, select=0.5, crn=True, key=3)
         out = tune.tune_budgets(
-            "apt", BANDIT, PARAMS, budgets=[24, 40], **{
-                k: v for k, v in SMALL.items() if k != "budget"
-            }
+            "apt",
+            BANDIT,
+            PARAMS,
+            budgets=[24, 40],
+            **{k: v for k, v in SMALL.items() if k != "budget"},
         )
     assert again.count == 0
     assert set(out) == {24, 40}
 
 
 def test_grid_tune_finds_the_minimum_of_its_own_estimates():
-    g = tune.grid_tune("apt", BANDIT, PARAMS, points=4, num_reps=8, chunk=16,
-                       **{k: SMALL[k] for k in ("space", "budget", "fixed", "loss",
-                                                "metric")})
+    g = tune.grid_tune(
+        "apt",
+        BANDIT,
+        PARAMS,
+        points=4,
+        num_reps=8,
+        chunk=16,
+        **{k: SMALL[k] for k in ("space", "budget", "fixed", "loss", "metric")},
+    )
     assert g.loss.shape == (4,) and g.simulations == 32
     assert g.theta["epsilon"] == pytest.approx(
         float(g.thetas["epsilon"][np.argmin(g.loss)])
@@ -149,8 +162,14 @@ def test_grid_tune_finds_the_minimum_of_its_own_estimates():
 
 def test_non_finite_estimates_are_rejected_and_theta_stays_finite():
     nan_loss = lambda res: np.full(res.regret.shape[:2], np.nan)
-    res = tune.tune("apt", BANDIT, PARAMS, **{**SMALL, "loss": nan_loss},
-                    start={"epsilon": 0.1}, max_steps=3)
+    res = tune.tune(
+        "apt",
+        BANDIT,
+        PARAMS,
+        **{**SMALL, "loss": nan_loss},
+        start={"epsilon": 0.1},
+        max_steps=3,
+    )
     assert res.rejected == len(res.path) == 3
     assert res.theta["epsilon"] == pytest.approx(0.1)
 
@@ -159,13 +178,19 @@ def test_bayes_objective_over_a_prior_of_instances():
     prior = lambda k: jbandits.envs.bernoulli(
         jax.random.uniform(k, (4,), minval=0.1, maxval=0.9)
     )[1]
-    obj = tune.Objective("apt", BANDIT, prior, budget=40, loss="misclassified",
-                         metric=METRIC, fixed={"threshold": 0.5})
+    obj = tune.Objective(
+        "apt",
+        BANDIT,
+        prior,
+        budget=40,
+        loss="misclassified",
+        metric=METRIC,
+        fixed={"threshold": 0.5},
+    )
     inst = obj.instances(jax.random.key(0), 8)
     assert inst.means.shape == (8, 4)
     assert np.all((inst.means >= 0.1) & (inst.means <= 0.9))
-    per = obj.losses({"epsilon": np.array([0.05, 0.5])}, jax.random.key(0), 8,
-                     chunk=16)
+    per = obj.losses({"epsilon": np.array([0.05, 0.5])}, jax.random.key(0), 8, chunk=16)
     assert per.shape == (2, 8) and np.all(np.isfinite(per))
 
 
@@ -181,8 +206,15 @@ def test_env_constructors_accept_traced_means():
 def test_grad_through_a_trajectory_raises_and_points_to_the_tuner():
     def final_loss(eps):
         policy = jbandits.apt(4, threshold=0.5, epsilon=eps)
-        res = jbandits.run(policy, BANDIT, PARAMS, jax.random.key(0), budget=20,
-                           horizon=20, metric=METRIC)
+        res = jbandits.run(
+            policy,
+            BANDIT,
+            PARAMS,
+            jax.random.key(0),
+            budget=20,
+            horizon=20,
+            metric=METRIC,
+        )
         return res.metrics["misclassified"][-1]
 
     assert np.isfinite(float(final_loss(0.1)))  # the forward pass is untouched
@@ -193,21 +225,23 @@ def test_grad_through_a_trajectory_raises_and_points_to_the_tuner():
     def regret_in_means(means):  # derivatives in the instance are not blocked
         bandit, params = jbandits.envs.bernoulli(means)
         policy = jbandits.apt(4, threshold=0.5, epsilon=0.1)
-        return jbandits.run(policy, bandit, params, jax.random.key(0), budget=20,
-                            horizon=20).regret[-1]
+        return jbandits.run(
+            policy, bandit, params, jax.random.key(0), budget=20, horizon=20
+        ).regret[-1]
 
-    _, tangent = jax.jvp(regret_in_means, (jnp.asarray(MEANS),),
-                         (jnp.ones(4) / 4,))
+    _, tangent = jax.jvp(regret_in_means, (jnp.asarray(MEANS),), (jnp.ones(4) / 4,))
     assert np.isfinite(float(tangent))
 
 
 def test_softmax_relaxation_at_low_temperature_is_the_hard_policy():
     bandit, params = jbandits.envs.gaussian(MEANS, 0.3)  # no exact ties
     hard = jbandits.lsa(4, threshold=0.5, alpha=1.0)
-    soft = tune.relaxed_policy(4, name="lsa", temperature=1e-7, tuned=("alpha",),
-                               threshold=0.5, alpha=1.0)
-    run = lambda p, k: jbandits.run(p, bandit, params, k, budget=30, horizon=30,
-                                    record_arms=True).arms
+    soft = tune.relaxed_policy(
+        4, name="lsa", temperature=1e-7, tuned=("alpha",), threshold=0.5, alpha=1.0
+    )
+    run = lambda p, k: (
+        jbandits.run(p, bandit, params, k, budget=30, horizon=30, record_arms=True).arms
+    )
     keys = jax.random.split(jax.random.key(3), 4)
     a = jax.vmap(lambda k: run(hard, k))(keys)
     b = jax.vmap(lambda k: run(soft, k))(keys)
@@ -215,26 +249,51 @@ def test_softmax_relaxation_at_low_temperature_is_the_hard_policy():
 
 
 def test_pg_estimator_runs_and_rejects_non_index_policies():
-    res = tune.tune("apt", BANDIT, PARAMS, **SMALL, estimator="pg", temperature=0.5,
-                    start={"epsilon": 0.1}, max_steps=2)
+    res = tune.tune(
+        "apt",
+        BANDIT,
+        PARAMS,
+        **SMALL,
+        estimator="pg",
+        temperature=0.5,
+        start={"epsilon": 0.1},
+        max_steps=2,
+    )
     assert len(res.path) == 2 and np.isfinite(res.path[0].grad).all()
     with pytest.raises(ValueError, match="index policy"):
-        tune.tune("augucb", BANDIT, PARAMS, **{**SMALL, "space": {
-            "rho": Box(0.1, 1.0)}}, estimator="pg")
+        tune.tune(
+            "augucb",
+            BANDIT,
+            PARAMS,
+            **{**SMALL, "space": {"rho": Box(0.1, 1.0)}},
+            estimator="pg",
+        )
 
 
 @pytest.mark.slow  # statistical: the PG estimate matches finite differences
 def test_pg_gradient_matches_finite_differences_of_the_relaxed_loss():
     space = tune.Space({"epsilon": Box(0.0, 1.0)})
-    obj = tune.Objective("apt", BANDIT, PARAMS, budget=30, loss="misclassified",
-                         metric=METRIC, fixed={"threshold": 0.5})
+    obj = tune.Objective(
+        "apt",
+        BANDIT,
+        PARAMS,
+        budget=30,
+        loss="misclassified",
+        metric=METRIC,
+        fixed={"threshold": 0.5},
+    )
     from jbandits.tuning.tuner import _relaxed_copy
 
     pg = _relaxed_copy(obj, space, 0.3)
     z, n, h = np.array([0.6]), 100_000, 0.1
     g = tune.pg_gradient(pg, space, z, jax.random.key(0), num_reps=n, chunk=n)
-    per = pg.losses({"epsilon": np.array([z[0] + h, z[0] - h])}, jax.random.key(1),
-                    n, chunk=n, return_state=True)
+    per = pg.losses(
+        {"epsilon": np.array([z[0] + h, z[0] - h])},
+        jax.random.key(1),
+        n,
+        chunk=n,
+        return_state=True,
+    )
     fd = (per[0] - per[1]) / (2 * h)
     fd_se = fd.std() / np.sqrt(n)
     assert fd.mean() > 4 * fd_se  # the slope is clearly positive here
@@ -246,10 +305,21 @@ def test_tuning_apt_epsilon_reduces_error():
     """Start APT at a poor eps = 1.0 on a two-group instance; the tuner lowers it."""
     means = np.r_[np.full(3, 0.45), np.full(3, 0.55)]
     bandit, params = jbandits.envs.bernoulli(means)
-    res = tune.tune("apt", bandit, params, space={"epsilon": LogSpace(0.001, 1.0)},
-                    budget=300, fixed={"threshold": 0.5}, loss="misclassified",
-                    metric=jbandits.metrics.thresholding(0.5), start={"epsilon": 1.0},
-                    simulations=3000, num_reps=100, evaluate=2000, key=1)
+    res = tune.tune(
+        "apt",
+        bandit,
+        params,
+        space={"epsilon": LogSpace(0.001, 1.0)},
+        budget=300,
+        fixed={"threshold": 0.5},
+        loss="misclassified",
+        metric=jbandits.metrics.thresholding(0.5),
+        start={"epsilon": 1.0},
+        simulations=3000,
+        num_reps=100,
+        evaluate=2000,
+        key=1,
+    )
     assert res.theta["epsilon"] < 1.0
     mean, lo, hi = res.evaluation.paired["tuned - start"]
     assert hi < 0
@@ -269,8 +339,16 @@ def test_parabolic_refinement_finds_the_vertex_between_grid_points():
 def test_snr_stop_ends_a_search_on_a_flat_objective():
     flat = lambda res: np.ones(res.regret.shape[:2])
     kw = {**SMALL, "loss": flat, "simulations": 10_000}
-    res = tune.tune("apt", BANDIT, PARAMS, **kw, start={"epsilon": 0.1}, snr_stop=1.0,
-                    patience=2, max_steps=20)
+    res = tune.tune(
+        "apt",
+        BANDIT,
+        PARAMS,
+        **kw,
+        start={"epsilon": 0.1},
+        snr_stop=1.0,
+        patience=2,
+        max_steps=20,
+    )
     assert res.stopped == "snr" and len(res.path) == 2 and res.converged
     res = tune.tune("apt", BANDIT, PARAMS, **kw, start={"epsilon": 0.1}, max_steps=4)
     assert res.stopped == "max_steps" and len(res.path) == 4

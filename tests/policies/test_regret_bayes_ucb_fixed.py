@@ -150,7 +150,9 @@ def test_bisection_cells_are_the_certified_cells(fixed_shape):
     # unique arg-max (not necessarily resolved to its cell); where it keeps more,
     # all of them are resolved to the bisection's cells
     top = bisect == bisect.max(axis=1, keepdims=True)
-    np.testing.assert_array_equal(top, certified == certified.max(axis=1, keepdims=True))
+    np.testing.assert_array_equal(
+        top, certified == certified.max(axis=1, keepdims=True)
+    )
     many = np.broadcast_to(kept.sum(axis=1, keepdims=True) > 1, kept.shape)
     np.testing.assert_array_equal(bisect[kept & many], certified[kept & many])
     best = np.broadcast_to(bisect.max(axis=1, keepdims=True), bisect.shape)
