@@ -13,8 +13,9 @@ loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
   Thompson sampling). The index is the midpoint of the ``2^-num_iters`` dyadic cell
   ``(lo, lo + 2^-num_iters]`` holding the quantile (what ``num_iters`` bisection
   halvings return), computed lazily: an arm is resolved to its cell only when
-  needed to tell the arg-max and its exact ties apart. The state keeps per arm the last point ``x_j`` where the
-  tail was evaluated, with ``(ln P(X > x_j), Mills ratio)``, the posterior's
+  needed to tell the arg-max and its exact ties apart. The state keeps per arm the
+  last point ``x_j`` where the tail was evaluated, with
+  ``(ln P(X > x_j), Mills ratio)``, the posterior's
   log-norm and a grid point ``lo_j`` known to lie below the quantile. As ``alpha``
   only falls between two pulls of an arm, ``lo_j`` stays valid, and
   ``ln P(X > x)`` being concave in ``ln(1 - x)`` (log-concavity of the density of
@@ -28,8 +29,8 @@ loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
   (below the next ceiling, to separate the two), and arms with its posterior take
   the result. A lone contender is the arg-max without being resolved; other arms
   get index ``-inf``, so the pulled arm and the exact ties among maximal cells
-  are those of the full index vector. That search ends in a data-dependent ``lax.while_loop``, which runs
-  on CPU only: where :func:`jbandits.policies._phases.fixed_shape` holds (off CPU,
+  are those of the full index vector. That search ends in a data-dependent
+  ``lax.while_loop``, which runs on CPU only: where :func:`jbandits.policies._phases.fixed_shape` holds (off CPU,
   or ``_phases.FIXED_SHAPE = True``; read when the step is traced) the cells come
   from ``num_iters`` bisection halvings of every arm in a loop of static trip
   count, with the same tail evaluation: the same cells, hence the same arms (see
