@@ -30,12 +30,12 @@ loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
   the result. A lone contender is the arg-max without being resolved; other arms
   get index ``-inf``, so the pulled arm and the exact ties among maximal cells
   are those of the full index vector. That search ends in a data-dependent
-  ``lax.while_loop``, which runs on CPU only: where :func:`jbandits.policies._phases.fixed_shape` holds (off CPU,
-  or ``_phases.FIXED_SHAPE = True``; read when the step is traced) the cells come
-  from ``num_iters`` bisection halvings of every arm in a loop of static trip
-  count, with the same tail evaluation: the same cells, hence the same arms (see
-  ``_beta_choose`` for the one exception, a root within rounding error of a grid
-  point).
+  ``lax.while_loop``, which runs on CPU only: where
+  :func:`jbandits.policies._phases.fixed_shape` holds (off CPU, or
+  ``_phases.FIXED_SHAPE = True``; read when the step is traced) the cells come from
+  ``num_iters`` bisection halvings of every arm in a loop of static trip count, with
+  the same tail evaluation: the same cells, hence the same arms (see ``_beta_choose``
+  for the one exception, a root within rounding error of a grid point).
 * ``posterior="gauss"``: the Gaussian model of Thompson sampling, prior ``N(0, s2)``
   and noise variance ``s2 = noise_var``, so the posterior is
   ``N(S_j / (k_j + 1), s2 / (k_j + 1))`` and
