@@ -25,8 +25,6 @@ return ``-1`` (the idle arm of :mod:`jbandits.types`; ``update`` ignores it).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -37,31 +35,83 @@ from jbandits.types import Array, ArrayLike, Key
 TIE_BREAKS = ("first", "random")
 
 
-class ArmStats(NamedTuple):
+_FIELDS = ("counts", "sums", "sums_err", "m2", "m2_err")  # rows of ArmStats.table
+
+
+@jax.tree_util.register_pytree_node_class
+class ArmStats:
     """Per-arm statistics. Build with :func:`init_stats`, change with :func:`update`.
 
-    ``sums_err`` / ``m2_err`` are the Kahan compensations of ``sums`` / ``m2`` (the
-    rounding error of the last addition, to be subtracted from the next addend). They
-    default to 0 so that hand-built statistics (tests) need only the first three.
-    Statistics built with ``init_stats(K, variance=False)`` keep no second moment
-    (``m2`` and ``m2_err`` are None): a policy whose index uses only counts and means
-    does not pay for Welford's update every step, and :func:`var_biased` /
-    :func:`var_unbiased` refuse them.
+    Fields (each ``[..., K]`` float): ``counts`` (pulls of each arm), ``sums`` (sum of
+    rewards, compensated), ``m2`` (Welford sum of squared deviations from the mean),
+    and ``sums_err`` / ``m2_err``, the Kahan compensations of ``sums`` / ``m2`` (the
+    rounding error of the last addition, to be subtracted from the next addend).
+
+    They are stored as the rows of one ``[..., F, K]`` array, ``table`` (the order of
+    :data:`_FIELDS`; ``F = 5``, or 3 without a second moment), so that a pull reads
+    the pulled arm's statistics with one gather and writes them with one scatter
+    instead of one of each per field (APT keeps three fields: its step ran three
+    gathers, three selects and three scatters for them before). Reading a field is a
+    slice of the table, fused into whatever consumes it; the rows are field-major, so
+    each field stays contiguous over the arms.
+
+    ``ArmStats(counts, sums, m2=None, sums_err=0.0, m2_err=0.0)`` builds statistics
+    from per-field arrays (hand-built statistics in tests need only the first three;
+    the compensations default to 0). ``m2=None`` keeps no second moment: a policy
+    whose index uses only counts and means does not pay for Welford's update every
+    step, and :func:`var_biased` / :func:`var_unbiased` refuse such statistics.
     """
 
-    counts: Array  # [K] float: pulls of each arm
-    sums: Array  # [K] float: sum of rewards (compensated)
-    m2: Array | None  # [K] float: Welford sum of squared deviations from the mean
-    sums_err: Array | float = 0.0  # [K] float: Kahan compensation of ``sums``
-    m2_err: Array | float = 0.0  # [K] float: Kahan compensation of ``m2``
+    __slots__ = ("table",)
+
+    def __init__(self, counts, sums, m2=None, sums_err=0.0, m2_err=0.0):
+        sums = jnp.asarray(sums)
+        rows = [counts, sums, sums_err] + ([] if m2 is None else [m2, m2_err])
+        rows = [jnp.broadcast_to(jnp.asarray(r, sums.dtype), sums.shape) for r in rows]
+        self.table = jnp.stack(rows, axis=-2)
+
+    @classmethod
+    def from_table(cls, table: Array) -> ArmStats:
+        """Statistics whose rows are ``table`` ``[..., F, K]`` (F = 3 or 5)."""
+        out = object.__new__(cls)
+        out.table = table
+        return out
+
+    def tree_flatten(self):
+        return (self.table,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls.from_table(children[0])
+
+    @property
+    def has_variance(self) -> bool:
+        return self.table.shape[-2] == len(_FIELDS)
+
+    def _row(self, j: int):
+        return self.table[..., j, :]
+
+    counts = property(lambda self: self._row(0))
+    sums = property(lambda self: self._row(1))
+    sums_err = property(lambda self: self._row(2))
+    m2 = property(lambda self: self._row(3) if self.has_variance else None)
+    m2_err = property(lambda self: self._row(4) if self.has_variance else None)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in _FIELDS)
+        return f"ArmStats({fields})"
 
 
 def init_stats(num_arms: int, variance: bool = True) -> ArmStats:
     """Zero statistics of ``num_arms`` arms; ``variance=False``: no second moment."""
-    zeros = jnp.zeros((num_arms,), dtype=jnp.result_type(float))
-    if not variance:
-        return ArmStats(counts=zeros, sums=zeros, m2=None, sums_err=zeros, m2_err=None)
-    return ArmStats(counts=zeros, sums=zeros, m2=zeros, sums_err=zeros, m2_err=zeros)
+    rows = len(_FIELDS) if variance else 3
+    return ArmStats.from_table(jnp.zeros((rows, num_arms), jnp.result_type(float)))
+
+
+def at_arm(stats: ArmStats, arm: ArrayLike) -> ArmStats:
+    """Statistics of arm ``arm`` alone, as ``[1]`` fields (one column of the table)."""
+    col = jax.lax.dynamic_slice_in_dim(stats.table, jnp.asarray(arm), 1, axis=-1)
+    return ArmStats.from_table(col)
 
 
 def one_hot(arm: ArrayLike, num_arms: int) -> Array:
@@ -79,44 +129,30 @@ def _kahan_add(total: Array, err: Array, x: Array) -> tuple[Array, Array]:
 def update(stats: ArmStats, arm: ArrayLike, reward: ArrayLike, weight=True) -> ArmStats:
     """Add ``reward`` to ``arm``'s statistics; ``weight=False`` or ``arm < 0`` is a no-op.
 
-    Gathers the arm's scalars, updates them and scatters them back: under ``vmap`` on
-    CPU this is several times faster than a one-hot update over ``[K]`` (measured in
-    benchmarks/throughput.py's development). ``sums`` and ``m2`` are accumulated with
-    Kahan compensation (see the module docstring).
+    Gathers the arm's column of the table, updates it and scatters it back: one
+    gather and one scatter per pull (under ``vmap`` on CPU several times faster than
+    a one-hot update over ``[K]``, measured in benchmarks/throughput.py's
+    development). ``sums`` and ``m2`` are accumulated with Kahan compensation (see
+    the module docstring).
     """
     arm = jnp.asarray(arm)
     live = (arm >= 0) & weight
     i = jnp.maximum(arm, 0)
-    shape = stats.sums.shape
-    sums_err = jnp.broadcast_to(jnp.asarray(stats.sums_err, stats.sums.dtype), shape)
-    reward = jnp.asarray(reward, stats.sums.dtype)
-    n_old, s_old = stats.counts[i], stats.sums[i]
+    table = stats.table
+    col = table[:, i]
+    reward = jnp.asarray(reward, table.dtype)
+    n_old, s_old, e_old = col[0], col[1], col[2]
     n_new = n_old + 1.0
-    s_new, s_err = _kahan_add(s_old, sums_err[i], reward)
-
-    def put(values, old, new):
-        return values.at[i].set(jnp.where(live, new, old))
-
-    if stats.m2 is None:  # no second moment kept
-        return stats._replace(
-            counts=put(stats.counts, n_old, n_new),
-            sums=put(stats.sums, s_old, s_new),
-            sums_err=put(sums_err, sums_err[i], s_err),
+    s_new, s_err = _kahan_add(s_old, e_old, reward)
+    new = [n_new, s_new, s_err]
+    if stats.has_variance:
+        mean_old = s_old / jnp.maximum(n_old, 1.0)
+        mean_new = s_new / n_new
+        new += list(
+            _kahan_add(col[3], col[4], (reward - mean_old) * (reward - mean_new))
         )
-    m2_err = jnp.broadcast_to(jnp.asarray(stats.m2_err, stats.sums.dtype), shape)
-    m2_old = stats.m2[i]
-    mean_old = s_old / jnp.maximum(n_old, 1.0)
-    mean_new = s_new / n_new
-    m2_new, m2_e = _kahan_add(
-        m2_old, m2_err[i], (reward - mean_old) * (reward - mean_new)
-    )
-    return ArmStats(
-        counts=put(stats.counts, n_old, n_new),
-        sums=put(stats.sums, s_old, s_new),
-        m2=put(stats.m2, m2_old, m2_new),
-        sums_err=put(sums_err, sums_err[i], s_err),
-        m2_err=put(m2_err, m2_err[i], m2_e),
-    )
+    new = jnp.where(live, jnp.stack(new), col)
+    return ArmStats.from_table(table.at[:, i].set(new))
 
 
 def mean(stats: ArmStats) -> Array:
@@ -125,7 +161,7 @@ def mean(stats: ArmStats) -> Array:
 
 
 def _second_moment(stats: ArmStats) -> Array:
-    if stats.m2 is None:
+    if not stats.has_variance:
         raise ValueError(
             "these statistics keep no second moment (init_stats(K, variance=False)): "
             "build them with variance=True to read a variance"

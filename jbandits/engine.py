@@ -15,7 +15,9 @@ runner, :mod:`jbandits.runner` (``simulate``, ``sweep``, ``sweep_grid``).
 Randomness of one replication: ``key`` splits into (init, steps, rewards, permutation).
 The policy's step after pull ``t`` (0-based) gets ``fold_in(steps_key, t)``; the
 ``j``-th reward of arm ``i`` comes from the reward stack of the rewards key, shared by
-every policy run with the same key (common random numbers).
+every policy run with the same key (common random numbers). It is drawn at the end of
+the step that chose arm ``i`` and carried to the next step (see ``draw`` in
+:func:`run`); the rewards are the same as if drawn at the pull.
 """
 
 from __future__ import annotations
@@ -264,27 +266,37 @@ def run(
         reward total NaN if it met an idle state after all."""
 
         def body(carry, _):
-            state, counts, t, total = carry
+            state, counts, t, total, reward = carry
             arm = perm[jnp.maximum(state.arm, 0)]
-            reward = bandit.sample(params, key_env, arm, counts[arm])
             new = policy.step(state, step_key(key_steps, t), reward)
-            reward = jnp.asarray(reward).astype(ftype)
+            gained = jnp.asarray(reward).astype(ftype)
             if not guarded:
                 # an idle step (the policy stopped inside the segment) leaves NaN in
                 # the reward total, which sends the segment to the guarded redo
-                reward = jnp.where(state.arm < 0, jnp.nan, reward)
+                gained = jnp.where(state.arm < 0, jnp.nan, gained)
                 counts = counts.at[arm].add(1)
-                return (new, counts, t + 1, total + reward), None
+                ahead = draw(new, counts)
+                return (new, counts, t + 1, total + gained, ahead), None
             live = (t < limit) & (state.arm >= 0)
             state = jax.tree_util.tree_map(
                 lambda n, o: jnp.where(live, n, o), new, state
             )
             counts = counts.at[arm].add(live.astype(jnp.int32))
-            total = total + jnp.where(live, reward, 0.0)
+            total = total + jnp.where(live, gained, 0.0)
+            reward = jnp.where(live, draw(state, counts), reward)
             ys = jnp.where(live, arm, -1).astype(jnp.int32) if record_arms else None
-            return (state, counts, t + live.astype(jnp.int32), total), ys
+            return (state, counts, t + live.astype(jnp.int32), total, reward), ys
 
         return body
+
+    def draw(state, counts):
+        """The reward of the arm ``state`` pulls next: the ``counts[arm]``-th of its
+        reward stack. Drawn at the end of the step that chose the arm and carried
+        into the next one, so that it is computed once, in a kernel of its own, and
+        read from the carry by every statistic it updates (computed inside the
+        step, XLA fuses the hash into each consumer and repeats it there)."""
+        arm = perm[jnp.maximum(state.arm, 0)]
+        return bandit.sample(params, key_env, arm, counts[arm])
 
     def regret_of(counts):
         """Pseudo-regret ``sum_i n_i (mu* - mu_i)`` of the pull counts (bandit
@@ -329,7 +341,7 @@ def run(
             arms = None
 
             def live(loop):
-                (state, _, t, _), _ = loop
+                (state, _, t, _, _), _ = loop
                 pred = (t < limit) & (state.arm >= 0)
                 if axis_name is None:
                     return pred
@@ -360,11 +372,13 @@ def run(
 
     with _lanes.axis(axis_name):  # policies may branch on "any lane" (arms.py)
         state0 = policy.init(key_init, mask[perm])
+        counts0 = jnp.zeros((num_arms,), jnp.int32)
         carry0 = (
             state0,
-            jnp.zeros((num_arms,), jnp.int32),
+            counts0,
             jnp.zeros((), jnp.int32),
             jnp.zeros((), ftype),  # realised reward so far
+            draw(state0, counts0),  # the reward of the next pull
         )
         carry, (values, regret, total, arms, used, diag) = jax.lax.scan(
             block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)

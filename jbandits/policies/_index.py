@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
@@ -89,8 +88,7 @@ def index_policy(
     def local_index(state, stats):
         """The cached index with the pulled arm's entry recomputed."""
         i = jnp.maximum(state.arm, 0)
-        row = jax.tree_util.tree_map(lambda x: x[i][None] if jnp.ndim(x) else x, stats)
-        fresh = index(row, state.arm_mask[i][None])[0]
+        fresh = index(arms.at_arm(stats, i), state.arm_mask[i][None])[0]
         keep = state.arm < 0
         return state.index.at[i].set(jnp.where(keep, state.index[i], fresh))
 
