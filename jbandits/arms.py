@@ -60,33 +60,44 @@ class ArmStats:
     the compensations default to 0). ``m2=None`` keeps no second moment: a policy
     whose index uses only counts and means does not pay for Welford's update every
     step, and :func:`var_biased` / :func:`var_unbiased` refuse such statistics.
+
+    A policy may keep per-arm values of its own that change only when the arm is
+    pulled (the cached index of :func:`jbandits.policies._index.index_policy`) as
+    ``extra`` rows below the fields (:func:`init_stats` ``extra=``, written by
+    :func:`update`'s ``derive``): the same gather and scatter then serve them too.
     """
 
-    __slots__ = ("table",)
+    __slots__ = ("table", "variance")
 
     def __init__(self, counts, sums, m2=None, sums_err=0.0, m2_err=0.0):
         sums = jnp.asarray(sums)
         rows = [counts, sums, sums_err] + ([] if m2 is None else [m2, m2_err])
         rows = [jnp.broadcast_to(jnp.asarray(r, sums.dtype), sums.shape) for r in rows]
         self.table = jnp.stack(rows, axis=-2)
+        self.variance = m2 is not None
 
     @classmethod
-    def from_table(cls, table: Array) -> ArmStats:
-        """Statistics whose rows are ``table`` ``[..., F, K]`` (F = 3 or 5)."""
+    def from_table(cls, table: Array, variance: bool) -> ArmStats:
+        """Statistics whose rows are ``table`` ``[..., F + E, K]``: the F fields (3,
+        or 5 with ``variance``) in the order of :data:`_FIELDS`, then E extra rows."""
         out = object.__new__(cls)
-        out.table = table
+        out.table, out.variance = table, bool(variance)
         return out
 
     def tree_flatten(self):
-        return (self.table,), None
+        return (self.table,), self.variance
 
     @classmethod
     def tree_unflatten(cls, aux, children):
-        return cls.from_table(children[0])
+        return cls.from_table(children[0], aux)
 
     @property
     def has_variance(self) -> bool:
-        return self.table.shape[-2] == len(_FIELDS)
+        return self.variance
+
+    @property
+    def num_fields(self) -> int:
+        return len(_FIELDS) if self.variance else 3
 
     def _row(self, j: int):
         return self.table[..., j, :]
@@ -94,24 +105,37 @@ class ArmStats:
     counts = property(lambda self: self._row(0))
     sums = property(lambda self: self._row(1))
     sums_err = property(lambda self: self._row(2))
-    m2 = property(lambda self: self._row(3) if self.has_variance else None)
-    m2_err = property(lambda self: self._row(4) if self.has_variance else None)
+    m2 = property(lambda self: self._row(3) if self.variance else None)
+    m2_err = property(lambda self: self._row(4) if self.variance else None)
+
+    @property
+    def extra(self) -> Array:
+        """``[..., E, K]``: the policy's extra rows (E = 0 unless asked for)."""
+        return self.table[..., self.num_fields :, :]
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in _FIELDS)
         return f"ArmStats({fields})"
 
 
-def init_stats(num_arms: int, variance: bool = True) -> ArmStats:
-    """Zero statistics of ``num_arms`` arms; ``variance=False``: no second moment."""
-    rows = len(_FIELDS) if variance else 3
-    return ArmStats.from_table(jnp.zeros((rows, num_arms), jnp.result_type(float)))
+def init_stats(num_arms: int, variance: bool = True, extra: int = 0) -> ArmStats:
+    """Zero statistics of ``num_arms`` arms; ``variance=False``: no second moment;
+    ``extra``: that many zero rows for per-arm values of the policy's own."""
+    rows = (len(_FIELDS) if variance else 3) + extra
+    table = jnp.zeros((rows, num_arms), jnp.result_type(float))
+    return ArmStats.from_table(table, variance)
+
+
+def with_extra(stats: ArmStats, values: Array) -> ArmStats:
+    """``stats`` with its extra rows set to ``values`` ``[E, K]``."""
+    table = stats.table.at[..., stats.num_fields :, :].set(values)
+    return ArmStats.from_table(table, stats.variance)
 
 
 def at_arm(stats: ArmStats, arm: ArrayLike) -> ArmStats:
     """Statistics of arm ``arm`` alone, as ``[1]`` fields (one column of the table)."""
     col = jax.lax.dynamic_slice_in_dim(stats.table, jnp.asarray(arm), 1, axis=-1)
-    return ArmStats.from_table(col)
+    return ArmStats.from_table(col, stats.variance)
 
 
 def one_hot(arm: ArrayLike, num_arms: int) -> Array:
@@ -126,7 +150,9 @@ def _kahan_add(total: Array, err: Array, x: Array) -> tuple[Array, Array]:
     return new, (new - total) - y
 
 
-def update(stats: ArmStats, arm: ArrayLike, reward: ArrayLike, weight=True) -> ArmStats:
+def update(
+    stats: ArmStats, arm: ArrayLike, reward: ArrayLike, weight=True, derive=None
+) -> ArmStats:
     """Add ``reward`` to ``arm``'s statistics; ``weight=False`` or ``arm < 0`` is a no-op.
 
     Gathers the arm's column of the table, updates it and scatters it back: one
@@ -134,6 +160,10 @@ def update(stats: ArmStats, arm: ArrayLike, reward: ArrayLike, weight=True) -> A
     a one-hot update over ``[K]``, measured in benchmarks/throughput.py's
     development). ``sums`` and ``m2`` are accumulated with Kahan compensation (see
     the module docstring).
+
+    ``derive``: for statistics with extra rows, ``column -> [E]`` values of the
+    pulled arm's extra rows, computed from its updated statistics (``column`` is an
+    :class:`ArmStats` of ``[1]`` fields); without it extra rows are kept as they are.
     """
     arm = jnp.asarray(arm)
     live = (arm >= 0) & weight
@@ -151,8 +181,14 @@ def update(stats: ArmStats, arm: ArrayLike, reward: ArrayLike, weight=True) -> A
         new += list(
             _kahan_add(col[3], col[4], (reward - mean_old) * (reward - mean_new))
         )
-    new = jnp.where(live, jnp.stack(new), col)
-    return ArmStats.from_table(table.at[:, i].set(new))
+    new = jnp.stack(new)
+    if derive is not None:
+        fresh = ArmStats.from_table(new[:, None], stats.variance)
+        new = jnp.concatenate([new, jnp.reshape(derive(fresh), (-1,))])
+    else:
+        new = jnp.concatenate([new, col[stats.num_fields :]])
+    new = jnp.where(live, new, col)
+    return ArmStats.from_table(table.at[:, i].set(new), stats.variance)
 
 
 def mean(stats: ArmStats) -> Array:

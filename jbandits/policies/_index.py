@@ -24,7 +24,13 @@ class IndexState(NamedTuple):
     arm_mask: Array  # [K] bool: real arms
     t: Array  # [] int32: pulls done
     arm: Array  # [] int32: next arm
-    index: Array | None = None  # [K] index of every arm (``local`` policies only)
+
+    @property
+    def index(self) -> Array | None:
+        """``[K]`` index of every arm, kept by ``local`` policies (None otherwise):
+        the extra row of their statistics, written with the pulled arm's column."""
+        extra = self.stats.extra
+        return extra[..., 0, :] if extra.shape[-2] else None
 
 
 def index_policy(
@@ -60,9 +66,11 @@ def index_policy(
         (:func:`jbandits.arms.init_stats`), two fewer arrays to update per step.
       local: static; True when arm ``i``'s index depends on arm ``i``'s statistics
         only (elementwise in ``stats``, not on ``arm_mask``, other arms or ``n``):
-        the state then keeps the index of every arm and a pull recomputes only the
-        pulled arm's entry, from the same formula on the same statistics (the
-        other entries are unchanged by the pull). APT, UCBE, UCBEV, LSA, UCB-E.
+        the state then keeps the index of every arm, as an extra row of the
+        statistics, and a pull recomputes only the pulled arm's entry, from the same
+        formula on the same statistics, written by the same scatter as its
+        statistics (the other entries are unchanged by the pull). APT, UCBE, UCBEV,
+        LSA, UCB-E.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.choice("select", select, ("min", "max"))
@@ -76,25 +84,27 @@ def index_policy(
     def init_fn(key, arm_mask):
         del key
         zero = jnp.zeros((), jnp.int32)
-        stats = arms.init_stats(num_arms, variance)
-        return IndexState(
-            stats,
-            arm_mask,
-            zero,
-            arms.round_robin(0, arm_mask),
-            index(stats, arm_mask) if local else None,
-        )
-
-    def local_index(state, stats):
-        """The cached index with the pulled arm's entry recomputed."""
-        i = jnp.maximum(state.arm, 0)
-        fresh = index(arms.at_arm(stats, i), state.arm_mask[i][None])[0]
-        keep = state.arm < 0
-        return state.index.at[i].set(jnp.where(keep, state.index[i], fresh))
+        stats = arms.init_stats(num_arms, variance, extra=1 if local else 0)
+        if local:
+            stats = arms.with_extra(stats, index(stats, arm_mask)[None])
+        return IndexState(stats, arm_mask, zero, arms.round_robin(0, arm_mask))
 
     def step_fn(state, key, reward):
-        stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
+        if local:
+            # the pulled arm's index, from its updated statistics, is written with
+            # them (the other arms' entries are unchanged by the pull)
+            ok = state.arm_mask[jnp.maximum(state.arm, 0)][None]
+            stats = arms.update(
+                state.stats, state.arm, reward, derive=lambda col: index(col, ok)
+            )
+            value = stats.extra[0]
+        else:
+            stats = arms.update(state.stats, state.arm, reward)
+            if with_pulls:
+                value = index(stats, state.arm_mask, t)
+            else:
+                value = index(stats, state.arm_mask)
         # forced round robin: while forced, the arm just pulled was round_robin(t - 1)
         # and the next one is the first real arm after it, cyclically. Where the
         # selection is one pass (few arms, "first" ties: arms.uses_one_pass) that arm
@@ -103,12 +113,6 @@ def index_policy(
         # a score that ranks every real arm by its distance ahead (distinct, so no
         # tie and no tie-break draw): one reduction per step instead of two.
         forced = t < passes * jnp.sum(state.arm_mask)
-        if local:
-            value = local_index(state, stats)
-        elif with_pulls:
-            value = index(stats, state.arm_mask, t)
-        else:
-            value = index(stats, state.arm_mask)
         if one_pass:
             arm = pick(value, state.arm_mask, key=key, tie_break=tie_break)
             arm = jnp.where(forced, arms.next_real(state.arm, state.arm_mask), arm)
@@ -116,7 +120,7 @@ def index_policy(
             ahead = arms.steps_ahead(state.arm, num_arms).astype(stats.counts.dtype)
             score = jnp.where(forced, ahead if select == "min" else -ahead, value)
             arm = pick(score, state.arm_mask, key=key, tie_break=tie_break)
-        return IndexState(stats, state.arm_mask, t, arm, value if local else None)
+        return IndexState(stats, state.arm_mask, t, arm)
 
     def output_fn(state):
         return output(state.stats, state.arm_mask)
