@@ -128,32 +128,37 @@ def summary(counts: Counter) -> str:
     return f"{total(counts)} kernels ({parts}{loops}{rare})"
 
 
-def engine_step_kernels(policy, bandit, params, budget: int) -> list[Counter]:
+def engine_step_kernels(
+    policy, bandit, params, budget: int, lanes: int = 1
+) -> list[Counter]:
     """:func:`step_kernels` of the batched runner's program for ``policy`` on one
-    instance (``params`` unbatched), compiled for one lane (nothing is run)."""
+    instance (``params`` unbatched), compiled for ``lanes`` replications (nothing is
+    run). XLA compiles a one-lane program somewhat differently (a few more small
+    index kernels) from the many-lane program a simulation runs."""
     from jbandits import engine
 
-    text = engine_program_text(policy, bandit, params, budget)
+    text = engine_program_text(policy, bandit, params, budget, lanes)
     return step_kernels(text, engine.default_segment(None))
 
 
-def engine_program_text(policy, bandit, params, budget: int) -> str:
+def engine_program_text(policy, bandit, params, budget: int, lanes: int = 1) -> str:
     """Optimised HLO text of the batched runner's program for ``policy`` on one
-    instance, compiled for one lane."""
+    instance, compiled for ``lanes`` replications (split over the devices as
+    :func:`jbandits.simulate` splits them)."""
     import jax
     import numpy as np
 
     from jbandits import runner, sweeps
 
     source, numeric = runner.source_of(policy)
-    hp = {k: np.asarray([v]) for k, v in numeric.items()}
+    hp = {k: np.asarray([v] * lanes) for k, v in numeric.items()}
     # host-side schedules (SH and the other phase policies), as simulate builds them
-    real = np.asarray([int(np.sum(np.asarray(params.arm_mask)))])
-    hp.update(sweeps._prepared(source, numeric, real[0], real, np.asarray([budget])))
+    real = np.full(lanes, int(np.sum(np.asarray(params.arm_mask))))
+    hp.update(sweeps._prepared(source, numeric, real[0], real, np.full(lanes, budget)))
     fn = runner._program(
         source, bandit, runner.Options(), tuple(params._fields), fold=True
     )
-    kdata = runner.key_data(jax.random.key(0))[None]
-    one = np.ones(1, np.int32)
+    kdata = np.stack([runner.key_data(jax.random.key(0))] * lanes)
+    one = np.ones(lanes, np.int32)
     lowered = fn.lower(hp, params, kdata, 0 * one, budget * one, budget * one)
     return lowered.compile().as_text()

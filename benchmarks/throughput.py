@@ -43,7 +43,8 @@ before and after. Rows:
 For each jbandits policy it also prints the compile time (first call minus the warm
 median) and the number of kernels one engine step runs in the optimised HLO
 (:mod:`benchmarks.hlo`: fusions, un-fused copies and other thunks of the inner
-scan's body; nested loops counted once per trip).
+scan's body; nested loops counted once per trip), for the program compiled for one
+lane and ("at R lanes") for the one the timed run executes.
 
     python -m benchmarks.throughput [--reps 500] [--budget 10000] [--quick]
 
@@ -204,12 +205,18 @@ def make_numba(parallel: bool):
 
 
 # -------------------------------------------------------------------------- jbandits
-def step_kernels(policy, bandit, params, budget) -> str:
-    """Kernels per engine step of the runner's program for ``policy``."""
+def step_kernels(policy, bandit, params, budget, lanes=None) -> str:
+    """Kernels per engine step of the runner's program for ``policy``, compiled for
+    one lane and (``lanes``) for the lanes a timed run uses."""
     try:
         steps = hlo.engine_step_kernels(policy, bandit, params, budget)
         out = hlo.summary(steps[0])
-        return out if len(steps) == 1 else f"{out}; guarded {hlo.summary(steps[-1])}"
+        if len(steps) > 1:
+            out = f"{out}; guarded {hlo.summary(steps[-1])}"
+        if lanes:
+            many = hlo.engine_step_kernels(policy, bandit, params, budget, lanes)
+            out = f"{out}; at {lanes} lanes {hlo.total(many[0])}"
+        return out
     except Exception as err:  # noqa: BLE001 - informational only
         return f"? ({type(err).__name__})"
 
@@ -235,7 +242,7 @@ def time_jbandits(policy, bandit, params, budget, reps, repeats=3):
     return (
         budget * reps / t,
         max(first - t, 0.0),
-        step_kernels(policy, bandit, params, budget),
+        step_kernels(policy, bandit, params, budget, reps),
     )
 
 

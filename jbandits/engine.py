@@ -267,43 +267,43 @@ def run(
 
         def body(carry, _):
             state, counts, t, total, reward = carry
-            arm = perm[jnp.maximum(state.arm, 0)]
+            a = jnp.maximum(state.arm, 0)  # counts are kept in policy numbering
             new = policy.step(state, step_key(key_steps, t), reward)
             gained = jnp.asarray(reward).astype(ftype)
             if not guarded:
                 # an idle step (the policy stopped inside the segment) leaves NaN in
                 # the reward total, which sends the segment to the guarded redo
                 gained = jnp.where(state.arm < 0, jnp.nan, gained)
-                counts = counts.at[arm].add(1)
+                counts = counts.at[a].add(1)
                 ahead = draw(new, counts)
                 return (new, counts, t + 1, total + gained, ahead), None
             live = (t < limit) & (state.arm >= 0)
             state = jax.tree_util.tree_map(
                 lambda n, o: jnp.where(live, n, o), new, state
             )
-            counts = counts.at[arm].add(live.astype(jnp.int32))
+            counts = counts.at[a].add(live.astype(jnp.int32))
             total = total + jnp.where(live, gained, 0.0)
             reward = jnp.where(live, draw(state, counts), reward)
-            ys = jnp.where(live, arm, -1).astype(jnp.int32) if record_arms else None
+            ys = jnp.where(live, perm[a], -1).astype(jnp.int32) if record_arms else None
             return (state, counts, t + live.astype(jnp.int32), total, reward), ys
 
         return body
 
     def draw(state, counts):
-        """The reward of the arm ``state`` pulls next: the ``counts[arm]``-th of its
-        reward stack. Drawn at the end of the step that chose the arm and carried
+        """The reward of the arm ``state`` pulls next: the ``counts[a]``-th of the
+        reward stack of bandit arm ``perm[a]``, for policy arm ``a``. Drawn at the end of the step that chose the arm and carried
         into the next one, so that it is computed once, in a kernel of its own, and
         read from the carry by every statistic it updates (computed inside the
         step, XLA fuses the hash into each consumer and repeats it there)."""
-        arm = perm[jnp.maximum(state.arm, 0)]
-        return bandit.sample(params, key_env, arm, counts[arm])
+        a = jnp.maximum(state.arm, 0)
+        return bandit.sample(params, key_env, perm[a], counts[a])
 
     def regret_of(counts):
-        """Pseudo-regret ``sum_i n_i (mu* - mu_i)`` of the pull counts (bandit
+        """Pseudo-regret ``sum_i n_i (mu* - mu_i)`` of the pull counts (policy
         numbering): the per-step sum ``sum_t (mu* - mu_{A_t})`` regrouped by arm,
         read at checkpoints instead of gathered every step."""
         pulled = counts > 0
-        return jnp.sum(jnp.where(pulled, counts.astype(ftype) * gaps, 0.0))
+        return jnp.sum(jnp.where(pulled, counts.astype(ftype) * gaps[perm], 0.0))
 
     def lanes_all(pred):
         """``pred`` holds on every lane of ``axis_name`` (an unbatched predicate)."""
@@ -391,7 +391,7 @@ def run(
         metrics=values,
         regret=regret,
         reward=total,
-        pulls=counts,
+        pulls=_to_bandit_numbering(counts, perm),
         num_pulls=jnp.sum(counts),
         stopped=state.arm < 0,
         output=_to_bandit_numbering(policy.output(state), perm),
