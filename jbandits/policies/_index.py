@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from jbandits import _validate, arms
@@ -24,6 +25,7 @@ class IndexState(NamedTuple):
     arm_mask: Array  # [K] bool: real arms
     t: Array  # [] int32: pulls done
     arm: Array  # [] int32: next arm
+    after: Array | None = None  # [K] int32: real arm after each arm (one-pass only)
 
     @property
     def index(self) -> Array | None:
@@ -87,7 +89,11 @@ def index_policy(
         stats = arms.init_stats(num_arms, variance, extra=1 if local else 0)
         if local:
             stats = arms.with_extra(stats, index(stats, arm_mask)[None])
-        return IndexState(stats, arm_mask, zero, arms.round_robin(0, arm_mask))
+        after = None
+        if one_pass:
+            ids = jnp.arange(num_arms, dtype=jnp.int32)
+            after = jax.vmap(lambda a: arms.next_real(a, arm_mask))(ids)
+        return IndexState(stats, arm_mask, zero, arms.round_robin(0, arm_mask), after)
 
     def step_fn(state, key, reward):
         t = state.t + 1
@@ -108,19 +114,23 @@ def index_policy(
         # forced round robin: while forced, the arm just pulled was round_robin(t - 1)
         # and the next one is the first real arm after it, cyclically. Where the
         # selection is one pass (few arms, "first" ties: arms.uses_one_pass) that arm
-        # comes from its own integer reduction, which keeps the index reduction free
-        # of a select; otherwise the same reduction as the index selects it, through
+        # is read from a table of successors built at init (arms.next_real of every
+        # arm), which keeps the index reduction free of a select; otherwise the same reduction as the index selects it, through
         # a score that ranks every real arm by its distance ahead (distinct, so no
         # tie and no tie-break draw): one reduction per step instead of two.
         forced = t < passes * jnp.sum(state.arm_mask)
         if one_pass:
             arm = pick(value, state.arm_mask, key=key, tie_break=tie_break)
-            arm = jnp.where(forced, arms.next_real(state.arm, state.arm_mask), arm)
+            if state.after is None:  # a hand-built state
+                succ = arms.next_real(state.arm, state.arm_mask)
+            else:  # forced implies a real arm was pulled: state.arm >= 0
+                succ = state.after[jnp.maximum(state.arm, 0)]
+            arm = jnp.where(forced, succ, arm)
         else:
             ahead = arms.steps_ahead(state.arm, num_arms).astype(stats.counts.dtype)
             score = jnp.where(forced, ahead if select == "min" else -ahead, value)
             arm = pick(score, state.arm_mask, key=key, tie_break=tie_break)
-        return IndexState(stats, state.arm_mask, t, arm)
+        return IndexState(stats, state.arm_mask, t, arm, state.after)
 
     def output_fn(state):
         return output(state.stats, state.arm_mask)
