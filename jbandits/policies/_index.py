@@ -115,9 +115,10 @@ def index_policy(
         # and the next one is the first real arm after it, cyclically. Where the
         # selection is one pass (few arms, "first" ties: arms.uses_one_pass) that arm
         # is read from a table of successors built at init (arms.next_real of every
-        # arm), which keeps the index reduction free of a select; otherwise the same reduction as the index selects it, through
-        # a score that ranks every real arm by its distance ahead (distinct, so no
-        # tie and no tie-break draw): one reduction per step instead of two.
+        # arm), which keeps the index reduction free of a select; otherwise the same
+        # reduction as the index selects it, through a score that ranks every real
+        # arm by its distance ahead (distinct, so no tie and no tie-break draw): one
+        # reduction per step instead of two.
         forced = t < passes * jnp.sum(state.arm_mask)
         if one_pass:
             arm = pick(value, state.arm_mask, key=key, tie_break=tie_break)
