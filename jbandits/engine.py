@@ -291,10 +291,11 @@ def run(
 
     def draw(state, counts):
         """The reward of the arm ``state`` pulls next: the ``counts[a]``-th of the
-        reward stack of bandit arm ``perm[a]``, for policy arm ``a``. Drawn at the end of the step that chose the arm and carried
-        into the next one, so that it is computed once, in a kernel of its own, and
-        read from the carry by every statistic it updates (computed inside the
-        step, XLA fuses the hash into each consumer and repeats it there)."""
+        reward stack of bandit arm ``perm[a]``, for policy arm ``a``. Drawn at the
+        end of the step that chose the arm and carried into the next one, so that it
+        is computed once, in a kernel of its own, and read from the carry by every
+        statistic it updates (computed inside the step, XLA fused the hash into each
+        consumer and repeated it there)."""
         a = jnp.maximum(state.arm, 0)
         return bandit.sample(params, key_env, perm[a], counts[a])
 
