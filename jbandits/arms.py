@@ -57,7 +57,8 @@ class ArmStats:
 
     ``ArmStats(counts, sums, m2=None, sums_err=0.0, m2_err=0.0)`` builds statistics
     from per-field arrays (hand-built statistics in tests need only the first three;
-    the compensations default to 0). ``m2=None`` keeps no second moment: a policy
+    the compensations default to 0). ``m2=None`` keeps no second moment (the static
+    attribute ``variance`` is then False, ``m2`` and ``m2_err`` read None): a policy
     whose index uses only counts and means does not pay for Welford's update every
     step, and :func:`var_biased` / :func:`var_unbiased` refuse such statistics.
 
@@ -90,10 +91,6 @@ class ArmStats:
     @classmethod
     def tree_unflatten(cls, aux, children):
         return cls.from_table(children[0], aux)
-
-    @property
-    def has_variance(self) -> bool:
-        return self.variance
 
     @property
     def num_fields(self) -> int:
@@ -130,12 +127,6 @@ def with_extra(stats: ArmStats, values: Array) -> ArmStats:
     """``stats`` with its extra rows set to ``values`` ``[E, K]``."""
     table = stats.table.at[..., stats.num_fields :, :].set(values)
     return ArmStats.from_table(table, stats.variance)
-
-
-def at_arm(stats: ArmStats, arm: ArrayLike) -> ArmStats:
-    """Statistics of arm ``arm`` alone, as ``[1]`` fields (one column of the table)."""
-    col = jax.lax.dynamic_slice_in_dim(stats.table, jnp.asarray(arm), 1, axis=-1)
-    return ArmStats.from_table(col, stats.variance)
 
 
 def one_hot(arm: ArrayLike, num_arms: int) -> Array:
@@ -175,7 +166,7 @@ def update(
     n_new = n_old + 1.0
     s_new, s_err = _kahan_add(s_old, e_old, reward)
     new = [n_new, s_new, s_err]
-    if stats.has_variance:
+    if stats.variance:
         mean_old = s_old / jnp.maximum(n_old, 1.0)
         mean_new = s_new / n_new
         new += list(
@@ -197,7 +188,7 @@ def mean(stats: ArmStats) -> Array:
 
 
 def _second_moment(stats: ArmStats) -> Array:
-    if not stats.has_variance:
+    if not stats.variance:
         raise ValueError(
             "these statistics keep no second moment (init_stats(K, variance=False)): "
             "build them with variance=True to read a variance"
