@@ -430,6 +430,13 @@ def next_real(arm: ArrayLike, arm_mask: Array) -> Array:
     return jnp.where(gap >= num_arms, -1, after).astype(jnp.int32)
 
 
+def last_real(arm_mask: Array) -> Array:
+    """The highest-numbered real arm (``-1`` if none): one integer max-reduction of
+    the mask, which XLA hoists out of a loop whose carry passes the mask through."""
+    iota = jnp.arange(arm_mask.shape[-1], dtype=jnp.int32)
+    return jnp.max(jnp.where(arm_mask, iota, -1))
+
+
 def least_pulled(counts: Array, active: Array) -> Array:
     """Least-pulled active arm, lowest index on ties (round robin within a phase)."""
     return argmin_masked(counts, active)

@@ -265,18 +265,22 @@ def run(
         known to stay live, the step writes its results directly and marks the
         reward total NaN if it met an idle state after all."""
 
-        def body(carry, _):
-            state, counts, t, total, reward = carry
+        def body(carry, i):
+            state, counts, t, total, reward, one = carry
             a = jnp.maximum(state.arm, 0)  # counts are kept in policy numbering
-            new = policy.step(state, step_key(key_steps, t), reward)
-            gained = jnp.asarray(reward).astype(ftype)
             if not guarded:
+                # the segment's lanes all step: pull t + i, the counter is advanced
+                # once at the end of the segment (no per-step add in the carry)
+                new = policy.step(state, step_key(key_steps, t + i), reward)
+                gained = jnp.asarray(reward).astype(ftype)
                 # an idle step (the policy stopped inside the segment) leaves NaN in
                 # the reward total, which sends the segment to the guarded redo
                 gained = jnp.where(state.arm < 0, jnp.nan, gained)
-                counts = counts.at[a].add(1)
+                counts = counts.at[a].add(one)
                 ahead = draw(new, counts)
-                return (new, counts, t + 1, total + gained, ahead), None
+                return (new, counts, t, total + gained, ahead, one), None
+            new = policy.step(state, step_key(key_steps, t), reward)
+            gained = jnp.asarray(reward).astype(ftype)
             live = (t < limit) & (state.arm >= 0)
             state = jax.tree_util.tree_map(
                 lambda n, o: jnp.where(live, n, o), new, state
@@ -285,7 +289,7 @@ def run(
             total = total + jnp.where(live, gained, 0.0)
             reward = jnp.where(live, draw(state, counts), reward)
             ys = jnp.where(live, perm[a], -1).astype(jnp.int32) if record_arms else None
-            return (state, counts, t + live.astype(jnp.int32), total, reward), ys
+            return (state, counts, t + live.astype(jnp.int32), total, reward, one), ys
 
         return body
 
@@ -319,9 +323,11 @@ def run(
     def fast_segment(limit, inner_carry, done):
         """``seg`` unguarded steps, then one select that keeps the carry of the lanes
         that were already ``done``; redone guarded if a live lane met an idle state."""
+        steps = jnp.arange(seg, dtype=jnp.int32)
         out = jax.lax.scan(
-            one_step(limit, guarded=False), inner_carry, None, length=seg, unroll=UNROLL
+            one_step(limit, guarded=False), inner_carry, steps, unroll=UNROLL
         )[0]
+        out = (*out[:2], out[2] + seg, *out[3:])
 
         def keep_done(c):
             return jax.tree_util.tree_map(lambda n, o: jnp.where(done, o, n), out, c)
@@ -342,7 +348,7 @@ def run(
             arms = None
 
             def live(loop):
-                (state, _, t, _, _), _ = loop
+                (state, _, t, *_), _ = loop
                 pred = (t < limit) & (state.arm >= 0)
                 if axis_name is None:
                     return pred
@@ -380,6 +386,9 @@ def run(
             jnp.zeros((), jnp.int32),
             jnp.zeros((), ftype),  # realised reward so far
             draw(state0, counts0),  # the reward of the next pull
+            # the unguarded step's count increment, 1, carried from a value XLA
+            # cannot fold (a folded 1 is broadcast again in every step: a kernel)
+            (budget >= 0).astype(jnp.int32),
         )
         carry, (values, regret, total, arms, used, diag) = jax.lax.scan(
             block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)

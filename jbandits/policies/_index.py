@@ -23,7 +23,7 @@ from jbandits.types import Array, Policy
 class IndexState(NamedTuple):
     stats: arms.ArmStats
     arm_mask: Array  # [K] bool: real arms
-    t: Array  # [] int32: pulls done
+    t: Array | None  # [] int32: pulls done (None where the index does not read it)
     arm: Array  # [] int32: next arm
     after: Array | None = None  # [K] int32: real arm after each arm (one-pass only)
 
@@ -85,7 +85,7 @@ def index_policy(
 
     def init_fn(key, arm_mask):
         del key
-        zero = jnp.zeros((), jnp.int32)
+        zero = jnp.zeros((), jnp.int32) if with_pulls else None
         stats = arms.init_stats(num_arms, variance, extra=1 if local else 0)
         if local:
             stats = arms.with_extra(stats, index(stats, arm_mask)[None])
@@ -96,7 +96,7 @@ def index_policy(
         return IndexState(stats, arm_mask, zero, arms.round_robin(0, arm_mask), after)
 
     def step_fn(state, key, reward):
-        t = state.t + 1
+        t = state.t + 1 if with_pulls else None
         if local:
             # the pulled arm's index, from its updated statistics, is written with
             # them (the other arms' entries are unchanged by the pull)
@@ -119,7 +119,21 @@ def index_policy(
         # reduction as the index selects it, through a score that ranks every real
         # arm by its distance ahead (distinct, so no tie and no tie-break draw): one
         # reduction per step instead of two.
-        forced = t < passes * jnp.sum(state.arm_mask)
+        #
+        # Without a pull counter (the index does not read it), whether the next pull
+        # is forced follows from the pulled arm's count after this pull, n, and
+        # whether it is the last real arm: in pass p of the round robin the pulled
+        # arm has n = p + 1, so the next pull is forced while n < passes, or
+        # n = passes and a later real arm is still owed its last forced pull; after
+        # the forced pulls every pull leaves n > passes. The count is read from the
+        # updated statistics (the old ones are overwritten in place by the scatter);
+        # a counter is one more kernel per step.
+        if with_pulls:
+            forced = t < passes * jnp.sum(state.arm_mask)
+        else:
+            pulled = jnp.maximum(state.arm, 0)
+            n = stats.counts[pulled]
+            forced = n < passes + (pulled < arms.last_real(state.arm_mask))
         if one_pass:
             arm = pick(value, state.arm_mask, key=key, tie_break=tie_break)
             if state.after is None:  # a hand-built state
