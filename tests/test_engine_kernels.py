@@ -12,10 +12,8 @@ UCB's n from the step counter) the bounds below were APT 51, UCB1 53 (random tie
 statistics became one table (one gather and one scatter per pull, the cached index
 as one of its rows), the reward was drawn ahead and carried, and the engine counted
 pulls in the policy's numbering: APT 24, UCB1 25 (31), Sequential Halving 30; before
-the unguarded segment advanced the engine's step counter once per segment (not per
-step), carried its count increment and index policies that do not read the number
-of pulls derived the forced round robin from the counts: APT 18, UCB1 25,
-Sequential Halving 19.
+index policies that do not read the number of pulls derived the forced round robin
+from the counts (no pull counter of their own): APT 18.
 """
 
 import jax
@@ -44,7 +42,7 @@ def gauss():
 def test_apt_step_kernels(gauss):
     """APT (Locatelli et al., ICML 2016), K = 40."""
     policy = jbandits.apt(K, threshold=0.5, epsilon=0.05)
-    assert _step_kernels(policy, *gauss) <= 16
+    assert _step_kernels(policy, *gauss) <= 17
 
 
 def test_apt_step_kernels_few_arms():
@@ -54,24 +52,26 @@ def test_apt_step_kernels_few_arms():
     successor table replaced an integer reduction per step). When the cached index
     was an array of its own it took two kernels; without the cache the one-pass step
     ran 22, and the two-pass step with the forced arm in the index reduction 25
-    (1.5x the time per pull). 17 before the counter-free forced round robin."""
+    (1.5x the time per pull). 17 before the forced round robin was read from the
+    counts."""
     rng = np.random.default_rng(1)
     bandit, params = jbandits.envs.gaussian(rng.uniform(0.2, 0.8, 10), np.full(10, 0.5))
     policy = jbandits.apt(10, threshold=0.5, epsilon=0.05)
-    assert _step_kernels(policy, bandit, params) <= 15
+    assert _step_kernels(policy, bandit, params) <= 16
 
 
 def test_apt_step_kernels_many_lanes():
     """The program a timed run executes (250 lanes per device, as ``simulate``
     splits 500 replications over 2 devices) compiles the step with fewer index
-    kernels than the one-lane program: APT K = 10 runs 12 kernels per step (15
-    before the engine advanced its step counter once per segment, carried its count
-    increment, and the forced round robin was read from the counts)."""
+    kernels than the one-lane program: APT K = 10 runs 13 kernels per step (15
+    before the engine carried its count increment, which XLA otherwise broadcasts
+    from a folded constant every step, and the forced round robin was read from the
+    counts)."""
     rng = np.random.default_rng(1)
     bandit, params = jbandits.envs.gaussian(rng.uniform(0.2, 0.8, 10), np.full(10, 0.5))
     policy = jbandits.apt(10, threshold=0.5, epsilon=0.05)
     counts = hlo.engine_step_kernels(policy, bandit, params, BUDGET, lanes=250)[0]
-    assert hlo.total(counts) <= 12
+    assert hlo.total(counts) <= 13
 
 
 def test_no_split_reductions(gauss):
@@ -87,9 +87,9 @@ def test_no_split_reductions(gauss):
 @pytest.mark.parametrize(
     "name, kwargs, bound",
     [
-        ("ucb1", dict(tie_break="first"), 24),
-        ("ucb1", dict(tie_break="random"), 24),
-        ("sequential_halving", dict(budget=BUDGET), 18),
+        ("ucb1", dict(tie_break="first"), 25),
+        ("ucb1", dict(tie_break="random"), 25),
+        ("sequential_halving", dict(budget=BUDGET), 19),
     ],
 )
 def test_policy_step_kernels(gauss, name, kwargs, bound):
