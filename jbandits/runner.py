@@ -400,6 +400,34 @@ def choose_chunk(
     return multiple * (1 << ((size // multiple).bit_length() - 1))
 
 
+# float32 holds every integer up to 2^24 exactly; past it ``n + 1 == n``, so the
+# pull counts of the policies' statistics (float, like their sums) stop growing
+EXACT_FLOAT32_COUNT = 1 << 24
+
+
+def check_count_precision(pulls) -> None:
+    """Raise if an arm was pulled more often than float32 statistics can count.
+
+    The policies keep their pull counts in the float dtype of their statistics. In
+    float32 (JAX's default) a count stops at 2^24 = 16,777,216: the statistics of an
+    arm pulled more often are wrong (its mean keeps growing over a frozen count) and
+    the run is no longer the paper's algorithm. The engine counts pulls exactly in
+    int32, so a chunk's ``pulls`` tell; the check runs on the host after each chunk,
+    before anything is stored. With 64-bit floats (``jax_enable_x64``) counts are
+    exact to 2^53 and nothing is checked.
+    """
+    if jnp.result_type(float) != jnp.float32 or np.size(pulls) == 0:
+        return
+    top = int(np.max(pulls))
+    if top > EXACT_FLOAT32_COUNT:
+        raise ValueError(
+            f"an arm was pulled {top:,} times, more than float32 statistics count "
+            f"exactly ({EXACT_FLOAT32_COUNT:,} = 2^24; past it n + 1 == n): the "
+            "run's statistics are wrong. Enable 64-bit floats before any JAX work "
+            "(jax.config.update('jax_enable_x64', True)) or use a smaller budget"
+        )
+
+
 MIN_CHUNK = 64  # lanes per device below which a chunk is not split further
 
 
@@ -705,6 +733,7 @@ def execute(
             if sharding is not None:  # lane axis split; shared fields replicated
                 args = jax.device_put(args, placed(args, sharding))
             res = jax.device_get(fn(*args))
+            check_count_precision(res.pulls)
             part = _host(res, stop - start)
             used = np.asarray(res.segments)  # [size, C]
             report.lane_steps_executed += _lane_steps(

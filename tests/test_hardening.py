@@ -148,3 +148,35 @@ def test_ugape_selection_with_every_real_arm_chosen_pulls_a_real_arm():
         beta = jnp.sqrt(a / jnp.asarray([1.0, 5.0, 1.0, 1.0]))
         sel = select_arm(jnp.asarray([0.0, 0.4, 0.0, 0.0]), beta, mask, 1)
         assert int(sel.u) == -1 and int(sel.l) == 1 and int(sel.arm) == 1
+
+
+def test_float32_count_ceiling_is_refused(monkeypatch):
+    """Float32 statistics count pulls exactly only to 2^24; a run that pulls an arm
+    more often raises instead of returning statistics frozen at the ceiling (the
+    ceiling is lowered here so that the run is short). 101 pulls of 2 arms put more
+    than 50 on one arm; 100 uniform pulls of 4 arms put 25 on each."""
+    if jax.config.jax_enable_x64:
+        pytest.skip("64-bit floats count exactly to 2^53")
+    monkeypatch.setattr(jbandits.runner, "EXACT_FLOAT32_COUNT", 50)
+    two, two_params = jbandits.envs.bernoulli([0.3, 0.7])
+    with pytest.raises(ValueError, match="float32 statistics count"):
+        jbandits.simulate(
+            jbandits.make("ucb1", num_arms=2), two, two_params, jax.random.key(0),
+            budget=101, num_reps=4, progress=False,
+        )  # fmt: skip
+    four, four_params = jbandits.envs.bernoulli([0.2, 0.4, 0.6, 0.8])
+    res = jbandits.simulate(
+        jbandits.make("uniform", num_arms=4, threshold=0.5), four, four_params,
+        jax.random.key(0), budget=100, num_reps=4, progress=False,
+    )  # fmt: skip
+    assert np.asarray(res.pulls).max() <= 50
+
+
+def test_float32_count_check_reads_the_largest_count():
+    """The check itself: 2^24 pulls pass, one more raises."""
+    if jax.config.jax_enable_x64:
+        pytest.skip("64-bit floats count exactly to 2^53")
+    ok = np.array([[3, 1 << 24]], np.int32)
+    jbandits.runner.check_count_precision(ok)
+    with pytest.raises(ValueError, match="2\\^24"):
+        jbandits.runner.check_count_precision(ok + 1)
