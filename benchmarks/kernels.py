@@ -142,7 +142,9 @@ def main(argv=None) -> None:
         f"wall {wall:.3f} s traced ({ndev * wall * 1e9 / (t * r):.1f} ns/pull/core); "
         f"kernels {busy / 1e6:.3f} s over {len(kernels)} kinds"
     )
-    print(f"  {'calls':>8s} {'total ms':>9s} {'mean µs':>8s} {'share':>6s}  kernel / op")
+    print(
+        f"  {'calls':>8s} {'total ms':>9s} {'mean µs':>8s} {'share':>6s}  kernel / op"
+    )
     for name, us in sorted(kernels.items(), key=lambda kv: -kv[1])[: args.top]:
         print(
             f"  {calls[name]:8d} {us / 1e3:9.1f} {us / calls[name]:8.2f} "
