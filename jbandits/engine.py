@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbandits import _grad_guard, _lanes, _prng, _validate
+from jbandits.policies import _phases
 from jbandits.types import Array, Bandit, Key, Policy, State
 
 UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
@@ -61,6 +62,28 @@ def split_key(key: Key) -> tuple[Key, Key, Key, Key]:
 def step_key(steps_key: Key, t: Any) -> Key:
     """Key passed to ``policy.step`` after pull ``t`` (0-based)."""
     return _prng.fold_in(steps_key, t)
+
+
+_READS_KEY: dict = {}  # key_cache -> step_reads_key (see run)
+
+
+def step_reads_key(policy: Policy, state: State, reward: Any) -> bool:
+    """Whether ``policy.step`` reads its key (traced once, dead code removed).
+
+    A step that never reads its key (APT, Sequential Halving, UCB1 with first ties)
+    does not need the engine's per-lane step counter inside a segment, only at its
+    end: one kernel less per step. Any failure to tell counts as reading it.
+    """
+    try:
+        from jax._src.interpreters import partial_eval as pe
+
+        closed = jax.make_jaxpr(lambda k: policy.step(state, k, reward))(
+            jax.random.key(0)
+        )
+        _, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
+        return bool(used[0])
+    except Exception:  # noqa: BLE001 - an internal API: keep the counter
+        return True
 
 
 def _to_bandit_numbering(out: Array, perm: Array) -> Array:
@@ -188,6 +211,7 @@ def run(
     segment: int | None = None,
     axis_name: str | None = None,
     diagnostics: bool = False,
+    key_cache: Any = None,
 ) -> RunResult:
     """One replication of ``policy`` on one instance; pure and jittable.
 
@@ -226,6 +250,10 @@ def run(
         carry (lanes already finished are restored by one select per segment, and
         the segment is redone step by step if a policy went idle inside it); results
         are identical.
+      key_cache: a hashable name of the policy's structure (the batched runner passes
+        its factory and static arguments): whether its step reads its key
+        (:func:`step_reads_key`, one extra trace of the step) is then worked out once
+        per name, number of arms and build, not once per compiled program.
 
     Returns:
       A :class:`RunResult`.
@@ -276,10 +304,12 @@ def run(
                 gained = jnp.where(state.arm < 0, jnp.nan, gained)
                 counts = counts.at[a].add(one)
                 ahead = draw(new, counts)
-                # (a per-step counter: step keys from the segment's first step plus
-                # the scan index saved its add for key-free policies, but XLA then
-                # fused the key's hash into its consumers: UCB1 ran 15 % slower)
-                return (new, counts, t + 1, total + gained, ahead, one), None
+                # a policy that reads its key needs the step counter every step (step
+                # keys from the segment's first step plus the scan index let XLA fuse
+                # the key's hash into its consumers: UCB1 ran 15 % slower); for the
+                # others the segment adds its length once (fast_segment)
+                t = t + 1 if keyed else t
+                return (new, counts, t, total + gained, ahead, one), None
             live = (t < limit) & (state.arm >= 0)
             state = jax.tree_util.tree_map(
                 lambda n, o: jnp.where(live, n, o), new, state
@@ -325,6 +355,8 @@ def run(
         out = jax.lax.scan(
             one_step(limit, guarded=False), inner_carry, None, length=seg, unroll=UNROLL
         )[0]
+        if not keyed:  # every live lane made ``seg`` steps
+            out = (*out[:2], out[2] + seg, *out[3:])
 
         def keep_done(c):
             return jax.tree_util.tree_map(lambda n, o: jnp.where(done, o, n), out, c)
@@ -377,6 +409,14 @@ def run(
     with _lanes.axis(axis_name):  # policies may branch on "any lane" (arms.py)
         state0 = policy.init(key_init, mask[perm])
         counts0 = jnp.zeros((num_arms,), jnp.int32)
+        cache = None
+        if key_cache is not None:
+            cache = (key_cache, num_arms, jax.config.x64_enabled, _phases.fixed_shape())
+        keyed = _READS_KEY.get(cache) if cache is not None else None
+        if keyed is None:
+            keyed = step_reads_key(policy, state0, draw(state0, counts0))
+            if cache is not None:
+                _READS_KEY[cache] = keyed
         carry0 = (
             state0,
             counts0,

@@ -246,6 +246,7 @@ def _program(
             segment=opts.segment,
             axis_name="lanes",
             diagnostics=opts.diagnostics,
+            key_cache=(source.ident, source.static),
         )
 
     def lanes(hp, params, kdata, rep, budget, horizon):

@@ -66,6 +66,9 @@ def _stops_at_random() -> Policy:
 
 POLICIES = {
     "ucb1": lambda: jbandits.make("ucb1", num_arms=K),
+    # key-free steps: the fast segment advances the step counter once per segment
+    "ucb1_first": lambda: jbandits.make("ucb1", num_arms=K, tie_break="first"),
+    "apt": lambda: jbandits.make("apt", num_arms=K, threshold=0.5, epsilon=0.05),
     "stops_at_random": lambda: _stops_at_random(),
     "median_elimination": lambda: jbandits.make(
         "median_elimination", num_arms=K, eps=0.5, delta=0.5
@@ -88,3 +91,14 @@ def test_fast_segments_equal_guarded_steps(name):
     )
     if name == "stops_at_random":  # the idle path is exercised
         assert 0 < np.asarray(fast.stopped).sum() < BUDGETS.size
+
+
+def test_key_free_steps_are_recognised():
+    """APT and first-tie UCB1 never read their step key (the engine then keeps no
+    per-step counter inside a fast segment); random-tie UCB1 does."""
+    mask = jnp.ones(K, bool)
+    reward = jnp.float32(0.5)
+    for name, reads in (("apt", False), ("ucb1_first", False), ("ucb1", True)):
+        policy = POLICIES[name]()
+        state = policy.init(jax.random.key(0), mask)
+        assert engine.step_reads_key(policy, state, reward) is reads, name
