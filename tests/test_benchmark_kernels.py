@@ -5,9 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # a profiled run in a child process (~6 s)
 def test_kernel_profile_of_apt_lists_the_step_kernels():
     """One traced run of APT (K = 4, T = 300, 8 lanes on 2 host devices): every step
     runs the reward draw and the arg-min, so the kernels with one call per step per
