@@ -5,8 +5,8 @@
 
 Runs one warm :func:`jbandits.simulate` under :func:`jax.profiler.trace` and sums the
 profiler's events per kernel: on CPU, XLA's thunk runtime records one event per
-executed kernel when compiled with ``xla_cpu_enable_xprof_traceme`` (set here before
-anything compiles); on a GPU the trace holds the device's kernel launches. Prints, per
+executed kernel while a trace is active; on a GPU the trace holds the device's kernel
+launches. Prints, per
 kernel, its calls, total and mean wall time, its share of the kernels' total and the
 operation it came from (the ``op_name`` JAX recorded, e.g. ``closed_call/reduce_max``,
 looked up in the optimised HLO). The tracing adds about a microsecond per kernel
@@ -40,19 +40,6 @@ import numpy as np  # noqa: E402
 
 import jbandits  # noqa: E402
 from benchmarks import hlo  # noqa: E402
-from jbandits import engine  # noqa: E402
-
-
-def _with_traceme() -> None:
-    """Compile the runner's programs with per-kernel profiler events (CPU)."""
-    if jax.default_backend() != "cpu":
-        return
-    options = engine.compiler_options
-
-    def traced():
-        return {**options(), "xla_cpu_enable_xprof_traceme": True}
-
-    engine.compiler_options = traced
 
 
 def _parse_kw(items) -> dict:
@@ -66,8 +53,8 @@ def _parse_kw(items) -> dict:
     return out
 
 
-def kernel_times(trace_dir: str) -> collections.Counter:
-    """``{event name: (calls, total µs)}`` of the trace's complete events."""
+def kernel_times(trace_dir: str) -> tuple[collections.Counter, collections.Counter]:
+    """``(calls, total µs)`` per event name of the trace's complete events."""
     files = list(Path(trace_dir).rglob("*.trace.json.gz"))
     if not files:
         raise FileNotFoundError(f"no perfetto trace under {trace_dir}")
@@ -102,7 +89,6 @@ def main(argv=None) -> None:
     ap.add_argument("--kw", nargs="*", default=[], help="policy arguments k=v")
     ap.add_argument("--top", type=int, default=25, help="kernels to print")
     args = ap.parse_args(argv)
-    _with_traceme()
     k, t, r = args.arms, args.budget, args.reps
     rng = np.random.default_rng(k)
     means = rng.uniform(0.2, 0.8, k)
