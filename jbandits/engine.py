@@ -86,6 +86,16 @@ def step_reads_key(policy: Policy, state: State, reward: Any) -> bool:
         return True
 
 
+def _cached_reads_key(policy, state, reward, key_cache, num_arms: int) -> bool:
+    """:func:`step_reads_key`, remembered per ``key_cache`` (see :func:`run`)."""
+    if key_cache is None:
+        return step_reads_key(policy, state, reward)
+    cache = (key_cache, num_arms, jax.config.x64_enabled, _phases.fixed_shape())
+    if cache not in _READS_KEY:
+        _READS_KEY[cache] = step_reads_key(policy, state, reward)
+    return _READS_KEY[cache]
+
+
 def _to_bandit_numbering(out: Array, perm: Array) -> Array:
     if out.ndim == 0:
         return jnp.where(out >= 0, perm[jnp.maximum(out, 0)], out).astype(out.dtype)
@@ -409,14 +419,10 @@ def run(
     with _lanes.axis(axis_name):  # policies may branch on "any lane" (arms.py)
         state0 = policy.init(key_init, mask[perm])
         counts0 = jnp.zeros((num_arms,), jnp.int32)
-        cache = None
-        if key_cache is not None:
-            cache = (key_cache, num_arms, jax.config.x64_enabled, _phases.fixed_shape())
-        keyed = _READS_KEY.get(cache) if cache is not None else None
-        if keyed is None:
-            keyed = step_reads_key(policy, state0, draw(state0, counts0))
-            if cache is not None:
-                _READS_KEY[cache] = keyed
+        # only the fast segments (with axis_name) leave the counter out of a step
+        keyed = axis_name is None or _cached_reads_key(
+            policy, state0, draw(state0, counts0), key_cache, num_arms
+        )
         carry0 = (
             state0,
             counts0,
