@@ -1,42 +1,89 @@
 """Pulls/s against arm-lanes on whatever device JAX has (written for GPUs).
 
-``python -m benchmarks.gpu [--max-arm-lanes 1e7] [--steps 2000]`` runs APT (K=100),
-Sequential Halving (K=100) and UCB1 (K=100) through :func:`jbandits.simulate` with
-replications = arm-lanes / K, for arm-lanes 1e3 .. 1e7, and prints per row: pulls/s,
-ns per lane-step, the achieved memory bandwidth (bytes of policy state read and
-written per lane-step, from ``jax.eval_shape``, times lane-steps per second) and the
-number of kernels (fusions + custom calls) in the optimised HLO of the program.
-Median of 3 warm calls; compile time printed once per policy. On a GPU the curve
-should rise with arm-lanes until memory bandwidth, not launch overhead, bounds it.
+``python -m benchmarks.gpu [--arms 100] [--steps 2000] [--max-arm-lanes 1e8]``
+
+1. **check** (with ``--check``): a few policies run on the default device and, in a
+   child process with ``JAX_PLATFORMS=cpu``, on the CPU; per policy the lanes whose
+   pull counts and outputs are identical. Off CPU the phase policies and Bayes-UCB
+   run their fixed-shape form (``jbandits.policies._phases.fixed_shape``), on CPU the
+   ``lax.while_loop`` form, so this also checks that both forms choose the same arms.
+2. **curve**: APT, Sequential Halving and UCB1 (random ties), K arms, through
+   :func:`jbandits.simulate` with replications = arm-lanes / K for arm-lanes
+   ``--min-arm-lanes`` .. ``--max-arm-lanes`` (one decade apart; ``--extra-arm-lanes``
+   run after the table): pulls/s,
+   ns per lane-step, the bandwidth implied by reading and writing the policy state
+   once per lane-step (bytes from ``jax.eval_shape``), and the kernels of one step in
+   the optimised HLO (:mod:`benchmarks.hlo`; with its count in data-dependent loops).
+3. **table** (``--table-arm-lanes``, 0 to skip): more policies at one size.
+
+Median of 3 warm calls per row; the first call's time (compilation included) is
+printed. ``--time-limit`` seconds: rows that would start after it are skipped (a lent
+GPU has a fixed budget), so the output ends with what was measured. ``--out DIR``
+also writes the rows as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+import warnings
 
 import jax
 import numpy as np
 
 import jbandits
-from jbandits import metrics, runner
+from benchmarks import hlo
+
+CURVE = ("apt", "sequential_halving", "ucb1")
+TABLE = (
+    "apt",
+    "ucb1",
+    "ucb1:first",
+    "sequential_halving",
+    "successive_rejects",
+    "augucb",
+    "eucbv",
+    "klucb",
+    "thompson:beta",
+    "thompson:gauss",
+    "bayes_ucb:beta",
+    "bayes_ucb:gauss",
+)
+CHECK = (
+    "apt",
+    "ucb1",
+    "sequential_halving",
+    "successive_rejects",
+    "augucb",
+    "eucbv",
+    "thompson:beta",
+    "bayes_ucb:beta",
+)
 
 
-def _policies(num_arms: int, steps: int):
-    return {
-        "apt": (
-            jbandits.make("apt", num_arms=num_arms, threshold=0.5, epsilon=0.05),
-            metrics.thresholding(0.5),
-        ),
-        "sequential_halving": (
-            jbandits.make("sequential_halving", num_arms=num_arms, budget=steps),
-            metrics.identification(),
-        ),
-        "ucb1": (jbandits.make("ucb1", num_arms=num_arms), None),
-    }
+def make(label: str, num_arms: int, steps: int):
+    """``"name[:variant]"`` -> policy with this benchmark's arguments."""
+    name, _, variant = label.partition(":")
+    kw: dict = {}
+    if name in ("apt", "augucb", "csar", "lsa"):
+        kw["threshold"] = 0.5
+    if name == "apt":
+        kw["epsilon"] = 0.05
+    if name in ("augucb", "csar", "sequential_halving", "successive_rejects"):
+        kw["budget"] = steps
+    if name in ("eucbv", "moss", "ocucb", "ucb_improved"):
+        kw["horizon"] = steps
+    if variant == "first":
+        kw["tie_break"] = "first"
+    elif variant:
+        kw["posterior"] = variant
+    return jbandits.make(name, num_arms=num_arms, **kw)
 
 
 def _state_bytes(policy, num_arms: int) -> int:
@@ -46,90 +93,152 @@ def _state_bytes(policy, num_arms: int) -> int:
     return sum(x.size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(state))
 
 
-def _kernels(fn, args) -> int:
-    text = fn.lower(*args).compile().as_text()
-    return len(re.findall(r"^\s*\S+ = \S+ fusion\(|custom-call\(", text, re.M))
+def _simulate(policy, bandit, params, steps, reps, seed=0):
+    return jbandits.simulate(
+        policy,
+        bandit,
+        params,
+        jax.random.key(seed),
+        budget=steps,
+        num_reps=reps,
+        progress=False,
+        batch_size=reps,
+    )
+
+
+def _kernels(policy, bandit, params, steps, lanes) -> str:
+    try:
+        counts = hlo.engine_step_kernels(policy, bandit, params, steps, lanes)
+    except Exception as err:  # noqa: BLE001 - informational only
+        return f"? ({type(err).__name__})"
+    return hlo.summary(counts[0])
+
+
+def measure(label, num_arms, steps, arm_lanes, kernels: bool) -> dict:
+    """One row: first-call time, median of 3 warm calls, rates, kernels."""
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, num_arms))
+    policy = make(label, num_arms, steps)
+    reps = max(1, int(arm_lanes) // num_arms)
+    t0 = time.perf_counter()
+    _simulate(policy, bandit, params, steps, reps)
+    first = time.perf_counter() - t0
+    times = []
+    for seed in (1, 2, 3):
+        t0 = time.perf_counter()
+        _simulate(policy, bandit, params, steps, reps, seed)
+        times.append(time.perf_counter() - t0)
+    lane_steps = reps * steps / statistics.median(times)
+    return {
+        "policy": label,
+        "arms": num_arms,
+        "arm_lanes": reps * num_arms,
+        "reps": reps,
+        "first_s": round(first, 2),
+        "mpulls_s": lane_steps / 1e6,
+        "ns_lane_step": 1e9 / lane_steps,
+        "gb_s": 2 * _state_bytes(policy, num_arms) * lane_steps / 1e9,
+        "kernels": _kernels(policy, bandit, params, steps, reps) if kernels else "",
+    }
+
+
+def _print_row(r: dict) -> None:
+    print(
+        f"{r['policy']:18s} {r['arms']:>5d} {r['arm_lanes']:>10d} {r['reps']:>8d} "
+        f"{r['first_s']:>7.1f} {r['mpulls_s']:>9.2f} {r['ns_lane_step']:>10.2f} "
+        f"{r['gb_s']:>7.1f}  {r['kernels']}",
+        flush=True,
+    )
+
+
+HEADER = (
+    f"{'policy':18s} {'K':>5s} {'arm-lanes':>10s} {'reps':>8s} {'first_s':>7s} "
+    f"{'Mpulls/s':>9s} {'ns/lane-st':>10s} {'GB/s':>7s}  kernels per step"
+)
+
+
+def run_check(num_arms: int, steps: int, reps: int) -> dict:
+    """Pull counts and outputs of the CHECK policies (bandit numbering)."""
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, num_arms))
+    out = {}
+    for label in CHECK:
+        res = _simulate(make(label, num_arms, steps), bandit, params, steps, reps)
+        out[label + "/pulls"] = np.asarray(res.pulls)
+        out[label + "/output"] = np.asarray(res.output)
+    return out
+
+
+def compare_with_cpu(num_arms: int, steps: int, reps: int) -> None:
+    here = run_check(num_arms, steps, reps)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "cpu.npz")
+        env = dict(os.environ, JAX_PLATFORMS="cpu")
+        cmd = [sys.executable, "-m", "benchmarks.gpu", "--save-check", path]
+        cmd += ["--arms", str(num_arms), "--steps", str(steps), "--reps", str(reps)]
+        subprocess.run(cmd, env=env, check=True)
+        cpu = dict(np.load(path))
+    print(f"check: {jax.default_backend()} vs cpu, K={num_arms}, T={steps}, R={reps}")
+    for label in CHECK:
+        same = np.ones(reps, bool)
+        for part in ("pulls", "output"):
+            a, b = here[f"{label}/{part}"], cpu[f"{label}/{part}"]
+            same &= np.all((a == b).reshape(reps, -1), axis=1)
+        print(f"  {label:18s} identical lanes {int(same.sum())}/{reps}", flush=True)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.gpu")
     parser.add_argument("--arms", type=int, default=100, help="K")
     parser.add_argument("--steps", type=int, default=2000, help="budget T per run")
+    parser.add_argument("--min-arm-lanes", type=float, default=1e3)
+    parser.add_argument("--max-arm-lanes", type=float, default=1e7)
+    parser.add_argument("--table-arm-lanes", type=float, default=1e6)
     parser.add_argument(
-        "--max-arm-lanes", type=float, default=1e7, help="largest replications x K"
+        "--extra-arm-lanes",
+        type=float,
+        nargs="*",
+        default=[],
+        help="curve sizes run last (after the table), e.g. 1e8",
     )
-    parser.add_argument(
-        "--min-arm-lanes", type=float, default=1e3, help="smallest replications x K"
-    )
+    parser.add_argument("--check", action="store_true", help="compare with the CPU")
+    parser.add_argument("--reps", type=int, default=64, help="replications of check")
+    parser.add_argument("--save-check", help=argparse.SUPPRESS)
+    parser.add_argument("--time-limit", type=float, default=float("inf"))
+    parser.add_argument("--out", help="folder for gpu_rows.json")
     args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore", message=".*does not cover this range")
+    if args.save_check:
+        np.savez(args.save_check, **run_check(args.arms, args.steps, args.reps))
+        return
+    start = time.perf_counter()
     dev = jax.devices()[0]
     print(
         f"device: {len(jax.devices())} x {dev.device_kind} ({dev.platform}); "
-        f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        f"jax {jax.__version__}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        flush=True,
     )
-    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, args.arms))
-    sizes = np.geomspace(
-        args.min_arm_lanes,
-        args.max_arm_lanes,
-        int(np.log10(args.max_arm_lanes / args.min_arm_lanes)) + 1,
-    )
-    print(
-        f"{'policy':20s} {'arm-lanes':>10s} {'reps':>8s} {'Mpulls/s':>9s} "
-        f"{'ns/lane-step':>12s} {'GB/s':>7s} {'kernels':>7s}"
-    )
-    for name, (policy, metric) in _policies(args.arms, args.steps).items():
-        state_bytes = _state_bytes(policy, args.arms)
-        for arm_lanes in sizes:
-            reps = max(1, int(arm_lanes) // args.arms)
-
-            def call(policy=policy, metric=metric, reps=reps):
-                return jbandits.simulate(
-                    policy,
-                    bandit,
-                    params,
-                    jax.random.key(0),
-                    budget=args.steps,
-                    num_reps=reps,
-                    metric=metric,
-                    progress=False,
-                    batch_size=reps,
-                )
-
-            t0 = time.perf_counter()
-            call()
-            compile_s = time.perf_counter() - t0
-            times = []
-            for _ in range(3):
-                t0 = time.perf_counter()
-                call()
-                times.append(time.perf_counter() - t0)
-            t = statistics.median(times)
-            lane_steps = reps * args.steps / t
-            kernels = "-"
-            if arm_lanes == sizes[0]:
-                fn = next(reversed(runner._CACHE.values()))
-                kernels = "?"
-                try:
-                    probe = _probe_args(policy, bandit, params, args.steps)
-                    kernels = str(_kernels(fn, probe))
-                except Exception:  # noqa: BLE001 - informational only
-                    pass
-                print(f"  ({name}: first call {compile_s:.1f} s incl. compile)")
-            print(
-                f"{name:20s} {int(arm_lanes):>10d} {reps:>8d} "
-                f"{lane_steps / 1e6:>9.2f} {1e9 / lane_steps:>12.2f} "
-                f"{2 * state_bytes * lane_steps / 1e9:>7.1f} {kernels:>7s}"
-            )
-
-
-def _probe_args(policy, bandit, params, steps):
-    """Arguments of one lane-chunk of the runner's program (for HLO inspection)."""
-    source, numeric = runner.source_of(policy)
-    hp = {k: np.asarray([v]) for k, v in numeric.items()}
-    p = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
-    kdata = runner.key_data(jax.random.key(0))[None]
-    one = np.ones(1, np.int32)
-    return hp, p, kdata, 0 * one, steps * one, steps * one
+    if args.check:
+        compare_with_cpu(10, 1000, args.reps)
+    lo, hi = args.min_arm_lanes, args.max_arm_lanes
+    sizes = np.geomspace(lo, hi, int(round(np.log10(hi / lo))) + 1)
+    plan = [(p, s, s == sizes[0]) for p in CURVE for s in sizes]
+    if args.table_arm_lanes:
+        plan += [(p, args.table_arm_lanes, True) for p in TABLE]
+    plan += [(p, s, False) for s in args.extra_arm_lanes for p in CURVE]
+    rows, skipped = [], []
+    print(HEADER, flush=True)
+    for label, arm_lanes, kernels in plan:
+        if time.perf_counter() - start > args.time_limit:
+            skipped.append(f"{label}@{int(arm_lanes)}")
+            continue
+        rows.append(measure(label, args.arms, args.steps, arm_lanes, kernels))
+        _print_row(rows[-1])
+    if skipped:
+        print(f"skipped (time limit {args.time_limit:.0f} s): {' '.join(skipped)}")
+    print(f"total {time.perf_counter() - start:.0f} s")
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "gpu_rows.json"), "w") as f:
+            json.dump({"device": str(dev.device_kind), "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
