@@ -39,6 +39,7 @@ import numpy as np
 
 import jbandits
 from benchmarks import hlo
+from jbandits.policies import _phases
 
 CURVE = ("apt", "sequential_halving", "ucb1")
 TABLE = (
@@ -161,9 +162,19 @@ def run_check(num_arms: int, steps: int, reps: int) -> dict:
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, num_arms))
     out = {}
     for label in CHECK:
-        res = _simulate(make(label, num_arms, steps), bandit, params, steps, reps)
+        res = jbandits.simulate(
+            make(label, num_arms, steps),
+            bandit,
+            params,
+            jax.random.key(0),
+            budget=steps,
+            num_reps=reps,
+            progress=False,
+            record_arms=True,
+        )
         out[label + "/pulls"] = np.asarray(res.pulls)
         out[label + "/output"] = np.asarray(res.output)
+        out[label + "/arms"] = np.asarray(res.arms)
     return out
 
 
@@ -182,7 +193,17 @@ def compare_with_cpu(num_arms: int, steps: int, reps: int) -> None:
         for part in ("pulls", "output"):
             a, b = here[f"{label}/{part}"], cpu[f"{label}/{part}"]
             same &= np.all((a == b).reshape(reps, -1), axis=1)
-        print(f"  {label:18s} identical lanes {int(same.sum())}/{reps}", flush=True)
+        a, b = here[f"{label}/arms"], cpu[f"{label}/arms"]
+        first = [
+            f"lane {i} step {int(np.argmax(a[i] != b[i]))}: "
+            f"{int(a[i][a[i] != b[i]][0])} vs {int(b[i][a[i] != b[i]][0])}"
+            for i in np.flatnonzero(np.any(a != b, axis=1))[:3]
+        ]
+        print(
+            f"  {label:18s} identical lanes {int(same.sum())}/{reps} "
+            f"{'; '.join(first)}",
+            flush=True,
+        )
 
 
 def main(argv=None) -> None:
@@ -202,10 +223,23 @@ def main(argv=None) -> None:
     parser.add_argument("--check", action="store_true", help="compare with the CPU")
     parser.add_argument("--reps", type=int, default=64, help="replications of check")
     parser.add_argument("--save-check", help=argparse.SUPPRESS)
+    parser.add_argument("--curve", nargs="*", default=list(CURVE), help="policies")
+    parser.add_argument("--table", nargs="*", default=list(TABLE), help="policies")
+    parser.add_argument(
+        "--fixed-shape",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="_phases.FIXED_SHAPE (auto: fixed-shape off CPU)",
+    )
+    parser.add_argument(
+        "--ungated", action="store_true", help="_phases.GATE = False (A/B)"
+    )
     parser.add_argument("--time-limit", type=float, default=float("inf"))
     parser.add_argument("--out", help="folder for gpu_rows.json")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", message=".*does not cover this range")
+    _phases.FIXED_SHAPE = {"auto": None, "on": True, "off": False}[args.fixed_shape]
+    _phases.GATE = not args.ungated
     if args.save_check:
         np.savez(args.save_check, **run_check(args.arms, args.steps, args.reps))
         return
@@ -213,17 +247,18 @@ def main(argv=None) -> None:
     dev = jax.devices()[0]
     print(
         f"device: {len(jax.devices())} x {dev.device_kind} ({dev.platform}); "
-        f"jax {jax.__version__}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"jax {jax.__version__}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"fixed_shape {_phases.fixed_shape()}, gate {_phases.GATE}",
         flush=True,
     )
     if args.check:
         compare_with_cpu(10, 1000, args.reps)
     lo, hi = args.min_arm_lanes, args.max_arm_lanes
     sizes = np.geomspace(lo, hi, int(round(np.log10(hi / lo))) + 1)
-    plan = [(p, s, s == sizes[0]) for p in CURVE for s in sizes]
+    plan = [(p, s, s == sizes[0]) for p in args.curve for s in sizes]
     if args.table_arm_lanes:
-        plan += [(p, args.table_arm_lanes, True) for p in TABLE]
-    plan += [(p, s, False) for s in args.extra_arm_lanes for p in CURVE]
+        plan += [(p, args.table_arm_lanes, True) for p in args.table]
+    plan += [(p, s, False) for s in args.extra_arm_lanes for p in args.curve]
     rows, skipped = [], []
     print(HEADER, flush=True)
     for label, arm_lanes, kernels in plan:

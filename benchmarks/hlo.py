@@ -9,7 +9,8 @@ is one step (``engine.UNROLL == 1``); :func:`step_kernels` finds that body (a
 ``while`` with the segment's trip count) and
 counts its kernels, descending into called computations and nested ``while`` loops
 (a rolled threefry hash is a 5-trip ``while``: its body counts 5 times; a loop whose
-trip count XLA does not know, such as a stage end on CPU, is reported apart). With the
+trip count XLA does not know, such as a stage end on CPU, is reported apart, and so is
+the largest branch of a ``conditional``, such as a gated phase end). With the
 fast segments of :func:`jbandits.engine.run` there are two such bodies, the
 unguarded step of the steady state and the guarded one; both are reported.
 """
@@ -21,7 +22,8 @@ from collections import Counter
 
 FREE = {"parameter", "get-tuple-element", "tuple", "constant", "bitcast"}
 RARE = "in data-dependent loops"
-_CONTAINERS = ("while", "call", "conditional", "data-dependent while", RARE)
+BRANCH = "in conditional branches"
+_CONTAINERS = ("while", "call", "conditional", "data-dependent while", RARE, BRANCH)
 _COMP = re.compile(r"^(?:ENTRY )?%(\S+) .*\{\s*$")
 _INSTR = re.compile(r"^\s*(?:ROOT )?%\S+ = .*?\s([a-z][a-z0-9\-_]*)\((.*)$")
 
@@ -74,14 +76,22 @@ def kernels(comps: dict[str, list[str]], name: str) -> Counter:
             out["while"] += 1
             for k, v in inner.items():
                 out[k] += trips * v
-        elif op in ("call", "conditional"):
-            for callee in re.findall(
-                r"(?:to_apply|branch_computations=\{|true_computation|"
-                r"false_computation)=?%([^\s,}]+)",
-                line,
-            ):
-                out.update(kernels(comps, callee))
+        elif op == "call":
+            out.update(kernels(comps, re.search(r"to_apply=%([^\s,}]+)", line)[1]))
             out[op] += 1
+        elif op == "conditional":
+            # a step's branches run on few steps (a phase end, a rare fallback):
+            # the largest branch is reported apart, like a data-dependent loop
+            m = re.search(r"branch_computations=\{([^}]*)\}", line) or re.search(
+                r"true_computation=%([^\s,]+), false_computation=%([^\s,]+)", line
+            )
+            names = re.findall(r"%?([^\s,%]+)", ",".join(m.groups())) if m else []
+            branch = [kernels(comps, name) for name in names]
+            out[op] += 1
+            out[BRANCH] += max(
+                (sum(_real(b).values()) + b[RARE] + b[BRANCH] for b in branch),
+                default=0,
+            )
         else:
             out[op] += 1
     return out
@@ -125,6 +135,9 @@ def summary(counts: Counter) -> str:
     if counts.get("data-dependent while"):
         n = counts["data-dependent while"]
         rare = f"; +{counts[RARE]} in {n} data-dependent loop{'s' if n > 1 else ''}"
+    if counts.get("conditional"):
+        n = counts["conditional"]
+        rare += f"; +{counts[BRANCH]} in {n} conditional{'s' if n > 1 else ''}"
     return f"{total(counts)} kernels ({parts}{loops}{rare})"
 
 

@@ -90,7 +90,7 @@ def _cached_reads_key(policy, state, reward, key_cache, num_arms: int) -> bool:
     """:func:`step_reads_key`, remembered per ``key_cache`` (see :func:`run`)."""
     if key_cache is None:
         return step_reads_key(policy, state, reward)
-    cache = (key_cache, num_arms, jax.config.x64_enabled, _phases.fixed_shape())
+    cache = (key_cache, num_arms, jax.config.x64_enabled, _phases.form())
     if cache not in _READS_KEY:
         _READS_KEY[cache] = step_reads_key(policy, state, reward)
     return _READS_KEY[cache]

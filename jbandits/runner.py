@@ -218,7 +218,7 @@ def _program(
         fold,
         devices,
         jax.config.x64_enabled,
-        _phases.fixed_shape(),  # phase ends and Bayes-UCB's search: loop or fixed
+        _phases.form(),  # phase ends and Bayes-UCB's search: loop, fixed, gated
     )
     fn = _CACHE.get(key)
     if fn is not None:

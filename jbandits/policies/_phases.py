@@ -11,7 +11,11 @@ masked update, unrolled :func:`max_ends` times (the most phases that end on one 
 in the schedule, computed on the host; usually 1), and rejections by a score that does
 not change between the phases ending on one step (SR, VBR, CSAR) are one :func:`drop`
 of the ``count`` worst arms (unrolled arg-mins, or one ranking when the bound is
-large or unknown, as for a traced schedule). On CPU, where a ``lax.while_loop`` that
+large or unknown, as for a traced schedule). Each such update sits in a ``lax.cond``
+on "a phase ends on some lane" (:data:`GATE`): under the runner's lanes axis that is
+one predicate for all lanes, so the update (a sort for halving) runs on the few steps
+that end a phase, not on every step (Sequential Halving, K = 100, H100: measured in
+``benchmarks/gpu.py``). On CPU, where a ``lax.while_loop`` that
 runs only at phase ends costs nothing but a sort in every step costs up to ~60x a
 step, updates that sort (halving, SAR, a ranking :func:`drop`) run in the loop
 instead; :data:`FIXED_SHAPE` overrides the choice. Both forms give the same arms.
@@ -34,7 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _validate, arms, schedules
+from jbandits import _lanes, _validate, arms, schedules
 from jbandits.types import Array
 
 
@@ -101,11 +105,18 @@ def phases_done(t: Array, ends: Array, num_phases: Array) -> Array:
 
 
 FIXED_SHAPE: bool | None = None  # None: fixed-shape updates except on CPU
+GATE = True  # fixed-shape phase ends under a lax.cond on "any lane's phase ends"
 
 
 def fixed_shape() -> bool:
     """Whether updates that sort run fixed-shape in every step (see module doc)."""
     return jax.default_backend() != "cpu" if FIXED_SHAPE is None else FIXED_SHAPE
+
+
+def form() -> tuple[bool, bool]:
+    """What a traced step depends on here: (:func:`fixed_shape`, :data:`GATE`); part
+    of the keys of compiled programs (``jbandits.runner``) and of the engine's memo."""
+    return fixed_shape(), GATE
 
 
 def end_phases(
@@ -140,10 +151,23 @@ def end_phases(
         return jax.lax.while_loop(lambda c: due(c[0]), body, (phase, carry))
     for _ in range(bound):
         now = due(phase)
-        new = end_fn(phase, carry)
-        carry = jax.tree_util.tree_map(lambda a, b: jnp.where(now, a, b), new, carry)
+
+        def masked(c, now=now, phase=phase):
+            new = end_fn(phase, c)
+            return jax.tree_util.tree_map(lambda a, b: jnp.where(now, a, b), new, c)
+
+        carry = _gated(now, masked, carry)
         phase = phase + now.astype(phase.dtype)
     return phase, carry
+
+
+def _gated(pred: Array, update: Callable[[Any], Any], carry: Any) -> Any:
+    """``update(carry)``, an identity where ``pred`` is False, computed only when
+    ``pred`` holds on some lane (:data:`GATE`): a real ``lax.cond`` branch under the
+    runner's lanes axis, a select without one; the same values either way."""
+    if not GATE:
+        return update(carry)
+    return jax.lax.cond(_lanes.any_lane(pred), update, lambda c: c, carry)
 
 
 UNROLL = 4  # drop(): up to this bound, repeated arg-min/arg-max beats one sort
@@ -169,12 +193,20 @@ def drop(
     pick_fn = arms.argmax_masked if largest else arms.argmin_masked
     num_arms = score.shape[0]
     if bound is not None and bound <= UNROLL:
-        for i in range(bound):
-            hit = arms.one_hot(pick_fn(score, eligible), num_arms)
-            eligible = eligible & ~(hit & (count > i))
-        return eligible
+
+        def unrolled(eligible):
+            for i in range(bound):
+                hit = arms.one_hot(pick_fn(score, eligible), num_arms)
+                eligible = eligible & ~(hit & (count > i))
+            return eligible
+
+        return _gated(count > 0, unrolled, eligible)
     if fixed_shape():
-        return eligible & ~(arms.rank(score, eligible, largest=largest) < count)
+        return _gated(
+            count > 0,
+            lambda e: e & ~(arms.rank(score, e, largest=largest) < count),
+            eligible,
+        )
 
     def body(c):
         i, left = c

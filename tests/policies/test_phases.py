@@ -132,3 +132,57 @@ def test_fixed_shape_phase_ends_match_the_references(name, monkeypatch):
     monkeypatch.setattr(_phases, "FIXED_SHAPE", True)
     case = next(c for c in CASES if c.name == name)
     assert check_case(case, seed=1, num_instances=100) >= 100
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("sequential_halving", {}),
+        ("successive_rejects", {}),
+        pytest.param("sar", {"m": 2}, marks=pytest.mark.slow),
+        pytest.param("csar", {"threshold": 0.5}, marks=pytest.mark.slow),
+        pytest.param("vbr_provisional", {}, marks=pytest.mark.slow),
+    ],
+)
+def test_every_phase_form_gives_the_same_runs_in_the_runner(name, kwargs, monkeypatch):
+    # the batched runner names its lanes axis, so the GATE's lax.cond is a real branch
+    # there (it is a select under a plain vmap): the fixed-shape form, gated or not,
+    # and the CPU loop form must give the same arms at every step
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 8))
+
+    def arms_of(fixed, gate):
+        monkeypatch.setattr(_phases, "FIXED_SHAPE", fixed)
+        monkeypatch.setattr(_phases, "GATE", gate)
+        policy = jbandits.make(name, num_arms=8, budget=120, **kwargs)
+        res = jbandits.simulate(
+            policy, bandit, params, jax.random.key(3), budget=120, num_reps=12,
+            progress=False, record_arms=True,
+        )  # fmt: skip
+        return np.asarray(res.arms), np.asarray(res.output)
+
+    loop = arms_of(False, False)
+    assert (loop[0][:, :60] >= 0).all()  # the runs played
+    for fixed, gate in [(True, True), (True, False), (False, True)]:
+        got = arms_of(fixed, gate)
+        np.testing.assert_array_equal(got[0], loop[0])
+        np.testing.assert_array_equal(got[1], loop[1])
+
+
+def test_gated_sort_runs_in_a_conditional_not_every_step(monkeypatch):
+    # fixed-shape halving: the sort sits inside the step's conditional branch
+    from benchmarks import hlo
+
+    monkeypatch.setattr(_phases, "FIXED_SHAPE", True)
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 8))
+
+    def sorts_per_step(gate):
+        monkeypatch.setattr(_phases, "GATE", gate)
+        policy = jbandits.make("sequential_halving", num_arms=8, budget=120)
+        text = hlo.engine_program_text(policy, bandit, params, 120, lanes=4)
+        body = hlo.step_kernels(text, 32)[0]
+        every_step = body.get("sort", 0) + body.get("custom-call", 0)
+        return every_step, body.get(hlo.BRANCH, 0)
+
+    assert sorts_per_step(False)[0] >= 1  # ungated: a sort in every step
+    sorts, in_branch = sorts_per_step(True)
+    assert sorts == 0 and in_branch >= 1
