@@ -72,11 +72,13 @@ def make(label: str, num_arms: int, steps: int):
     """``"name[:variant]"`` -> policy with this benchmark's arguments."""
     name, _, variant = label.partition(":")
     kw: dict = {}
+    if name == "sar":
+        kw["m"] = 5
     if name in ("apt", "augucb", "csar", "lsa"):
         kw["threshold"] = 0.5
     if name == "apt":
         kw["epsilon"] = 0.05
-    if name in ("augucb", "csar", "sequential_halving", "successive_rejects"):
+    if name in ("augucb", "csar", "sar", "sequential_halving", "successive_rejects"):
         kw["budget"] = steps
     if name in ("eucbv", "moss", "ocucb", "ucb_improved"):
         kw["horizon"] = steps

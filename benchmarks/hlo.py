@@ -8,8 +8,9 @@ engine's inner ``lax.scan`` over the steps of a segment becomes a ``while`` whos
 is one step (``engine.UNROLL == 1``); :func:`step_kernels` finds that body (a
 ``while`` with the segment's trip count) and
 counts its kernels, descending into called computations and nested ``while`` loops
-(a rolled threefry hash is a 5-trip ``while``: its body counts 5 times; a loop whose
-trip count XLA does not know, such as a stage end on CPU, is reported apart, and so is
+(a rolled threefry hash is a 5-trip ``while``: its body counts 5 times; the body of a
+loop whose trip count XLA does not know, such as a stage end on CPU, is reported apart,
+its condition, which runs every time, is counted, and so is
 the largest branch of a ``conditional``, such as a gated phase end). With the
 fast segments of :func:`jbandits.engine.run` there are two such bodies, the
 unguarded step of the steady state and the guarded one; both are reported.
@@ -72,6 +73,10 @@ def kernels(comps: dict[str, list[str]], name: str) -> Counter:
             if trips is None:
                 out["data-dependent while"] += 1
                 out[RARE] += sum(_real(inner).values()) + inner[RARE]
+                # its condition runs each time the loop is reached: every step
+                cond = re.search(r"condition=%([^\s,]+)", line).group(1)
+                for k, v in kernels(comps, cond).items():
+                    out[k] += v
                 continue
             out["while"] += 1
             for k, v in inner.items():

@@ -110,6 +110,10 @@ def test_no_while_loop_in_a_phase_policy_step(name, kwargs, sorts, monkeypatch):
     monkeypatch.setattr(_phases, "FIXED_SHAPE", True)  # read when the step is traced
     policy = jbandits.make(name, num_arms=4, budget=40, **kwargs)
     assert _whiles(policy, 4) == 0
+    # FIXED_SHAPE = False asks for the loop where an update sorts
+    monkeypatch.setattr(_phases, "FIXED_SHAPE", False)
+    policy = jbandits.make(name, num_arms=4, budget=40, **kwargs)
+    assert _whiles(policy, 4) == int(sorts)
 
 
 @pytest.mark.slow
@@ -162,7 +166,7 @@ def test_every_phase_form_gives_the_same_runs_in_the_runner(name, kwargs, monkey
 
     loop = arms_of(False, False)
     assert (loop[0][:, :60] >= 0).all()  # the runs played
-    for fixed, gate in [(True, True), (True, False), (False, True)]:
+    for fixed, gate in [(True, True), (True, False), (None, True)]:
         got = arms_of(fixed, gate)
         np.testing.assert_array_equal(got[0], loop[0])
         np.testing.assert_array_equal(got[1], loop[1])
