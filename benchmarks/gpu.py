@@ -78,7 +78,8 @@ def make(label: str, num_arms: int, steps: int):
         kw["threshold"] = 0.5
     if name == "apt":
         kw["epsilon"] = 0.05
-    if name in ("augucb", "csar", "sar", "sequential_halving", "successive_rejects"):
+    budgeted = ("augucb", "csar", "sar", "sequential_halving", "successive_rejects")
+    if name in (*budgeted, "vbr_provisional"):
         kw["budget"] = steps
     if name in ("eucbv", "moss", "ocucb", "ucb_improved"):
         kw["horizon"] = steps
