@@ -237,6 +237,9 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--ungated", action="store_true", help="_phases.GATE = False (A/B)"
     )
+    parser.add_argument(
+        "--no-kernels", action="store_true", help="skip the HLO kernel counts"
+    )
     parser.add_argument("--time-limit", type=float, default=float("inf"))
     parser.add_argument("--out", help="folder for gpu_rows.json")
     args = parser.parse_args(argv)
@@ -268,6 +271,7 @@ def main(argv=None) -> None:
         if time.perf_counter() - start > args.time_limit:
             skipped.append(f"{label}@{int(arm_lanes)}")
             continue
+        kernels = kernels and not args.no_kernels
         rows.append(measure(label, args.arms, args.steps, arm_lanes, kernels))
         _print_row(rows[-1])
     if skipped:
