@@ -633,7 +633,7 @@ def execute(
     ndev = len(jax.local_devices())
     # per-cell numeric arguments broadcast over cells (scalars given once)
     hp = jax.tree_util.tree_map(lambda x: _per_cell(x, num_cells), hp)
-    _check_numbers(source, hp, num_cells)
+    name = _check_numbers(source, hp, num_cells)
     horizons = lanes.budget if lanes.horizon is None else lanes.horizon
     horizons = np.broadcast_to(np.asarray(horizons), (num_cells,))
 
@@ -715,7 +715,7 @@ def execute(
     report.lanes += total
     report.chunk_size = size
     out: dict = {}
-    bar = _progress_bar(total, label or source.name, progress)
+    bar = _progress_bar(total, label or name, progress)
     t0 = time.perf_counter()
     seg = opts.segment or default_segment(
         None if opts.horizon is None else math.ceil(opts.horizon / opts.num_checkpoints)
@@ -770,10 +770,12 @@ def execute(
     return out
 
 
-def _check_numbers(source: Source, hp: dict, num_cells: int) -> None:
+def _check_numbers(source: Source, hp: dict, num_cells: int) -> str:
     """Reject NaN/inf numbers, then build the policy on the host once per distinct
     row of numbers, so that its own checks (ranges, signs) see concrete values —
-    inside the compiled program they are traced and cannot raise."""
+    inside the compiled program they are traced and cannot raise. Returns the name
+    to show for the work: the source's, or for an anonymous factory (a lambda) the
+    registered name of the policy it builds."""
     for path, leaf in jax.tree_util.tree_flatten_with_path(hp)[0]:
         leaf = np.asarray(leaf)
         if leaf.dtype.kind == "f" and not np.all(np.isfinite(leaf)):
@@ -782,8 +784,9 @@ def _check_numbers(source: Source, hp: dict, num_cells: int) -> None:
                 f"{jax.tree_util.keystr(path)} must be finite, got "
                 f"{leaf.reshape(num_cells, -1)[bad[0]]} (cell {bad[0]})"
             )
+    name = source.name if source.name not in ("", "<lambda>") else None
     if isinstance(source.ident, Policy) or not hp:
-        return
+        return name or source.name or "policy"
     leaves, treedef = jax.tree_util.tree_flatten(hp)
     seen = set()
     for cell in range(num_cells):
@@ -794,11 +797,15 @@ def _check_numbers(source: Source, hp: dict, num_cells: int) -> None:
         seen.add(sig)
         kw = jax.tree_util.tree_unflatten(treedef, row)
         try:
-            source.build(**dict(source.static), **kw)
+            built = source.build(**dict(source.static), **kw)
         except ValueError as err:
             raise ValueError(f"{source.name}, cell {cell}: {err}") from err
+        spec = getattr(built, "spec", None)
+        if name is None and spec is not None:
+            name = spec.name
         if len(seen) >= 4096:  # enough to catch bad grids; the rest is traced
             break
+    return name or source.name or "policy"
 
 
 def _per_cell(x, num_cells: int):
