@@ -55,6 +55,7 @@ def _moments_ok(draws, mean, var, z=4.0):
     np.testing.assert_array_less(np.abs(draws.mean(0) - mean), z * np.sqrt(var / n))
 
 
+@pytest.mark.slow  # statistical: 20 000 posterior draws (~12 s)
 def test_beta_posterior_samples_have_the_posterior_mean():
     stats = _stats([0.0, 4.0, 10.0], [0.0, 3.0, 1.0])
     succ = jnp.array([0.0, 3.0, 1.0])
