@@ -19,7 +19,7 @@
 Median of 3 warm calls per row; the first call's time (compilation included) is
 printed. ``--time-limit`` seconds: rows that would start after it are skipped (a lent
 GPU has a fixed budget), so the output ends with what was measured. ``--out DIR``
-also writes the rows as JSON.
+also writes the rows as JSON. Measurements on an H100: ``benchmarks/gpu_h100.md``.
 """
 
 from __future__ import annotations
