@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,7 @@ import numpy as np
 
 import jbandits
 from benchmarks import hlo
+from benchmarks._timing import load, median_time
 from jbandits.policies import _phases
 
 CURVE = ("apt", "sequential_halving", "ucb1")
@@ -97,7 +97,7 @@ def _state_bytes(policy, num_arms: int) -> int:
     return sum(x.size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(state))
 
 
-def _simulate(policy, bandit, params, steps, reps, seed=0):
+def _simulate(policy, bandit, params, steps, reps, seed=0, **kw):
     return jbandits.simulate(
         policy,
         bandit,
@@ -106,7 +106,7 @@ def _simulate(policy, bandit, params, steps, reps, seed=0):
         budget=steps,
         num_reps=reps,
         progress=False,
-        batch_size=reps,
+        **kw,
     )
 
 
@@ -123,15 +123,16 @@ def measure(label, num_arms, steps, arm_lanes, kernels: bool) -> dict:
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, num_arms))
     policy = make(label, num_arms, steps)
     reps = max(1, int(arm_lanes) // num_arms)
+
+    def call(seed):  # one chunk: every lane in one program
+        _simulate(policy, bandit, params, steps, reps, seed, batch_size=reps)
+
     t0 = time.perf_counter()
-    _simulate(policy, bandit, params, steps, reps)
+    call(0)
     first = time.perf_counter() - t0
-    times = []
-    for seed in (1, 2, 3):
-        t0 = time.perf_counter()
-        _simulate(policy, bandit, params, steps, reps, seed)
-        times.append(time.perf_counter() - t0)
-    lane_steps = reps * steps / statistics.median(times)
+    seeds = iter((1, 2, 3))
+    t = median_time(lambda: call(next(seeds)))
+    lane_steps = reps * steps / t
     return {
         "policy": label,
         "arms": num_arms,
@@ -165,16 +166,8 @@ def run_check(num_arms: int, steps: int, reps: int) -> dict:
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, num_arms))
     out = {}
     for label in CHECK:
-        res = jbandits.simulate(
-            make(label, num_arms, steps),
-            bandit,
-            params,
-            jax.random.key(0),
-            budget=steps,
-            num_reps=reps,
-            progress=False,
-            record_arms=True,
-        )
+        policy = make(label, num_arms, steps)
+        res = _simulate(policy, bandit, params, steps, reps, record_arms=True)
         out[label + "/pulls"] = np.asarray(res.pulls)
         out[label + "/output"] = np.asarray(res.output)
         out[label + "/arms"] = np.asarray(res.arms)
@@ -253,7 +246,7 @@ def main(argv=None) -> None:
     dev = jax.devices()[0]
     print(
         f"device: {len(jax.devices())} x {dev.device_kind} ({dev.platform}); "
-        f"jax {jax.__version__}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"jax {jax.__version__}; load {load()}; "
         f"fixed_shape {_phases.fixed_shape()}, gate {_phases.GATE}",
         flush=True,
     )

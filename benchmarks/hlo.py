@@ -87,10 +87,10 @@ def kernels(comps: dict[str, list[str]], name: str) -> Counter:
         elif op == "conditional":
             # a step's branches run on few steps (a phase end, a rare fallback):
             # the largest branch is reported apart, like a data-dependent loop
-            m = re.search(r"branch_computations=\{([^}]*)\}", line) or re.search(
-                r"true_computation=%([^\s,]+), false_computation=%([^\s,]+)", line
+            m = re.search(r"branch_computations=\{[^}]*\}", line) or re.search(
+                r"true_computation=%\S+, false_computation=%[^\s,]+", line
             )
-            names = re.findall(r"%?([^\s,%]+)", ",".join(m.groups())) if m else []
+            names = re.findall(r"%([^\s,}]+)", m.group(0)) if m else []
             branch = [kernels(comps, name) for name in names]
             out[op] += 1
             out[BRANCH] += max(

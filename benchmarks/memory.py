@@ -18,6 +18,8 @@ import os
 import subprocess
 import sys
 
+from benchmarks._timing import load
+
 CHILD = r"""
 import json, os, resource, sys, time
 import jax, numpy as np
@@ -62,9 +64,7 @@ def main(argv=None) -> None:
         help="extra XLA_FLAGS to compare with the default (repeatable)",
     )
     args = ap.parse_args(argv)
-    print(
-        f"APT K=100 R={args.reps}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
-    )
+    print(f"APT K=100 R={args.reps}; load {load()}")
     for flags in ["", *args.variant]:
         base = None
         for h in args.horizons:

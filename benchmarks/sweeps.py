@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -32,21 +31,8 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jbandits  # noqa: E402
+from benchmarks._timing import load, median_time  # noqa: E402
 from jbandits import metrics, runner  # noqa: E402
-
-
-def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def _median_time(fn, repeats: int = 3) -> float:
-    fn()  # compile / warm
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def overhead(num_arms: int, budget: int, reps: int) -> None:
@@ -81,14 +67,14 @@ def overhead(num_arms: int, budget: int, reps: int) -> None:
             progress=False,
         )
 
-    t_sweep = _median_time(sweep)
-    t_single = _median_time(single)
+    t_sweep = median_time(sweep, warm=True)
+    t_single = median_time(single, warm=True)
     pulls = lanes * budget
     print(
         f"overhead  APT K={num_arms} T={budget}: sweep_grid 8 eps x {reps} reps "
         f"{pulls / t_sweep / 1e6:.2f} M pulls/s, simulate {lanes} reps "
         f"{pulls / t_single / 1e6:.2f} M pulls/s -> ratio {t_single / t_sweep:.2f} "
-        f"(load {_load()})"
+        f"(load {load()})"
     )
 
 
@@ -140,7 +126,7 @@ def big(num_reps: int, store: str | None = None) -> None:
         f"big       APT K=10 T=100 num_reps={num_reps:.0e}: {wall:.0f} s, "
         f"{num_reps * 100 / wall / 1e6:.1f} M pulls/s, chunk {report.chunk_size} lanes "
         f"x {report.chunks} chunks ({report.chunks_skipped} read back), peak RSS {peak:.2f} GiB, P(error) "
-        f"{res.metrics['error'].mean():.4f} (load {_load()})"
+        f"{res.metrics['error'].mean():.4f} (load {load()})"
     )
 
 

@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import time
 
 if __name__ == "__main__" and "XLA_FLAGS" not in os.environ:
@@ -68,22 +67,10 @@ import numpy as np  # noqa: E402
 
 import jbandits  # noqa: E402
 from benchmarks import hlo  # noqa: E402
+from benchmarks._timing import load, median_time  # noqa: E402
 from jbandits import problems  # noqa: E402
 
 TAU, EPS = 0.5, 0.05
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def median_time(fn, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 # ------------------------------------------------------------------------- instances
