@@ -118,6 +118,38 @@ def step_kernels(text: str, segment: int) -> list[Counter]:
     return sorted(counts, key=total)
 
 
+def step_fusions(text: str, segment: int) -> list[tuple[str, Counter]]:
+    """``(output shape, opcode counts)`` of every fusion of the unguarded engine step
+    (the ``segment``-trip ``while`` body with the fewest kernels), nested loop bodies
+    included once each: e.g. to find the kernels that compute a threefry hash
+    (``xor`` operations, 20 or more per 32-bit word)."""
+    comps = computations(text)
+    bodies = {
+        re.search(r"body=%([^\s,]+)", line).group(1)
+        for lines in comps.values()
+        for line in lines
+        if _opcode(line) == "while" and _trips(line) == segment
+    }
+    if not bodies:
+        raise ValueError(f"no {segment}-trip while loop in the HLO")
+    body = min(bodies, key=lambda b: total(kernels(comps, b)))
+    out: list[tuple[str, Counter]] = []
+
+    def walk(name: str) -> None:
+        for line in comps.get(name, []):
+            op = _opcode(line)
+            if op == "fusion":
+                callee = re.search(r"calls=%([^\s,}]+)", line).group(1)
+                ops = Counter(_opcode(x) for x in comps.get(callee, []))
+                shape = line.split("=", 1)[1].split()[0]
+                out.append((shape, Counter({k: v for k, v in ops.items() if k})))
+            elif op == "while":
+                walk(re.search(r"body=%([^\s,]+)", line).group(1))
+
+    walk(body)
+    return out
+
+
 def _real(counts: Counter) -> dict:
     return {k: v for k, v in counts.items() if k not in _CONTAINERS}
 

@@ -117,3 +117,35 @@ def test_counter_on_a_known_program():
     )
     counts = hlo.step_kernels(text, SEG)[0]  # loop counter, fusion, sort
     assert counts["sort"] == 1 and counts["fusion"] == 2 and hlo.total(counts) == 3
+
+
+def _bernoulli_fusions(name, lanes=16, num_arms=20, **kwargs):
+    means = np.linspace(0.1, 0.9, num_arms)
+    bandit, params = jbandits.envs.bernoulli(means)
+    policy = jbandits.make(name, num_arms=num_arms, **kwargs)
+    text = hlo.engine_program_text(policy, bandit, params, BUDGET, lanes)
+    return hlo.step_fusions(text, SEG)
+
+
+def test_bayes_ucb_beta_hashes_each_word_once():
+    """Bayes-UCB (Beta): the binarising uniform's threefry hash is one kernel that
+    the step's other kernels read (``jbandits._fuse.materialise``). With
+    ``lax.optimization_barrier`` XLA:CPU dropped the barrier and fused the hash into
+    every consumer of the flag: 15 hash words per step instead of 5 (the engine's and
+    the step's key splits, the binarisation, the tie-break bits, the reward)."""
+    fusions = _bernoulli_fusions("bayes_ucb", posterior="beta")
+    words = sum(ops["xor"] for _, ops in fusions) / 20
+    assert words < 6, words
+
+
+def test_thompson_beta_binarises_outside_the_arm_loop():
+    """Thompson sampling (Beta): the only ``[lanes, K]`` kernel that hashes is the
+    sampler's first stage (one draw per arm); the binarisation of the reward, one
+    word per lane, is not redone for every arm inside the ``[K]``-wide update of the
+    successes (it was, before ``_fuse.materialise``)."""
+    lanes, num_arms = 16, 20
+    fusions = _bernoulli_fusions("thompson", lanes, num_arms, posterior="beta")
+    wide = [
+        ops for shape, ops in fusions if f"[{lanes},{num_arms}]" in shape and ops["xor"]
+    ]
+    assert len(wide) == 1, [dict(ops) for ops in wide]

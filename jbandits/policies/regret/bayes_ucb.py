@@ -59,7 +59,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _prng, _validate, arms, numerics
+from jbandits import _fuse, _prng, _validate, arms, numerics
 from jbandits.policies import _phases
 from jbandits.policies.regret.thompson import POSTERIORS, binarise
 from jbandits.types import Array, ArrayLike, Policy
@@ -110,10 +110,10 @@ def bayes_ucb_index(
 
 def _put(hits, v, new):
     """``v`` with ``new[k]`` written where ``hits[k]`` (one-hot selects, which XLA
-    fuses in place, where a scatter costs kernels and copies). The barrier keeps XLA
-    from fusing the computation of ``new`` into the ``[K]``-wide select, which would
-    redo it for every arm."""
-    new = jax.lax.optimization_barrier(new)
+    fuses in place, where a scatter costs kernels and copies). ``new`` is
+    materialised first (:func:`jbandits._fuse.materialise`): XLA would otherwise fuse
+    its computation into the ``[K]``-wide select and redo it for every arm."""
+    new = [_fuse.materialise(w) for w in new]
     for hit, w in zip(hits, new, strict=True):
         v = jnp.where(hit, w, v)
     return v
@@ -272,6 +272,8 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
         lo_j = jnp.where(tail_g > log_alpha, g, lo[j])
         ceiling = numerics.beta_root_ceiling(g, tail_g, ratio_g, log_alpha, bits)
         up_j = jnp.minimum(up[j], ceiling)
+        # one kernel for the scalars, not one copy per arm in each [K]-wide consumer
+        lo_j, up_j = _fuse.materialise(lo_j, up_j)
         twins = ((a == a[j]) & (b == b[j]) & usable)[None]
         new = (g, tail_g, ratio_g)
         x, log_tail, ratio = (
@@ -377,7 +379,7 @@ def bayes_ucb(
             hit = arms.one_hot(state.arm, num_arms)
             # one kernel: XLA would otherwise fuse the threefry hash into every
             # [K]-wide consumer of the flag and recompute it per arm
-            won = jax.lax.optimization_barrier(binarise(key_bin, reward))
+            won = _fuse.materialise(binarise(key_bin, reward))
             succ = state.succ + jnp.where(hit, won, 0.0)
         else:
             succ, won = state.succ, None

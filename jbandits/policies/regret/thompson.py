@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _prng, _sampling, _validate, arms
+from jbandits import _fuse, _prng, _sampling, _validate, arms
 from jbandits.types import Array, ArrayLike, Key, Policy
 
 POSTERIORS = ("beta", "gauss")
@@ -114,7 +114,9 @@ def thompson(
         stats = arms.update(state.stats, state.arm, reward)
         if posterior == "beta":
             hit = arms.one_hot(state.arm, num_arms)
-            succ = state.succ + jnp.where(hit, binarise(key_bin, reward), 0.0)
+            # one kernel: XLA would otherwise fuse the hash into the [K]-wide add
+            won = _fuse.materialise(binarise(key_bin, reward))
+            succ = state.succ + jnp.where(hit, won, 0.0)
         else:
             succ = state.succ
         arm = choose(key_theta, key_tie, stats, succ, state.arm_mask)
