@@ -272,8 +272,6 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
         lo_j = jnp.where(tail_g > log_alpha, g, lo[j])
         ceiling = numerics.beta_root_ceiling(g, tail_g, ratio_g, log_alpha, bits)
         up_j = jnp.minimum(up[j], ceiling)
-        # one kernel for the scalars, not one copy per arm in each [K]-wide consumer
-        lo_j, up_j = _fuse.materialise(lo_j, up_j)
         twins = ((a == a[j]) & (b == b[j]) & usable)[None]
         new = (g, tail_g, ratio_g)
         x, log_tail, ratio = (
