@@ -95,7 +95,15 @@ def _same(a, b):
     chex.assert_trees_all_close(a, b, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", IDS)
+# eager execution of the three slowest (12-19 s each on 2 cores) runs in CI's slow
+# step; their jitted programs are still checked by the vmap test below
+EAGER_SLOW = {"thompson", "bayes_ucb", "ucb_e"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n in EAGER_SLOW else n for n in IDS],
+)
 def test_jit_matches_eager(name):
     case, inst, play, jitted, _ = _programs(name, False)
     key = jax.random.key(0)

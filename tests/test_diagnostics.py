@@ -39,6 +39,7 @@ def test_diagnostics_are_read_at_checkpoints_in_bandit_numbering():
     assert active[:, -1, 3].all() and active[:, -1].sum() < 6 * 4
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_diagnostics_do_not_change_results():
     a, b = _eucbv_run(diagnostics=True), _eucbv_run()
     np.testing.assert_array_equal(a.regret, b.regret)

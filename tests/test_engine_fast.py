@@ -76,7 +76,16 @@ POLICIES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(POLICIES))
+# the slowest two (7-8 s each on 2 cores) run in CI's slow step
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.slow)
+        if n in ("median_elimination", "stops_at_random")
+        else n
+        for n in sorted(POLICIES)
+    ],
+)
 def test_fast_segments_equal_guarded_steps(name):
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.2, 0.8, K))
     policy = POLICIES[name]()

@@ -127,6 +127,7 @@ def _bernoulli_fusions(name, lanes=16, num_arms=20, **kwargs):
     return hlo.step_fusions(text, SEG)
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_bayes_ucb_beta_hashes_each_word_once():
     """Bayes-UCB (Beta): the binarising uniform's threefry hash is one kernel that
     the step's other kernels read (``jbandits._fuse.materialise``). With
@@ -138,6 +139,7 @@ def test_bayes_ucb_beta_hashes_each_word_once():
     assert words < 6, words
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_thompson_beta_binarises_outside_the_arm_loop():
     """Thompson sampling (Beta): the only ``[lanes, K]`` kernel that hashes is the
     sampler's first stage (one draw per arm); the binarisation of the reward, one

@@ -33,6 +33,7 @@ def test_fig2_tiny(tmp_path):
     )
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_fig3_tiny(tmp_path):
     _run(
         tmp_path,

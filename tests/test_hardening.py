@@ -150,6 +150,7 @@ def test_ugape_selection_with_every_real_arm_chosen_pulls_a_real_arm():
         assert int(sel.u) == -1 and int(sel.l) == 1 and int(sel.arm) == 1
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_float32_count_ceiling_is_refused(monkeypatch):
     """Float32 statistics count pulls exactly only to 2^24; a run that pulls an arm
     more often raises instead of returning statistics frozen at the ceiling (the

@@ -93,6 +93,7 @@ def test_selection_picks_nearest_and_distinct():
     assert distinct.tolist() == [1, 2]
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_sampling_draws_completed_ratings_of_valid_users():
     matrix = np.arange(12, dtype=float).reshape(4, 3)  # users x movies
     bandit, params = movielens.movielens(matrix, np.array([2, 0]))

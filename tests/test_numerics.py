@@ -260,6 +260,7 @@ def test_beta_quantile_newton_float32_vs_scipy_expt1_range():
     assert np.max(err) <= 6e-7
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_beta_quantile_newton_snaps_to_the_bisection_midpoint():
     # converged Newton + snap with grid_bits = m is exactly m bisection halvings
     a, b, alpha = _expt1_grid()

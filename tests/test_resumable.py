@@ -41,6 +41,7 @@ def _stores(root):
     return sorted(p for p in root.iterdir() if p.is_dir())
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_each_call_gets_its_own_store_and_a_rerun_reads_every_chunk(tmp_path):
     plain = _two_calls()
     with runner.resumable(str(tmp_path)):

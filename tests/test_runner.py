@@ -89,6 +89,7 @@ def test_size_probe_and_run_share_one_trace():
     assert len(traces) == 1
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_program_cache_is_bounded():
     old = runner.CACHE_SIZE
     runner.CACHE_SIZE = 2
@@ -110,6 +111,7 @@ def test_program_cache_is_bounded():
         runner.CACHE_SIZE = old
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_sweep_grid_compiles_one_program_per_policy_and_bucket():
     rng = np.random.default_rng(0)
     ks = (2, 3, 5, 9)  # K buckets 4, 4, 8, 16
@@ -269,6 +271,7 @@ def test_store_resume_reads_finished_chunks(tmp_path):
         )
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_sigkill_then_resume_is_bit_identical(tmp_path):
     store = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, WORKER, str(store)], env=_env())
@@ -309,6 +312,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_two_processes_with_jax_distributed_match_one_process(tmp_path):
     store = tmp_path / "dist"
     port = str(_free_port())

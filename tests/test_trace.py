@@ -6,8 +6,16 @@ from harness import check_case
 
 import jbandits
 
+# the "first" tie-break of the Beta posteriors (the random one, their default, stays
+# in the default suite) takes 13-30 s on a 2-core machine: CI runs it in the slow step
+SLOW = {"thompson-beta-first", "bayes_ucb-beta-first"}
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, marks=pytest.mark.slow) if c.name in SLOW else c for c in CASES],
+    ids=[c.name for c in CASES],
+)
 def test_trace_equivalence(case):
     assert check_case(case, seed=0) >= 200
 

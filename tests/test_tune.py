@@ -116,6 +116,7 @@ def test_tune_errors_name_the_problem(kwargs, match):
         tune.tune("apt", BANDIT, PARAMS, **{**SMALL, **kwargs})
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_tune_compiles_once_and_reports():
     jbandits.runner.clear_cache()
     with count_compiles() as first:

@@ -142,7 +142,7 @@ def test_fixed_shape_phase_ends_match_the_references(name, monkeypatch):
     ("name", "kwargs"),
     [
         ("sequential_halving", {}),
-        ("successive_rejects", {}),
+        pytest.param("successive_rejects", {}, marks=pytest.mark.slow),
         pytest.param("sar", {"m": 2}, marks=pytest.mark.slow),
         pytest.param("csar", {"threshold": 0.5}, marks=pytest.mark.slow),
         pytest.param("vbr_provisional", {}, marks=pytest.mark.slow),

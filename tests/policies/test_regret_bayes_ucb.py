@@ -84,6 +84,7 @@ def test_two_arm_three_step_hand_check(posterior, rewards):
     np.testing.assert_array_equal(arms, [0, 0, 1])
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_concrete_c_needs_horizon_and_traced_c_sweeps():
     with pytest.raises(ValueError, match="horizon"):
         bayes_ucb(3, c=1.0)
@@ -164,6 +165,7 @@ print(int(res.num_pulls))
 """
 
 
+@pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_nan_tail_level_ends_every_step():
     """A NaN tail level (traced horizon NaN) certifies no cell: the search stops at
     once. It used to move each bound down one grid cell per probe, ~2^22 probes per
