@@ -172,6 +172,7 @@ def test_every_phase_form_gives_the_same_runs_in_the_runner(name, kwargs, monkey
         np.testing.assert_array_equal(got[1], loop[1])
 
 
+@pytest.mark.slow  # 10 s on a 2-core machine: CI runs it in the slow step
 def test_gated_sort_runs_in_a_conditional_not_every_step(monkeypatch):
     # fixed-shape halving: the sort sits inside the step's conditional branch
     from benchmarks import hlo
