@@ -62,6 +62,7 @@ def test_each_call_gets_its_own_store_and_a_rerun_reads_every_chunk(tmp_path):
     assert _stores(tmp_path) == stores  # no new stores for the same work
 
 
+@pytest.mark.slow  # 7-9 s on a 2-core machine: CI runs it in the slow step
 def test_a_lost_chunk_is_recomputed_alone_and_stored_chunks_are_what_is_read(tmp_path):
     with runner.resumable(str(tmp_path)):
         first, _ = _two_calls()

@@ -6,9 +6,9 @@ from harness import check_case
 
 import jbandits
 
-# the "first" tie-break of the Beta posteriors (the random one, their default, stays
-# in the default suite) takes 13-30 s on a 2-core machine: CI runs it in the slow step
-SLOW = {"thompson-beta-first", "bayes_ucb-beta-first"}
+# the "first" tie-break of the Beta and KL-UCB policies (the random one, their default,
+# stays in the default suite) takes 8-30 s on a 2-core machine: CI's slow step runs it
+SLOW = {"thompson-beta-first", "bayes_ucb-beta-first", "klucb-bernoulli-first"}
 
 
 @pytest.mark.parametrize(

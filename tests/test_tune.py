@@ -234,6 +234,7 @@ def test_grad_through_a_trajectory_raises_and_points_to_the_tuner():
     assert np.isfinite(float(tangent))
 
 
+@pytest.mark.slow  # 8-10 s on a 2-core machine: CI runs it in the slow step
 def test_softmax_relaxation_at_low_temperature_is_the_hard_policy():
     bandit, params = jbandits.envs.gaussian(MEANS, 0.3)  # no exact ties
     hard = jbandits.lsa(4, threshold=0.5, alpha=1.0)
