@@ -113,6 +113,7 @@ def test_program_cache_is_bounded():
 
 @pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_sweep_grid_compiles_one_program_per_policy_and_bucket():
+    runner.clear_cache()  # count from a cold cache, whatever ran before
     rng = np.random.default_rng(0)
     ks = (2, 3, 5, 9)  # K buckets 4, 4, 8, 16
     budgets = (20, 50, 100)
@@ -340,6 +341,7 @@ def test_two_processes_with_jax_distributed_match_one_process(tmp_path):
 @pytest.mark.slow
 def test_acceptance_sweep_compiles_buckets_times_policies():
     """10 K values (2..1000) x 6 budgets (1e2..1e5) x 8 values x 3 policies."""
+    runner.clear_cache()  # count from a cold cache, whatever ran before
     rng = np.random.default_rng(0)
     ks = (2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
     budgets = (100, 398, 1585, 6310, 25119, 100_000)
