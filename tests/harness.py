@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jbandits
 from jbandits.engine import split_key, step_key
@@ -235,3 +236,10 @@ def check_case(case: TraceCase, seed: int = 0, num_instances: int | None = None)
                     f"ref {ref_out}"
                 )
     return n
+
+
+def slow_where(values, slow, key=lambda v: v) -> list:
+    """``values`` as ``pytest.mark.parametrize`` arguments, those whose ``key`` is in
+    ``slow`` marked ``slow`` (CI runs them in its slow step)."""
+    mark = pytest.mark.slow
+    return [pytest.param(v, marks=mark) if key(v) in slow else v for v in values]

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from cases import CASES
+from harness import slow_where
 
 import jbandits
 
@@ -100,10 +101,7 @@ def _same(a, b):
 EAGER_SLOW = {"thompson", "bayes_ucb", "ucb_e", "gape"}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=pytest.mark.slow) if n in EAGER_SLOW else n for n in IDS],
-)
+@pytest.mark.parametrize("name", slow_where(IDS, EAGER_SLOW))
 def test_jit_matches_eager(name):
     case, inst, play, jitted, _ = _programs(name, False)
     key = jax.random.key(0)

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from harness import slow_where
 
 import jbandits
 from jbandits import engine
@@ -78,13 +79,7 @@ POLICIES = {
 
 # the slowest two (7-8 s each on 2 cores) run in CI's slow step
 @pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.slow)
-        if n in ("median_elimination", "stops_at_random")
-        else n
-        for n in sorted(POLICIES)
-    ],
+    "name", slow_where(sorted(POLICIES), {"median_elimination", "stops_at_random"})
 )
 def test_fast_segments_equal_guarded_steps(name):
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.2, 0.8, K))

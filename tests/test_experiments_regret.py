@@ -8,6 +8,7 @@ import warnings
 import jax
 import numpy as np
 import pytest
+from harness import slow_where
 
 import jbandits
 from experiments import (
@@ -45,7 +46,7 @@ def _claim_rows(table_md: str) -> list[list[str]]:
 # Expt 3 (padded K) in the default suite; Expt 1, 2, 4 in the slow set
 @pytest.mark.parametrize(
     "number",
-    [pytest.param(n, marks=pytest.mark.slow) if n != 3 else n for n in range(1, 5)],
+    slow_where(range(1, 5), {1, 2, 4}),
 )
 def test_quick_experiment_writes_files_and_verdicts(number, tmp_path, fast_compile):
     extra = dict(TINY[number])

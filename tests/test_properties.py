@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from cases import CASES
-from harness import replay_run
+from harness import replay_run, slow_where
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,9 +28,7 @@ for _case in CASES:
     _FIRST.setdefault(_case.registry_name, _case)
 # Beta-posterior sampling / quantiles compile for ~5 s each: run with the slow tier
 HEAVY = {"bayes_ucb", "thompson"}
-NAMES = [
-    pytest.param(n, marks=pytest.mark.slow) if n in HEAVY else n for n in sorted(_FIRST)
-]
+NAMES = slow_where(sorted(_FIRST), HEAVY)
 BATCH = 3  # instances per example (one vmapped call)
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 from cases import CASES
-from harness import check_case
+from harness import check_case, slow_where
 
 import jbandits
 
@@ -13,7 +13,7 @@ SLOW = {"thompson-beta-first", "bayes_ucb-beta-first", "klucb-bernoulli-first"}
 
 @pytest.mark.parametrize(
     "case",
-    [pytest.param(c, marks=pytest.mark.slow) if c.name in SLOW else c for c in CASES],
+    slow_where(CASES, SLOW, key=lambda c: c.name),
     ids=[c.name for c in CASES],
 )
 def test_trace_equivalence(case):

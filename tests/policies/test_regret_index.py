@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _regret_util import rollout
+from harness import slow_where
 
 from jbandits.policies import regret
 
@@ -72,13 +73,7 @@ def test_zero_alpha_is_greedy(name):
 
 
 # EUCBV's eager run (9 s on 2 cores) runs in CI's slow step
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.slow) if n == "eucbv" else n
-        for n in sorted(FACTORIES)
-    ],
-)
+@pytest.mark.parametrize("name", slow_where(sorted(FACTORIES), {"eucbv"}))
 def test_jit_matches_eager(name):
     from jbandits.engine import split_key, step_key
 
