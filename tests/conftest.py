@@ -1,5 +1,10 @@
+import atexit
 import os
+import shutil
 import sys
+import tempfile
+
+import pytest
 
 # Trace equivalence compares JAX against plain Python bit for bit. XLA's CPU backend
 # contracts a*b + c into fused multiply-adds on FMA hardware, which Python never does,
@@ -15,3 +20,63 @@ os.environ["XLA_FLAGS"] = (
 os.environ["XLA_FLAGS"] += " --xla_backend_optimization_level=0"
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+
+def _shared_compile_cache() -> None:
+    """One persistent compilation cache per test run, shared by the xdist workers.
+
+    Many tests compile the same program (the same policy, shapes and options) in
+    different files and workers; with a cache in a directory made for the run the
+    second compile is a read (tests/test_contract.py + test_trace.py on 2 cores:
+    4:04 -> 3:38). The process that starts the run makes the directory (the xdist
+    workers inherit it through the environment) and removes it at exit, so no result
+    depends on an earlier run. ``JBANDITS_TEST_COMPILE_CACHE=0`` turns it off.
+    """
+    if os.environ.get("JBANDITS_TEST_COMPILE_CACHE", "1") == "0":
+        return
+    import jax
+
+    path = os.environ.get("JBANDITS_TEST_COMPILE_CACHE_DIR")
+    if path is None:
+        path = tempfile.mkdtemp(prefix="jbandits-test-cache-")
+        os.environ["JBANDITS_TEST_COMPILE_CACHE_DIR"] = path
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+    jax.config.update("jax_compilation_cache_dir", path)
+    # programs that compile in under 0.2 s are not worth a write and a read
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+
+
+_shared_compile_cache()
+
+
+def _slow_ids() -> dict[str, str]:
+    """tests/slow_ids.txt: node id -> its comment (the seconds it took)."""
+    path = os.path.join(os.path.dirname(__file__), "slow_ids.txt")
+    out = {}
+    with open(path) as f:
+        for line in f:
+            nid, _, note = line.partition("#")
+            if nid.strip():
+                out[nid.strip()] = note.strip()
+    return out
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items):
+    """Mark the tests listed in tests/slow_ids.txt ``slow``; a listed id whose file
+    was collected but which names no test is an error (a renamed test must not
+    silently return to the default suite, nor a stale line stay)."""
+    listed = _slow_ids()
+    seen, files = set(), set()
+    for item in items:
+        nid = item.nodeid
+        files.add(nid.split("::")[0])
+        if nid in listed:
+            item.add_marker(pytest.mark.slow)
+            seen.add(nid)
+    stale = [n for n in listed if n not in seen and n.split("::")[0] in files]
+    if stale:
+        raise pytest.UsageError(
+            "tests/slow_ids.txt names tests that do not exist: " + ", ".join(stale)
+        )
