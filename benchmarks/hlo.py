@@ -195,6 +195,14 @@ def engine_program_text(policy, bandit, params, budget: int, lanes: int = 1) -> 
     """Optimised HLO text of the batched runner's program for ``policy`` on one
     instance, compiled for ``lanes`` replications (split over the devices as
     :func:`jbandits.simulate` splits them)."""
+    fn, args = engine_program(policy, bandit, params, budget, lanes)
+    return fn.lower(*args).compile().as_text()
+
+
+def engine_program(policy, bandit, params, budget: int, lanes: int = 1):
+    """``(fn, args)``: the batched runner's jitted program for ``policy`` on one
+    instance and the arguments of a call with ``lanes`` replications (nothing is
+    traced or run)."""
     import jax
     import numpy as np
 
@@ -210,5 +218,4 @@ def engine_program_text(policy, bandit, params, budget: int, lanes: int = 1) -> 
     )
     kdata = np.stack([runner.key_data(jax.random.key(0))] * lanes)
     one = np.ones(lanes, np.int32)
-    lowered = fn.lower(hp, params, kdata, 0 * one, budget * one, budget * one)
-    return lowered.compile().as_text()
+    return fn, (hp, params, kdata, 0 * one, budget * one, budget * one)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import jbandits
+from benchmarks import hlo
 from jbandits import engine, runner
 
 
@@ -28,8 +29,9 @@ def test_lane_varying_keeps_every_value():
     )
 
 
-def _batching_passes(monkeypatch, vary: bool) -> int:
-    """Calls of JAX's jaxpr batching while tracing the runner's APT program."""
+def _batching_calls(monkeypatch, vary: bool, trace) -> int:
+    """Calls of JAX's jaxpr batching while ``trace()`` runs, with
+    :func:`engine.lane_varying` (``vary``) or without it."""
     from jax._src.interpreters import batching
 
     inner = getattr(batching, "_batch_jaxpr_axes", None)
@@ -44,61 +46,48 @@ def _batching_passes(monkeypatch, vary: bool) -> int:
     monkeypatch.setattr(batching, "_batch_jaxpr_axes", counted)
     if not vary:
         monkeypatch.setattr(engine, "lane_varying", lambda carry, lane: carry)
-    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 7))
-    policy = jbandits.make("apt", num_arms=7, threshold=0.5, epsilon=0.05)
-    source, numeric = runner.source_of(policy)
-    lanes = 4
-    hp = {k: np.asarray([v] * lanes) for k, v in numeric.items()}
-    fn = runner._program(source, bandit, runner.Options(), tuple(params._fields), True)
-    kdata = np.stack([runner.key_data(jax.random.key(0))] * lanes)
-    one = np.ones(lanes, np.int32)
-    fn.trace(hp, params, kdata, 0 * one, 50 * one, 50 * one)
-    runner.clear_cache()
+    trace()
     return len(calls)
+
+
+def _fewer_with_varying_carry(monkeypatch, trace) -> tuple[int, int]:
+    """(calls with the varying carry, calls without)."""
+    with monkeypatch.context() as m:
+        without = _batching_calls(m, False, trace)
+    with monkeypatch.context() as m:
+        once = _batching_calls(m, True, trace)
+    print(f"batching passes: {once} with the varying carry, {without} without")
+    return once, without
+
+
+BANDIT, PARAMS = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 7))
 
 
 def test_the_engine_loops_are_batched_once(monkeypatch):
-    with monkeypatch.context() as m:
-        without = _batching_passes(m, vary=False)
-    with monkeypatch.context() as m:
-        once = _batching_passes(m, vary=True)
+    """The runner's APT program (its budget varies with the lane)."""
+    policy = jbandits.make("apt", num_arms=7, threshold=0.5, epsilon=0.05)
+
+    def trace():
+        fn, args = hlo.engine_program(policy, BANDIT, PARAMS, budget=50, lanes=4)
+        fn.trace(*args)
+        runner.clear_cache()
+
+    once, without = _fewer_with_varying_carry(monkeypatch, trace)
     # measured: 27 calls with the varying carry, 57 without (JAX 0.10.2)
-    print(f"batching passes: {once} with the varying carry, {without} without")
     assert once < 0.7 * without, (once, without)
 
 
-def _user_vmap_passes(monkeypatch, vary: bool) -> int:
-    """The same count for a user's ``vmap`` of :func:`jbandits.run` over keys alone
-    (the budget a Python int, so only the key varies with the lane)."""
-    from jax._src.interpreters import batching
-
-    inner = getattr(batching, "_batch_jaxpr_axes", None)
-    if inner is None:
-        pytest.skip("this JAX has no batching._batch_jaxpr_axes to count")
-    calls = []
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return inner(*args, **kwargs)
-
-    monkeypatch.setattr(batching, "_batch_jaxpr_axes", counted)
-    if not vary:
-        monkeypatch.setattr(engine, "lane_varying", lambda carry, lane: carry)
-    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 7))
+def test_a_user_vmap_over_keys_is_batched_once(monkeypatch):
+    """A user's ``vmap`` of :func:`jbandits.run` over keys alone (the budget a Python
+    int, so only the key varies with the lane)."""
     policy = jbandits.make("sequential_halving", num_arms=7, budget=60)
 
     def one(key):
-        return jbandits.run(policy, bandit, params, key, budget=60, horizon=60)
+        return jbandits.run(policy, BANDIT, PARAMS, key, budget=60, horizon=60)
 
-    jax.jit(jax.vmap(one)).trace(jax.random.split(jax.random.key(0), 4))
-    return len(calls)
+    def trace():
+        jax.jit(jax.vmap(one)).trace(jax.random.split(jax.random.key(0), 4))
 
-
-def test_a_user_vmap_over_keys_is_batched_once(monkeypatch):
-    with monkeypatch.context() as m:
-        without = _user_vmap_passes(m, vary=False)
-    with monkeypatch.context() as m:
-        once = _user_vmap_passes(m, vary=True)
-    print(f"batching passes: {once} with the varying carry, {without} without")
+    once, without = _fewer_with_varying_carry(monkeypatch, trace)
     # measured: 11 calls with the varying carry, 29 without (JAX 0.10.2)
     assert once < 0.7 * without, (once, without)
