@@ -83,3 +83,24 @@ def test_try_draws_are_normal_and_uniform():
     assert scipy.stats.kstest(np.asarray(x), "norm").statistic < 1.95 / np.sqrt(N)
     assert scipy.stats.kstest(np.asarray(u), "uniform").statistic < 1.95 / np.sqrt(N)
     assert np.corrcoef(np.asarray(x), np.asarray(u))[0, 1] < 4 / np.sqrt(N)
+
+
+@pytest.mark.parametrize("n", [1, 5, 20, 100, 1000])
+def test_default_slots_is_the_poisson_tail_quantile(n):
+    # the least s (<= n) whose tail P(Poisson(P_NAN n) > s) is at most SLOT_TAIL
+    s = _sampling.default_slots(n)
+    tail = scipy.stats.poisson(_sampling.P_NAN * n).sf
+    assert 1 <= s <= n
+    assert s == n or tail(s) <= _sampling.SLOT_TAIL
+    assert s == 1 or tail(s - 1) > _sampling.SLOT_TAIL
+
+
+def test_stage_one_leaves_fewer_nan_entries_than_the_slots_assume():
+    # over shapes from 1 to 1000 (the small ones reject most), stage 1 leaves NaN
+    # in fewer than P_NAN of the entries: the rate default_slots is sized for
+    keys = jax.random.split(jax.random.key(3), N)
+    n = len(A)
+    idx = jnp.arange(n)
+    stage1 = jax.vmap(lambda k: _sampling._ratio(k, A, B, idx, idx + n, 1))
+    rate = np.mean(np.isnan(np.asarray(jax.jit(stage1)(keys))))
+    assert 0.002 < rate < _sampling.P_NAN
