@@ -36,9 +36,10 @@ before and after. Rows:
   compare per arm) and can run below this floor at large K. The NumPy and numba
   peers recompute the whole index every step, as the papers' pseudo-code does.
 
-* Thompson sampling and Bayes-UCB with Beta and Gaussian posteriors (K = 20; T and
-  R from ``--beta-budget`` / ``--beta-reps``, smaller than the APT rows because
-  Bayes-UCB's Beta quantile is still slow), with the Beta / Gaussian ratio.
+* Thompson sampling and Bayes-UCB with Beta and Gaussian posteriors (K = 20 and 100
+  Bernoulli arms, ``--beta-arms``; T and R from ``--beta-budget`` /
+  ``--beta-reps``, smaller than the APT rows because Bayes-UCB's Beta quantile is
+  still slow), with the Beta / Gaussian ratio.
 
 For each jbandits policy it also prints the compile time (first call minus the warm
 median) and the number of kernels one engine step runs in the optimised HLO
@@ -246,6 +247,9 @@ def main(argv=None):
     ap.add_argument("--skip-numba", action="store_true")
     ap.add_argument("--beta-budget", type=int, default=2000, help="T of Beta rows")
     ap.add_argument("--beta-reps", type=int, default=100, help="R of Beta rows")
+    ap.add_argument(
+        "--beta-arms", default="20,100", help="K of Beta rows (comma-separated)"
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.budget, args.reps = 2000, 200
@@ -336,21 +340,23 @@ def main(argv=None):
 
     # ------------------------------------------------------- Beta vs Gaussian forms
     bb, br = args.beta_budget, args.beta_reps
-    print(
-        f"Thompson / Bayes-UCB, K=20 Bernoulli, T={bb} R={br}: Beta vs Gaussian "
-        "posterior"
-    )
-    for name in ("thompson", "bayes_ucb"):
-        rates = {}
-        for post in ("gauss", "beta"):
-            pol = jbandits.make(name, num_arms=20, posterior=post)
-            rates[post], comp, kern = time_jbandits(pol, bern, bparams, bb, br)
-            row(
-                f"{name}[{post}]",
-                rates[post],
-                f"compile {comp:.1f} s; step: {kern}",
-            )
-        print(f"  {name}: beta / gauss = {rates['beta'] / rates['gauss']:.3f}")
+    for bk in (int(k) for k in args.beta_arms.split(",")):
+        print(
+            f"Thompson / Bayes-UCB, K={bk} Bernoulli, T={bb} R={br}: Beta vs Gaussian "
+            "posterior"
+        )
+        kb, kp = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, bk))
+        for name in ("thompson", "bayes_ucb"):
+            rates = {}
+            for post in ("gauss", "beta"):
+                pol = jbandits.make(name, num_arms=bk, posterior=post)
+                rates[post], comp, kern = time_jbandits(pol, kb, kp, bb, br)
+                row(
+                    f"{name}[{post}]",
+                    rates[post],
+                    f"compile {comp:.1f} s; step: {kern}",
+                )
+            print(f"  {name}: beta / gauss = {rates['beta'] / rates['gauss']:.3f}")
 
     # ----------------------------------------------------------------- other policies
     for label, kw in {
