@@ -35,6 +35,12 @@ def axis(name: str | None):
         _AXIS.reset(token)
 
 
+def count() -> int:
+    """Number of lanes of the recorded axis (static; 1 without one)."""
+    name = _AXIS.get()
+    return 1 if name is None else int(jax.lax.axis_size(name))
+
+
 def any_lane(pred: Array) -> Array:
     """``pred`` holds on at least one lane of the recorded axis (or on this lane)."""
     name = _AXIS.get()

@@ -13,9 +13,9 @@ which stage finished it:
    whose last operation is the Beta ratio ``G_a / (G_a + G_b)``; a Beta whose gammas
    did not both accept is NaN.
 2. For at most ``slots`` NaN entries per draw (lowest indices first), both
-   gammas again from try 0 with :data:`RETRIES` more tries: a few scalar tries
-   instead of ``[K]``-wide ones. ``slots`` grows with the number of entries
-   (:func:`default_slots`), so that stage 3 stays rare at every ``K``.
+   gammas again from try 0 with ``retries`` more tries: a few scalar tries
+   instead of ``[K]``-wide ones. Both grow with the number of entries and of lanes
+   (:func:`default_stages`), so that stage 3 stays rare at every ``K`` and ``R``.
 3. Only when some entry of some lane is still NaN (checked with
    :func:`jbandits._lanes.any_lane`, so a ``lax.cond`` skips it on the other steps),
    every gamma by a ``while`` loop over tries until all accept; it replaces the NaN
@@ -48,17 +48,24 @@ from jbandits import _lanes, _prng
 from jbandits.types import Array, ArrayLike, Key
 
 TRIES = 1  # tries of every gamma (stage 1)
-# stage 2 redoes the first default_slots(n) NaN entries of an n-entry draw: enough
-# that more are left in a lane with probability <= SLOT_TAIL when each entry is NaN
-# after stage 1 with probability P_NAN (independently). Measured along Thompson runs
-# (Bernoulli 0.1..0.9, T = 2000, 64 lanes): 0.012 of entries at K = 20, 0.016 at
-# K = 100, a count per lane close to Poisson (P(> 8) = 6e-5 at K = 100). The stage 3
-# loop runs for every lane of a batch when one lane needs it: with 4 slots at every K
-# it ran at nearly every step at K = 100 (0.23 M pulls/s against 0.45-0.52 with 8
-# slots, R = 100 on 2 cores) and K = 200 (0.15 against 0.31 with 12).
+# Stage 3 runs for every lane of a batch when one lane needs it, so stage 2 is sized
+# by the lanes of the batch (:func:`jbandits._lanes.count`; 1 outside the runner):
+# stage 3 should run at no more than about STAGE3_RATE of the steps, half of that from
+# more NaN entries in a lane than slots, half from a slot whose gammas all reject
+# again. The rates assumed: an entry is NaN after stage 1 with probability P_NAN, a
+# count per lane close to Poisson (measured along Thompson runs, Bernoulli 0.1..0.9,
+# T = 2000, 64 lanes: 0.012 of entries at K = 20, 0.016 at K = 100, P(> 8) = 6e-5 at
+# K = 100), and a try rejects with probability at most P_REJECT (1.8 % at shape 2, the
+# most of any shape >= 2; shape 1 never rejects try 0). A slot's failed gamma has
+# already rejected try 0 (stage 2 starts again from it), so it fails stage 2 with
+# probability P_REJECT^retries. Measured (Thompson Beta, 2 cores, in one process):
+# with 4 slots at every K, stage 3 ran at nearly every step from K = 100 (R = 100:
+# 0.23 M pulls/s against 0.45-0.52 with 8 slots; K = 200: 0.15 against 0.31 with 12);
+# at K = 100, R = 500 two retries left it at about 1 step in 4 (0.43 M pulls/s against
+# 0.50 with three).
 P_NAN = 0.02
-SLOT_TAIL = 1e-4
-RETRIES = 2  # tries after try 0 in stage 2
+P_REJECT = 0.02
+STAGE3_RATE = 0.02
 SQUEEZE = 0.0331  # Marsaglia & Tsang's squeeze constant
 
 
@@ -88,18 +95,27 @@ def try_draws(key: Key, m: ArrayLike, e: ArrayLike, dtype) -> tuple[Array, Array
     return _prng.normal_from_bits(bx, dtype), _prng.unit_from_bits(bu, dtype)
 
 
-def default_slots(n: int) -> int:
-    """Stage-2 slots of an ``n``-entry draw: the least ``s >= 1`` with
-    ``P(Poisson(P_NAN n) > s) <= SLOT_TAIL``, at most ``n`` (4 at ``n = 20``, 9 at 100,
-    13 at 200)."""
+def default_stages(n: int, lanes: int = 1) -> tuple[int, int]:
+    """``(slots, retries)`` of stage 2 for ``n``-entry draws in ``lanes`` lanes.
+
+    ``slots``: the least ``s >= 1`` (at most ``n``) with
+    ``P(Poisson(P_NAN n) > s) <= STAGE3_RATE / (2 lanes)``; ``retries``: the least
+    ``r >= 1`` with ``lanes P_NAN n P_REJECT^r <= STAGE3_RATE / 2``. At 50 lanes (R =
+    100 on 2 cores): ``(4, 2)`` at ``n = 20``, ``(9, 3)`` at 100; at 250 lanes ``(5,
+    3)`` and ``(10, 3)``.
+    """
     lam = P_NAN * n
+    tail = STAGE3_RATE / (2.0 * lanes)
     term = math.exp(-lam)
-    below, s = term, 0  # P(count <= s)
-    while 1.0 - below > SLOT_TAIL or s < 1:
-        s += 1
-        term *= lam / s
+    below, slots = term, 0  # P(count <= slots)
+    while 1.0 - below > tail or slots < 1:
+        slots += 1
+        term *= lam / slots
         below += term
-    return min(s, n)
+    retries = 1
+    while lanes * lam * P_REJECT**retries > STAGE3_RATE / 2.0:
+        retries += 1
+    return min(slots, n), retries
 
 
 def _marsaglia_tsang(alpha: Array, x: Array, u: Array) -> tuple[Array, Array]:
@@ -185,13 +201,13 @@ def beta(
     *,
     tries: int = TRIES,
     slots: int | None = None,
-    retries: int = RETRIES,
+    retries: int | None = None,
 ) -> Array:
     """Draws from ``Beta(a, b)`` (``a, b >= 1``, broadcast together; else NaN).
 
-    ``tries``, ``slots`` (default :func:`default_slots` of the number of entries)
-    and ``retries`` set how much work each stage does (see the module docstring);
-    the draws do not depend on them.
+    ``tries``, ``slots`` and ``retries`` (defaults: :func:`default_stages` of the
+    number of entries and of lanes) set how much work each stage does (see the
+    module docstring); the draws do not depend on them.
     """
     dtype = jnp.result_type(float, a, b)
     a, b = jnp.broadcast_arrays(jnp.asarray(a, dtype), jnp.asarray(b, dtype))
@@ -200,8 +216,9 @@ def beta(
     n = a.shape[0]
     ea = lax.iota(jnp.int32, n)
     eb = ea + n
-    if slots is None:
-        slots = default_slots(n)
+    stages = default_stages(n, _lanes.count())
+    slots = stages[0] if slots is None else slots
+    retries = stages[1] if retries is None else retries
     ok = (a >= 1.0) & (b >= 1.0)
     a1, b1 = jnp.where(ok, a, 1.0), jnp.where(ok, b, 1.0)
     theta = _ratio(key, a1, b1, ea, eb, tries)

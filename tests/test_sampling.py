@@ -85,19 +85,48 @@ def test_try_draws_are_normal_and_uniform():
     assert np.corrcoef(np.asarray(x), np.asarray(u))[0, 1] < 4 / np.sqrt(N)
 
 
+@pytest.mark.parametrize("lanes", [1, 50, 10_000])
 @pytest.mark.parametrize("n", [1, 5, 20, 100, 1000])
-def test_default_slots_is_the_poisson_tail_quantile(n):
-    # the least s (<= n) whose tail P(Poisson(P_NAN n) > s) is at most SLOT_TAIL
-    s = _sampling.default_slots(n)
+def test_default_stages_bound_the_stage_three_rate(n, lanes):
+    # slots: the least s (<= n) with P(Poisson(P_NAN n) > s) <= STAGE3_RATE / 2 per
+    # batch of lanes; retries: the least r with lanes P_NAN n P_REJECT^r within it
+    s, r = _sampling.default_stages(n, lanes)
+    budget = _sampling.STAGE3_RATE / 2.0
     tail = scipy.stats.poisson(_sampling.P_NAN * n).sf
     assert 1 <= s <= n
-    assert s == n or tail(s) <= _sampling.SLOT_TAIL
-    assert s == 1 or tail(s - 1) > _sampling.SLOT_TAIL
+    assert s == n or lanes * tail(s) <= budget
+    assert s == 1 or lanes * tail(s - 1) > budget
+    fail = lanes * _sampling.P_NAN * n * _sampling.P_REJECT ** np.arange(r - 1, r + 1)
+    assert fail[1] <= budget and (r == 1 or fail[0] > budget)
+
+
+def test_default_stages_grow_with_the_lanes():
+    few, many = _sampling.default_stages(100, 50), _sampling.default_stages(100, 2000)
+    assert few == (9, 3) and many[0] > few[0] and many[1] > few[1]
+
+
+def test_the_sampler_reads_the_lanes_of_the_recorded_axis():
+    seen = []
+    stages = _sampling.default_stages
+
+    def spy(n, lanes=1):
+        seen.append(lanes)
+        return stages(n, lanes)
+
+    keys = jax.random.split(jax.random.key(0), 7)
+    try:
+        _sampling.default_stages = spy
+        with _lanes.axis("lanes"):
+            jax.vmap(lambda k: _sampling.beta(k, A, B), axis_name="lanes")(keys)
+        jax.vmap(lambda k: _sampling.beta(k, A, B))(keys)
+    finally:
+        _sampling.default_stages = stages
+    assert seen == [7, 1]
 
 
 def test_stage_one_leaves_fewer_nan_entries_than_the_slots_assume():
     # over shapes from 1 to 1000 (the small ones reject most), stage 1 leaves NaN
-    # in fewer than P_NAN of the entries: the rate default_slots is sized for
+    # in fewer than P_NAN of the entries: the rate default_stages is sized for
     keys = jax.random.split(jax.random.key(3), N)
     n = len(A)
     idx = jnp.arange(n)
