@@ -61,8 +61,9 @@ TRIES = 1  # tries of every gamma (stage 1)
 # probability P_REJECT^retries. Measured (Thompson Beta, 2 cores, in one process):
 # with 4 slots at every K, stage 3 ran at nearly every step from K = 100 (R = 100:
 # 0.23 M pulls/s against 0.45-0.52 with 8 slots; K = 200: 0.15 against 0.31 with 12);
-# at K = 100, R = 500 two retries left it at about 1 step in 4 (0.43 M pulls/s against
-# 0.50 with three).
+# with 9 slots and two retries, 1.7e-4 of lanes still held a NaN after stage 2 (K =
+# 100, T = 100, counted over 1000 lanes: stage 3 at ~16 % of steps at that many
+# lanes), and K = 100, R = 500 ran 0.43 M pulls/s against 0.50 with three retries.
 P_NAN = 0.02
 P_REJECT = 0.02
 STAGE3_RATE = 0.02
