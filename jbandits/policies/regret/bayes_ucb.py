@@ -280,9 +280,15 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
         ceiling = numerics.beta_root_ceiling(g, tail_g, ratio_g, log_alpha, bits)
         up_j = jnp.minimum(up[j], ceiling)
         twins = ((a == a[j]) & (b == b[j]) & usable)[None]
-        new = (g, tail_g, ratio_g)
+        # each once, in kernels the [K]-wide selects read: XLA would otherwise fuse
+        # their chains (the tail's kernel, the ceiling) into every select and redo
+        # them for every arm
+        g, tail_g, ratio_g, lo_j, up_j = _fuse.materialise(
+            g, tail_g, ratio_g, lo_j, up_j
+        )
         x, log_tail, ratio = (
-            _put(twins, v, w[None]) for v, w in zip(carry[:3], new, strict=True)
+            jnp.where(twins[0], w, v)
+            for v, w in zip(carry[:3], (g, tail_g, ratio_g), strict=True)
         )
         lo = jnp.where(twins[0], jnp.maximum(lo, lo_j), lo)
         up = jnp.where(twins[0], jnp.minimum(up, up_j), up)
