@@ -224,6 +224,27 @@ def test_log1pmx_and_stirling_error_float32():
     np.testing.assert_allclose(got, ref, rtol=3e-5, atol=2e-6)
 
 
+def test_stirling_error_integer_table_matches_series():
+    # whole numbers 1..40: the table below 10 agrees with the shifted series to the
+    # dtype's rounding, and both with float64 lgamma minus Stirling's formula to that
+    # difference's own rounding (lgamma(40) ~ 110: ~2e-14 absolute)
+    z = np.arange(1.0, 41.0)
+    ref = np.array(
+        [math.lgamma(v) - ((v - 0.5) * math.log(v) - v + 0.5 * math.log(2 * math.pi))
+         for v in z]
+    )  # fmt: skip
+    with jax.enable_x64(True):
+        z64 = jnp.asarray(z, jnp.float64)
+        table = np.asarray(numerics.stirling_error(z64, integer=True))
+        series = np.asarray(numerics.stirling_error(z64))
+    np.testing.assert_allclose(table, series, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(table, ref, rtol=0, atol=1e-13)
+    got = numerics.stirling_error(jnp.asarray(z, jnp.float32), integer=True)
+    # float32: the table is the correctly rounded value below 10
+    np.testing.assert_array_equal(np.asarray(got)[:9], np.float32(table[:9]))
+    np.testing.assert_allclose(np.asarray(got, np.float64), table, rtol=3e-7, atol=0)
+
+
 def test_beta_sf_float32_is_accurate_at_large_counts():
     # at Expt 1's quantiles; XLA's betainc loses ~1e-2 relative here (gammaln(6e4)
     # carries an absolute error ~0.03 in float32)

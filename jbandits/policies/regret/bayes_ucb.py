@@ -144,7 +144,7 @@ def _beta_bisect(a, b, log_alpha, usable, bits):
     """
     dtype = a.dtype
     terms = _terms(dtype)
-    log_norm = numerics.beta_log_norm(a, b)
+    log_norm = numerics.beta_log_norm(a, b, integer=True)
     zero = jnp.zeros_like(a)
     # ln P(X > 0) = 0 and an infinite Mills ratio are exact for every (a, b)
     carry = (zero, zero, jnp.full_like(a, jnp.inf), jnp.asarray(0.5, dtype))
@@ -230,7 +230,7 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
         # point gives the floor and its tangent the ceiling one or two cells up
         x_i = numerics.beta_halley_step(a[i], b[i], x[i], *pred, log_alpha)
         x_i = jnp.clip(jnp.floor(x_i * scale) / scale - cell, 0.0, 1.0 - cell)
-        norm_i = numerics.beta_log_norm(a[i], b[i])
+        norm_i = numerics.beta_log_norm(a[i], b[i], integer=True)
         tail_i, ratio_i = numerics.beta_sf(a[i], b[i], x_i, norm_i, terms)
         # a success moves Beta(a, b) up stochastically: lo stays below the root
         lo_i = jnp.where(success, lo[i], 0.0)
@@ -378,7 +378,7 @@ def bayes_ucb(
         # P(X > 0) = 1 (ln 0) and an infinite Mills ratio are exact for every (a, b)
         ones = jnp.ones_like(succ)
         quant = (succ, succ, jnp.full_like(succ, jnp.inf))
-        quant += (numerics.beta_log_norm(ones, ones), succ)
+        quant += (numerics.beta_log_norm(ones, ones, integer=True), succ)
         t = jnp.zeros((), jnp.int32)
         arm, quant = choose(key_tie, t, stats, succ, quant, arm_mask, None)
         return BayesUCBState(stats, succ, quant, arm_mask, t, arm)
