@@ -224,7 +224,7 @@ def _stirling_shifts(z: Array, count: int) -> Array:
 
 def _stirling_table(count: int) -> tuple[float, ...]:
     """``se(n)`` for ``n = 1 .. count``, from ``ln (n - 1)!`` in 60-digit decimals."""
-    with decimal.localcontext(prec=60):
+    with decimal.localcontext(decimal.Context(prec=60)):  # (prec= needs 3.11)
         pi = decimal.Decimal(  # 60 digits
             "3.14159265358979323846264338327950288419716939937510582097494"
         )
