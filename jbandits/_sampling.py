@@ -119,15 +119,19 @@ def default_stages(n: int, lanes: int = 1) -> tuple[int, int]:
     return min(slots, n), retries
 
 
-def _marsaglia_tsang(alpha: Array, x: Array, u: Array) -> tuple[Array, Array]:
-    """One try: ``(accepted, d v)`` for shape ``alpha >= 1`` from ``x``, ``u``."""
+def _marsaglia_tsang(
+    alpha: Array, x: Array, u: Array, log_u: Array | None = None
+) -> tuple[Array, Array]:
+    """One try: ``(accepted, d v)`` for shape ``alpha >= 1`` from ``x``, ``u``
+    (and ``ln u`` where already known)."""
     d = alpha - 1.0 / 3.0
     c = (1.0 / 3.0) / jnp.sqrt(d)
     v = 1.0 + c * x
     v = v * v * v
     x2 = x * x
     squeeze = u < 1.0 - SQUEEZE * x2 * x2
-    full = jnp.log(u) < 0.5 * x2 + d * (1.0 - v + jnp.log(v))
+    log_u = jnp.log(u) if log_u is None else log_u
+    full = log_u < 0.5 * x2 + d * (1.0 - v + jnp.log(v))
     return (v > 0.0) & (squeeze | full), d * v
 
 
@@ -139,10 +143,16 @@ def _tries(key, alpha, e, first, count, done=None, value=None):
         value = jnp.zeros(alpha.shape, alpha.dtype)
     for i in range(first, first + count):
         x, u = try_draws(key, np.uint32(i), e, alpha.dtype)
-        ok, v = _marsaglia_tsang(alpha, x, u)
         if i == 0:
+            # one logarithm for both uses: ln(1 - u) (exact argument: u is a
+            # multiple of the dtype's epsilon in [0, 1)) for the exponential of
+            # shape 1, ln u for the rejection test of the other shapes
             exp1 = alpha == 1.0
-            ok, v = ok | exp1, jnp.where(exp1, -jnp.log1p(-u), v)
+            log_w = jnp.log(jnp.where(exp1, 1.0 - u, u))
+            ok, v = _marsaglia_tsang(alpha, x, u, log_w)
+            ok, v = ok | exp1, jnp.where(exp1, -log_w, v)
+        else:
+            ok, v = _marsaglia_tsang(alpha, x, u)
         value = jnp.where(done, value, v)
         done = done | ok
     return done, value
