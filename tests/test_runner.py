@@ -397,3 +397,17 @@ def test_lane_steps_count_each_device_to_its_slowest_lane():
     used = np.array([[1, 2], [3, 1], [5, 5], [4, 6]])  # [lanes, C] segments
     assert runner._lane_steps(used, 32, 1) == (5 + 6) * 32 * 4
     assert runner._lane_steps(used, 32, 2) == ((3 + 2) + (5 + 6)) * 32 * 2
+
+
+def test_one_chunk_has_an_even_number_of_lanes_per_device():
+    # XLA:CPU ran [lanes]-shaped kernels far slower at odd sizes: from 16 lanes per
+    # device a one-chunk run is padded to an even number per device
+    def chunk(total, devices):
+        return runner.choose_chunk(
+            100, total, memory_budget=2**40, batch_size=None, multiple=devices
+        )
+
+    assert chunk(502, 2) == 504 and chunk(500, 2) == 500
+    assert chunk(501, 1) == 502 and chunk(15, 1) == 15 and chunk(31, 2) == 32
+    assert chunk(33, 2) == 36  # 17 lanes per device -> 18
+    assert chunk(700, 2) == 700 and chunk(703, 2) == 704
