@@ -23,3 +23,21 @@ def median_time(fn, repeats: int = 3, *, warm: bool = False) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def median_times_interleaved(fns: dict, repeats: int = 5) -> dict:
+    """Median wall time of each of ``fns`` (name -> callable), over ``repeats``
+    rounds that call every function once, in an order reversed every other round.
+
+    For ratios between runs of a few tens of milliseconds: on a machine whose speed
+    drifts, consecutive blocks of one function and then the other measure the drift
+    as much as the difference.
+    """
+    names = list(fns)
+    times = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names if r % 2 == 0 else reversed(names):
+            t0 = time.perf_counter()
+            fns[name]()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}

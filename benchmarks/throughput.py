@@ -39,7 +39,9 @@ before and after. Rows:
 * Thompson sampling and Bayes-UCB with Beta and Gaussian posteriors (K = 20 and 100
   Bernoulli arms, ``--beta-arms``; T and R from ``--beta-budget`` /
   ``--beta-reps``, smaller than the APT rows because Bayes-UCB's Beta quantile is
-  still slow), with the Beta / Gaussian ratio.
+  still slow), with the Beta / Gaussian ratio. These runs last tens of
+  milliseconds, so the two forms are timed alternately (``--beta-repeats`` runs of
+  each, default 7, order reversed every other round) and each rate is that median.
 
 For each jbandits policy it also prints the compile time (first call minus the warm
 median) and the number of kernels one engine step runs in the optimised HLO
@@ -57,6 +59,7 @@ already set), so :func:`jbandits.simulate` shards the replications over the core
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import time
 
@@ -68,7 +71,11 @@ import numpy as np  # noqa: E402
 
 import jbandits  # noqa: E402
 from benchmarks import hlo  # noqa: E402
-from benchmarks._timing import load, median_time  # noqa: E402
+from benchmarks._timing import (  # noqa: E402
+    load,
+    median_time,
+    median_times_interleaved,
+)
 from jbandits import problems  # noqa: E402
 
 TAU, EPS = 0.5, 0.05
@@ -248,6 +255,12 @@ def main(argv=None):
     ap.add_argument("--beta-budget", type=int, default=2000, help="T of Beta rows")
     ap.add_argument("--beta-reps", type=int, default=100, help="R of Beta rows")
     ap.add_argument(
+        "--beta-repeats",
+        type=int,
+        default=7,
+        help="timed runs of each form in the Beta rows (interleaved)",
+    )
+    ap.add_argument(
         "--beta-arms", default="20,100", help="K of Beta rows (comma-separated)"
     )
     args = ap.parse_args(argv)
@@ -347,16 +360,37 @@ def main(argv=None):
         )
         kb, kp = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, bk))
         for name in ("thompson", "bayes_ucb"):
-            rates = {}
+            calls, comps = {}, {}
             for post in ("gauss", "beta"):
                 pol = jbandits.make(name, num_arms=bk, posterior=post)
-                rates[post], comp, kern = time_jbandits(pol, kb, kp, bb, br)
+                calls[post] = functools.partial(
+                    jbandits.simulate,
+                    pol,
+                    kb,
+                    kp,
+                    jax.random.key(1),
+                    budget=bb,
+                    num_reps=br,
+                    progress=False,
+                )
+                t0 = time.perf_counter()
+                calls[post]()
+                comps[post] = time.perf_counter() - t0
+            # the two forms alternate (short runs on a machine whose speed drifts)
+            times = median_times_interleaved(calls, args.beta_repeats)
+            rates = {post: bb * br / t for post, t in times.items()}
+            for post in ("gauss", "beta"):
+                kern = step_kernels(calls[post].args[0], kb, kp, bb, br)
+                comp = max(comps[post] - times[post], 0.0)
                 row(
                     f"{name}[{post}]",
                     rates[post],
                     f"compile {comp:.1f} s; step: {kern}",
                 )
-            print(f"  {name}: beta / gauss = {rates['beta'] / rates['gauss']:.3f}")
+            print(
+                f"  {name}: beta / gauss = {rates['beta'] / rates['gauss']:.3f} "
+                f"(median of {args.beta_repeats}, interleaved)"
+            )
 
     # ----------------------------------------------------------------- other policies
     for label, kw in {

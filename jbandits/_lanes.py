@@ -47,3 +47,22 @@ def any_lane(pred: Array) -> Array:
     if name is None:
         return pred
     return jax.lax.psum(jnp.asarray(pred).astype(jnp.int32), name) > 0
+
+
+def recorded() -> bool:
+    """Whether a lanes axis is recorded (tracing inside the batched runner)."""
+    return _AXIS.get() is not None
+
+
+def gather(x: Array) -> Array:
+    """``x`` of every lane of the recorded axis, stacked (``[lanes, *x.shape]``).
+
+    Under ``vmap`` the result is one array, the same for every lane: what is computed
+    from it alone is computed once for the batch, not once per lane.
+    """
+    return jax.lax.all_gather(x, _AXIS.get())
+
+
+def index() -> Array:
+    """This lane's position on the recorded axis (``[] int32``)."""
+    return jax.lax.axis_index(_AXIS.get())

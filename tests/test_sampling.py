@@ -1,5 +1,7 @@
 """jbandits._sampling: Beta draws by Marsaglia-Tsang gammas in three stages."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -122,6 +124,68 @@ def test_the_sampler_reads_the_lanes_of_the_recorded_axis():
     finally:
         _sampling.default_stages = stages
     assert seen == [7, 1]
+
+
+@pytest.mark.parametrize("lanes", [2, 50, 10_000])
+@pytest.mark.parametrize("n", [1, 20, 100])
+def test_pool_size_bounds_the_stage_three_rate(n, lanes):
+    # the least q (<= n lanes) with P(Poisson(P_NAN_MAX n lanes) > q) <= STAGE3_RATE
+    # / 2, rounded up to a multiple of 8
+    s = _sampling.pool_size(n, lanes)
+    budget = _sampling.STAGE3_RATE / 2.0
+    tail = scipy.stats.poisson(_sampling.P_NAN_MAX * n * lanes).sf
+    q = 1
+    while tail(q) > budget and q < n * lanes:
+        q += 1
+    assert s == -(-q // 8) * 8
+    # pooled slots are fewer than per-lane ones beyond a few lanes
+    assert lanes < 50 or s < lanes * _sampling.default_stages(n, lanes)[0] / 1.5
+
+
+def _lane_draws(keys, a, b, **stages):
+    def lanes(keys):
+        with _lanes.axis("lanes"):
+            return jax.vmap(
+                lambda k: _sampling.beta(k, a, b, **stages), axis_name="lanes"
+            )(keys)
+
+    return np.asarray(jax.jit(lanes)(keys), np.float64)
+
+
+@pytest.mark.parametrize("pool", [None, 1, 3])
+def test_pooled_stage_two_gives_the_per_lane_draws(pool):
+    # under a recorded axis stage 2 is pooled over the lanes (a small pool leaves
+    # the rest to stage 3); the draws are those of per-lane slots and of no axis
+    keys = jax.random.split(jax.random.key(11), 300)
+    a = np.tile(np.array([2.0, 3.0, 2.0, 1.0, 40.0], np.float32), 4)
+    b = np.tile(np.array([2.0, 1.0, 5.0, 7.0, 2.0], np.float32), 4)
+    pooled = _lane_draws(keys, a, b, pool=pool)
+    per_lane = _lane_draws(keys, a, b, pool=0)
+    plain = np.asarray(jax.jit(jax.vmap(lambda k: _sampling.beta(k, a, b)))(keys))
+    assert not np.isnan(pooled).any()
+    np.testing.assert_allclose(pooled, per_lane, rtol=2e-6)
+    np.testing.assert_allclose(pooled, plain, rtol=2e-6)
+    # stage 1 left NaN entries in some lanes, so the pool had work to do
+    idx = np.arange(a.size, dtype=np.int32)
+    stage1 = jax.vmap(lambda k: _sampling._ratio(k, a, b, idx, idx + a.size, 1))(keys)
+    assert np.isnan(np.asarray(stage1)).sum() > 3
+
+
+def test_pooled_stage_two_runs_once_per_batch():
+    # its tries are computed on [pool] arrays, not per lane: the jaxpr's gammas of
+    # stage 2 carry no lane axis (all_gather makes them the same for every lane)
+    keys = jax.random.split(jax.random.key(0), 50)
+
+    def lanes(keys):
+        with _lanes.axis("lanes"):
+            return jax.vmap(lambda k: _sampling.beta(k, A, B), axis_name="lanes")(keys)
+
+    text = str(jax.make_jaxpr(lanes)(keys))
+    size = _sampling.pool_size(A.size, 50)
+    assert "all_gather" not in text  # batched away: the gathered arrays are inputs
+    # normals of stage 2's tries (the retries too) on the pool, none per lane
+    assert len(re.findall(rf"f32\[{size}\] = erf_inv", text)) >= 2
+    assert not re.findall(rf"f32\[50,{size}\] = erf_inv", text)
 
 
 def test_stage_one_leaves_fewer_nan_entries_than_the_slots_assume():
