@@ -149,6 +149,8 @@ def pool_size(n: int, lanes: int) -> int:
 
 def _poisson_quantile(lam: float, tail: float) -> int:
     """The least ``s >= 1`` with ``P(Poisson(lam) > s) <= tail``."""
+    if lam <= 0.0:  # no entries
+        return 1
     # terms in logs: exp(-lam) underflows beyond lam ~ 745 (10^4 lanes at n = 100)
     log_term = -lam
     below, s = math.exp(log_term), 0  # P(count <= s)
@@ -214,17 +216,26 @@ def _ratio(key, a, b, ea, eb, count):
     return ga / (ga + gb)
 
 
-def _slots(key, a, b, theta, slots, retries):
-    """Stage 2: the first ``slots`` NaN entries of ``theta`` (1-D), redone."""
+def _first_nan(theta, a, b, slots):
+    """The first ``slots`` NaN entries of ``theta`` (1-D) with valid shapes, lowest
+    index first (``n`` where there are fewer), and how many there are (at most
+    ``slots``)."""
     n = theta.shape[0]
     iota = lax.iota(jnp.int32, n)
     left = jnp.isnan(theta) & (a >= 1.0) & (b >= 1.0)
+    count = jnp.minimum(jnp.sum(left, dtype=jnp.int32), slots)
     picked = []
     for _ in range(slots):
         j = jnp.min(jnp.where(left, iota, n))
         picked.append(j)
         left = left & (iota != j)
-    idx = jnp.stack(picked)  # [slots]; n where fewer NaN entries
+    return jnp.stack(picked), count
+
+
+def _slots(key, a, b, theta, slots, retries):
+    """Stage 2: the first ``slots`` NaN entries of ``theta`` (1-D), redone."""
+    n = theta.shape[0]
+    idx, _ = _first_nan(theta, a, b, slots)
     safe = jnp.minimum(idx, n - 1)
     redo = _ratio(key, a[safe], b[safe], safe, safe + n, 1 + retries)
     return theta.at[idx].set(redo, mode="drop")
@@ -237,15 +248,7 @@ def _pooled(key, a, b, theta, slots, size, retries):
     slot's lane key (:func:`jbandits._lanes.gather`); per-lane slots must each be
     sized for that lane's rare worst case. Entries that find no slot stay NaN."""
     n = theta.shape[0]
-    iota = lax.iota(jnp.int32, n)
-    left = jnp.isnan(theta) & (a >= 1.0) & (b >= 1.0)
-    count = jnp.minimum(jnp.sum(left, dtype=jnp.int32), slots)
-    picked = []
-    for _ in range(slots):
-        j = jnp.min(jnp.where(left, iota, n))
-        picked.append(j)
-        left = left & (iota != j)
-    cand = jnp.stack(picked)  # [slots]; n where fewer NaN entries
+    cand, count = _first_nan(theta, a, b, slots)
     # the pool, the same on every lane: lane l's k-th entry at offset_l + k
     counts = _lanes.gather(count)  # [lanes]
     offsets = jnp.cumsum(counts) - counts
