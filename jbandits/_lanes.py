@@ -8,6 +8,8 @@ is the same for every lane, so a ``lax.cond`` on it stays a real branch under ``
 instead of becoming a select that computes both sides. Without a recorded axis,
 :func:`any_lane` returns the lane's own predicate (a real branch under ``jit``, a
 select under a ``vmap`` that names no axis); either way results are identical.
+:func:`gather` and :func:`index` (only with a recorded axis) let a helper compute
+something once for the whole batch, such as the Beta sampler's pooled stage 2.
 """
 
 from __future__ import annotations
