@@ -216,24 +216,31 @@ def step_kernels(policy, bandit, params, budget, lanes=None) -> str:
         return f"? ({type(err).__name__})"
 
 
+def simulate_call(policy, bandit, params, budget, reps, seed=1):
+    """A timed unit: one :func:`jbandits.simulate` call (no progress bar)."""
+    return functools.partial(
+        jbandits.simulate,
+        policy,
+        bandit,
+        params,
+        jax.random.key(seed),
+        budget=budget,
+        num_reps=reps,
+        progress=False,
+    )
+
+
+def first_call_seconds(call) -> float:
+    """Wall time of ``call()`` (its first: compilation included)."""
+    t0 = time.perf_counter()
+    call()
+    return time.perf_counter() - t0
+
+
 def time_jbandits(policy, bandit, params, budget, reps, repeats=3):
     """(pulls/s median of ``repeats``, compile seconds, kernels per step)."""
-
-    def call(seed=1):
-        jbandits.simulate(
-            policy,
-            bandit,
-            params,
-            jax.random.key(seed),
-            budget=budget,
-            num_reps=reps,
-            progress=False,
-        )
-
-    t0 = time.perf_counter()
-    call(0)
-    first = time.perf_counter() - t0
-    t = median_time(call, repeats)
+    first = first_call_seconds(simulate_call(policy, bandit, params, budget, reps, 0))
+    t = median_time(simulate_call(policy, bandit, params, budget, reps), repeats)
     return (
         budget * reps / t,
         max(first - t, 0.0),
@@ -360,28 +367,18 @@ def main(argv=None):
         )
         kb, kp = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, bk))
         for name in ("thompson", "bayes_ucb"):
-            calls, comps = {}, {}
-            for post in ("gauss", "beta"):
-                pol = jbandits.make(name, num_arms=bk, posterior=post)
-                calls[post] = functools.partial(
-                    jbandits.simulate,
-                    pol,
-                    kb,
-                    kp,
-                    jax.random.key(1),
-                    budget=bb,
-                    num_reps=br,
-                    progress=False,
-                )
-                t0 = time.perf_counter()
-                calls[post]()
-                comps[post] = time.perf_counter() - t0
+            pols = {
+                post: jbandits.make(name, num_arms=bk, posterior=post)
+                for post in ("gauss", "beta")
+            }
+            calls = {p: simulate_call(pol, kb, kp, bb, br) for p, pol in pols.items()}
+            firsts = {post: first_call_seconds(call) for post, call in calls.items()}
             # the two forms alternate (short runs on a machine whose speed drifts)
             times = median_times_interleaved(calls, args.beta_repeats)
             rates = {post: bb * br / t for post, t in times.items()}
-            for post in ("gauss", "beta"):
-                kern = step_kernels(calls[post].args[0], kb, kp, bb, br)
-                comp = max(comps[post] - times[post], 0.0)
+            for post, pol in pols.items():
+                kern = step_kernels(pol, kb, kp, bb, br)
+                comp = max(firsts[post] - times[post], 0.0)
                 row(
                     f"{name}[{post}]",
                     rates[post],

@@ -51,11 +51,6 @@ def any_lane(pred: Array) -> Array:
     return jax.lax.psum(jnp.asarray(pred).astype(jnp.int32), name) > 0
 
 
-def recorded() -> bool:
-    """Whether a lanes axis is recorded (tracing inside the batched runner)."""
-    return _AXIS.get() is not None
-
-
 def gather(x: Array) -> Array:
     """``x`` of every lane of the recorded axis, stacked (``[lanes, *x.shape]``).
 
