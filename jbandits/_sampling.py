@@ -49,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jbandits import _fuse, _lanes, _prng
+from jbandits import _fuse, _lanes, _prng, arms
 from jbandits.types import Array, ArrayLike, Key
 
 TRIES = 1  # tries of every gamma (stage 1)
@@ -220,16 +220,9 @@ def _first_nan(theta, a, b, slots):
     """The first ``slots`` NaN entries of ``theta`` (1-D) with valid shapes, lowest
     index first (``n`` where there are fewer), and how many there are (at most
     ``slots``)."""
-    n = theta.shape[0]
-    iota = lax.iota(jnp.int32, n)
     left = jnp.isnan(theta) & (a >= 1.0) & (b >= 1.0)
     count = jnp.minimum(jnp.sum(left, dtype=jnp.int32), slots)
-    picked = []
-    for _ in range(slots):
-        j = jnp.min(jnp.where(left, iota, n))
-        picked.append(j)
-        left = left & (iota != j)
-    return jnp.stack(picked), count
+    return arms.lowest_set(left, slots), count
 
 
 def _slots(key, a, b, theta, slots, retries):

@@ -243,6 +243,45 @@ def _nth_set_bit(word: Array, r: Array) -> Array:
     return lo
 
 
+def pack_bits(flags: Array) -> Array:
+    """``flags`` (1-D bool, size ``n``) packed into ``ceil(n / 32)`` ``uint32``
+    words: bit ``j`` of word ``w`` is ``flags[32 w + j]`` (0 past ``n``)."""
+    size = flags.shape[-1]
+    words = -(-size // 32)
+    flags = jnp.pad(flags, (0, 32 * words - size)).reshape(words, 32)
+    weights = jnp.left_shift(np.uint32(1), jnp.arange(32, dtype=jnp.uint32))
+    return jnp.sum(jnp.where(flags, weights, np.uint32(0)), axis=-1, dtype=jnp.uint32)
+
+
+def lowest_set(flags: Array, count: int) -> Array:
+    """The ``count`` lowest indices where ``flags`` (1-D bool, size ``n``) holds, in
+    increasing order, ``n`` for those past the last one (``[count] int32``).
+
+    The flags are packed (:func:`pack_bits`); the ``s``-th index lies in the first
+    word whose running count of set bits exceeds ``s`` and is found there by
+    :func:`_nth_set_bit`: elementwise over the ``count`` results, so XLA computes
+    them in one kernel after the packing, where ``count`` masked min-reductions over
+    the ``n`` flags took two kernels each.
+    """
+    size = flags.shape[-1]
+    packed = pack_bits(flags)
+    per_word = jax.lax.population_count(packed).astype(jnp.int32)
+    s = jnp.arange(count, dtype=jnp.int32)
+    words = packed.shape[0]
+    # running counts through each word, unrolled (ceil(n / 32) words)
+    upto = [per_word[0]]
+    for w in range(1, words):
+        upto.append(upto[-1] + per_word[w])
+    word, before, base = packed[-1], upto[-1] - per_word[-1], 32 * (words - 1)
+    for w in reversed(range(words - 1)):
+        take = s < upto[w]
+        word = jnp.where(take, packed[w], word)
+        before = jnp.where(take, upto[w] - per_word[w], before)
+        base = jnp.where(take, 32 * w, base)
+    found = base + _nth_set_bit(word, s - before)
+    return jnp.where(s < upto[-1], found, size).astype(jnp.int32)
+
+
 def _random_tied(tied: Array, key: Key) -> Array:
     """The ``floor(b * n / 2**32)``-th tied arm in index order (``-1`` if none), with
     ``n`` the number of tied arms and ``b = jax.random.bits(key)`` (32 bits).
@@ -255,11 +294,8 @@ def _random_tied(tied: Array, key: Key) -> Array:
     ``ceil(K / 32)`` words plus :func:`_nth_set_bit`: one hash per selection and no
     per-arm random numbers.
     """
-    size = tied.shape[-1]
-    words = -(-size // 32)
-    flags = jnp.pad(tied, (0, 32 * words - size)).reshape(words, 32)
-    weights = jnp.left_shift(np.uint32(1), jnp.arange(32, dtype=jnp.uint32))
-    packed = jnp.sum(jnp.where(flags, weights, np.uint32(0)), axis=-1, dtype=jnp.uint32)
+    packed = pack_bits(tied)
+    words = packed.shape[0]
     per_word = jax.lax.population_count(packed).astype(jnp.int32)  # [W]
     n = jnp.sum(per_word)
     r = _mulhi(_prng.bits(key), n.astype(jnp.uint32)).astype(jnp.int32)

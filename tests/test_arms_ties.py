@@ -56,3 +56,26 @@ def test_random_ties_spanning_words_are_uniform():
     assert counts.sum() == counts[tied_arms].sum()
     se = np.sqrt(6000 * (1 / 6) * (5 / 6))
     assert np.all(np.abs(counts[tied_arms] - 1000) < 4.5 * se)
+
+
+@pytest.mark.parametrize("size", [1, 7, 31, 32, 33, 64, 100, 130])
+def test_lowest_set_lists_the_first_flags_in_order(size):
+    # the count lowest flagged indices, then size: np.nonzero's first entries
+    rng = np.random.default_rng(size)
+    pick = jax.jit(arms.lowest_set, static_argnums=1)
+    for density in (0.0, 0.03, 0.3, 1.0):
+        for count in (1, 4, 9, 40):
+            flags = rng.random(size) < density
+            want = list(np.nonzero(flags)[0][:count])
+            want += [size] * (count - len(want))
+            got = np.asarray(pick(flags, count))
+            assert got.dtype == np.int32
+            assert list(got) == want, (density, count)
+
+
+def test_pack_bits_puts_flag_j_of_word_w_at_bit_j():
+    flags = np.zeros(70, bool)
+    flags[[0, 5, 31, 32, 69]] = True
+    packed = np.asarray(arms.pack_bits(jnp.asarray(flags)))
+    assert packed.dtype == np.uint32
+    assert list(packed) == [1 | 1 << 5 | 1 << 31, 1, 1 << 5]

@@ -151,3 +151,18 @@ def test_thompson_beta_binarises_outside_the_arm_loop():
         ops for shape, ops in fusions if f"[{lanes},{num_arms}]" in shape and ops["xor"]
     ]
     assert len(wide) == 1, [dict(ops) for ops in wide]
+
+
+@pytest.mark.slow  # ~10 s on a 2-core machine: CI runs it in the slow step
+def test_thompson_beta_picks_stage_two_entries_in_one_kernel():
+    """Thompson sampling (Beta), K = 100: the pooled stage 2 finds each lane's first
+    NaN entries (``arms.lowest_set``) in one ``[lanes, slots]`` kernel after the
+    packing, not by a masked min-reduction and a mask update per slot (2 kernels
+    each, 9 slots here)."""
+    lanes, num_arms = 50, 100
+    fusions = _bernoulli_fusions("thompson", lanes, num_arms, posterior="beta")
+    masks = [
+        shape for shape, _ in fusions if shape.startswith(f"pred[{lanes},{num_arms}]")
+    ]
+    assert len(masks) <= 2, masks  # 9 before: a mask update per slot
+    assert len(fusions) <= 62, len(fusions)  # 74 before, 59 after
