@@ -9,22 +9,25 @@ stages, each of which keeps, per gamma, the first accepted try of one unbounded
 sequence of tries, so the draw is exact in distribution and does not depend on
 which stage finished it:
 
-1. :data:`TRIES` tries of every gamma, in straight-line code fused into one kernel
-   whose last operation is the Beta ratio ``G_a / (G_a + G_b)``; a Beta whose gammas
-   did not both accept is NaN.
-2. For at most ``slots`` NaN entries per draw (lowest indices first), both
-   gammas again from try 0 with ``retries`` more tries: a few scalar tries
-   instead of ``[K]``-wide ones. Both grow with the number of entries and of lanes
-   (:func:`default_stages`), so that stage 3 stays rare at every ``K`` and ``R``.
-   Inside the batched runner these entries of all lanes share one pool of
-   :func:`pool_size` slots, computed once for the batch (per-lane slots must each
-   cover their lane's rare worst case, so most of them idle: at K = 20 and 50
-   lanes, 56 pooled slots replace 200; Thompson Beta 1.14-1.28x faster, identical
+1. :data:`TRIES` tries of every gamma, in straight-line code fused into one kernel;
+   a gamma none of whose tries accepted is NaN.
+2. For at most ``slots`` NaN gammas per draw (lowest numbers first), ``retries``
+   more tries of that gamma alone: a few scalar tries instead of ``[K]``-wide ones
+   (the gamma that did accept keeps its value: redoing both gammas of the entry from
+   try 0 took 2 (1 + retries) tries per slot instead of ``retries``; Thompson Beta
+   1.06x at K = 100 and 1.24x at K = 20, identical draws). Both grow with the number
+   of entries and of lanes (:func:`default_stages`), so that stage 3 stays rare at
+   every ``K`` and ``R``. Inside the batched runner these gammas of all lanes share
+   one pool of :func:`pool_size` slots, computed once for the batch (per-lane slots
+   must each cover their lane's rare worst case, so most of them idle: at K = 20 and
+   50 lanes, 56 pooled slots replace 200; Thompson Beta 1.14-1.28x faster, identical
    draws).
-3. Only when some entry of some lane is still NaN (checked with
+3. Only when some gamma of some lane is still NaN (checked with
    :func:`jbandits._lanes.any_lane`, so a ``lax.cond`` skips it on the other steps),
    every gamma by a ``while`` loop over tries until all accept; it replaces the NaN
-   entries only.
+   gammas only.
+
+The Beta draw is then ``G_a / (G_a + G_b)``.
 
 Try ``m`` of gamma ``e`` (``e = j`` for ``G_a`` of entry ``j``, ``e = n + j`` for
 ``G_b``, ``n`` entries) is a pure function of ``(key, m, e)``: one threefry2x32 hash of
@@ -56,14 +59,15 @@ TRIES = 1  # tries of every gamma (stage 1)
 # Stage 3 runs for every lane of a batch when one lane needs it, so stage 2 is sized
 # by the lanes of the batch (:func:`jbandits._lanes.count`; 1 outside the runner):
 # stage 3 should run at no more than about STAGE3_RATE of the steps, half of that from
-# more NaN entries in a lane than slots, half from a slot whose gammas all reject
-# again. The rates assumed: an entry is NaN after stage 1 with probability P_NAN, a
+# more NaN gammas in a lane than slots, half from a slot whose gamma rejects all its
+# tries again. The rates assumed: stage 1 leaves fewer than P_NAN NaN gammas per
+# entry (both gammas of an entry rejecting is rare: ~P_REJECT^2), a
 # count per lane close to Poisson (measured along Thompson runs, Bernoulli 0.1..0.9,
 # T = 2000, 64 lanes: 0.012 of entries at K = 20, 0.016 at K = 100, P(> 8) = 6e-5 at
-# K = 100), and a try rejects with probability at most P_REJECT (1.8 % at shape 2, the
-# most of any shape >= 2; shape 1 never rejects try 0). A slot's failed gamma has
-# already rejected try 0 (stage 2 starts again from it), so it fails stage 2 with
-# probability P_REJECT^retries. Measured (Thompson Beta, 2 cores, in one process):
+# K = 100; NaN entries, counted before stage 2 worked per gamma), and a try rejects
+# with probability at most P_REJECT (1.8 % at shape 2, the most of any shape >= 2;
+# shape 1 never rejects try 0). A slot's gamma fails its ``retries`` tries of stage 2
+# with probability P_REJECT^retries. Measured (Thompson Beta, 2 cores, in one process):
 # with 4 slots at every K, stage 3 ran at nearly every step from K = 100 (R = 100:
 # 0.23 M pulls/s against 0.45-0.52 with 8 slots; K = 200: 0.15 against 0.31 with 12);
 # with 9 slots and two retries, 1.7e-4 of lanes still held a NaN after stage 2 (K =
@@ -71,10 +75,10 @@ TRIES = 1  # tries of every gamma (stage 1)
 # lanes), and K = 100, R = 500 ran 0.43 M pulls/s against 0.50 with three retries.
 P_NAN = 0.02
 P_REJECT = 0.02
-# the most an entry is NaN after stage 1 for shapes 1 or >= 2 (whole-number shapes
-# of posteriors on binary rewards): both gammas of shape 2, which rejects most (shape
-# 1 never does at try 0; shapes in (1, 2) reject more, up to 4.8 %)
-P_NAN_MAX = 1.0 - (1.0 - P_REJECT) ** 2
+# the most NaN gammas per entry after stage 1 for shapes 1 or >= 2 (whole-number
+# shapes of posteriors on binary rewards): both gammas of shape 2, which rejects most
+# (shape 1 never does at try 0; shapes in (1, 2) reject more, up to 4.8 %)
+P_NAN_MAX = 2.0 * P_REJECT
 STAGE3_RATE = 0.02
 SQUEEZE = 0.0331  # Marsaglia & Tsang's squeeze constant
 
@@ -116,7 +120,7 @@ def try_draws(key, m: ArrayLike, e: ArrayLike, dtype) -> tuple[Array, Array]:
 def default_stages(n: int, lanes: int = 1) -> tuple[int, int]:
     """``(slots, retries)`` of stage 2 for ``n``-entry draws in ``lanes`` lanes.
 
-    ``slots``: the least ``s >= 1`` (at most ``n``) with
+    ``slots`` (NaN gammas per lane): the least ``s >= 1`` (at most ``2 n``) with
     ``P(Poisson(P_NAN n) > s) <= STAGE3_RATE / (2 lanes)``; ``retries``: the least
     ``r >= 1`` with ``lanes P_NAN n P_REJECT^r <= STAGE3_RATE / 2``. At 50 lanes (R =
     100 on 2 cores): ``(4, 2)`` at ``n = 20``, ``(9, 3)`` at 100; at 250 lanes ``(5,
@@ -124,24 +128,25 @@ def default_stages(n: int, lanes: int = 1) -> tuple[int, int]:
     """
     lam = P_NAN * n
     slots = _poisson_quantile(lam, STAGE3_RATE / (2.0 * lanes))
-    return min(slots, n), _retries(lam * lanes)
+    return min(slots, 2 * n), _retries(lam * lanes)
 
 
 def pool_size(n: int, lanes: int) -> int:
     """Slots of the pooled stage 2 (:func:`beta` under the runner) for ``lanes``
-    lanes of ``n`` entries: the least ``s >= 1`` (at most ``n lanes``) with
+    lanes of ``n`` entries (``2 n`` gammas): the least ``s >= 1`` (at most
+    ``2 n lanes``) with
     ``P(Poisson(P_NAN_MAX n lanes) > s) <= STAGE3_RATE / 2``, rounded up to a
-    multiple of 8. 50 lanes: 56 slots at ``n = 20`` (per lane: 4 each, 200), 232 at
+    multiple of 8. 50 lanes: 56 slots at ``n = 20`` (per lane: 4 each, 200), 240 at
     ``n = 100`` (450).
 
-    Sized for the highest stage-1 NaN rate of an entry, not the average P_NAN: the
+    Sized for the highest stage-1 NaN rate, not the average P_NAN: the
     whole batch's count moves with the shapes of its draws (early in a Thompson
     run most shapes are small), where a lane's count is dominated by its own
     Poisson spread. Counted with P_NAN instead (K = 100, T = 500, 500 lanes), the
     pool overflowed and stage 3 ran at ~40 % of the steps.
     """
     lam = P_NAN_MAX * n * lanes
-    size = min(_poisson_quantile(lam, STAGE3_RATE / 2.0), n * lanes)
+    size = min(_poisson_quantile(lam, STAGE3_RATE / 2.0), 2 * n * lanes)
     # a multiple of 8: XLA:CPU ran the tries' kernel ~5x slower at odd sizes
     # (measured at K = 100, 50 lanes: 116 us at 231 and 233 slots, 24 us at 232)
     return -(-size // 8) * 8
@@ -208,41 +213,47 @@ def _tries(key, alpha, e, first, count, done=None, value=None):
     return done, value
 
 
-def _ratio(key, a, b, ea, eb, count):
-    """``G_a / (G_a + G_b)`` from tries ``0 .. count - 1``; NaN unless both accepted."""
-    done_a, ga = _tries(key, a, ea, 0, count)
-    done_b, gb = _tries(key, b, eb, 0, count)
-    ga = jnp.where(done_a & done_b, ga, jnp.nan)
-    return ga / (ga + gb)
+def _gammas(key, alpha, e, count):
+    """Every gamma from tries ``0 .. count - 1``: its value, NaN where none of them
+    accepted."""
+    done, value = _tries(key, alpha, e, 0, count)
+    return jnp.where(done, value, jnp.nan)
 
 
-def _first_nan(theta, a, b, slots):
-    """The first ``slots`` NaN entries of ``theta`` (1-D) with valid shapes, lowest
-    index first (``n`` where there are fewer), and how many there are (at most
-    ``slots``)."""
-    left = jnp.isnan(theta) & (a >= 1.0) & (b >= 1.0)
+def _redo(key, alpha, e, first, count):
+    """Tries ``first .. first + count - 1`` of the gammas ``e``: the first accepted
+    value, NaN where none was."""
+    done, value = _tries(key, alpha, e, first, count)
+    return jnp.where(done, value, jnp.nan)
+
+
+def _first_nan(gammas, slots):
+    """The first ``slots`` NaN gammas (1-D), lowest index first (the gammas' count
+    where there are fewer), and how many there are (at most ``slots``)."""
+    left = jnp.isnan(gammas)
     count = jnp.minimum(jnp.sum(left, dtype=jnp.int32), slots)
     return arms.lowest_set(left, slots), count
 
 
-def _slots(key, a, b, theta, slots, retries):
-    """Stage 2: the first ``slots`` NaN entries of ``theta`` (1-D), redone."""
-    n = theta.shape[0]
-    idx, _ = _first_nan(theta, a, b, slots)
-    safe = jnp.minimum(idx, n - 1)
-    redo = _ratio(key, a[safe], b[safe], safe, safe + n, 1 + retries)
-    return theta.at[idx].set(redo, mode="drop")
+def _slots(key, alpha, gammas, first, slots, retries):
+    """Stage 2: the first ``slots`` NaN gammas (1-D), ``retries`` tries from
+    ``first`` (the tries of stage 1)."""
+    m = gammas.shape[0]
+    idx, _ = _first_nan(gammas, slots)
+    safe = jnp.minimum(idx, m - 1)
+    redo = _redo(key, alpha[safe], safe, first, retries)
+    return gammas.at[idx].set(redo, mode="drop")
 
 
-def _pooled(key, a, b, theta, slots, size, retries):
+def _pooled(key, alpha, gammas, first, slots, size, retries):
     """Stage 2 for the lanes of the recorded axis together: each lane's first
-    ``slots`` NaN entries (as :func:`_slots` picks them) go, lane after lane, into
+    ``slots`` NaN gammas (as :func:`_slots` picks them) go, lane after lane, into
     one pool of ``size`` slots whose tries are computed once for the batch with each
     slot's lane key (:func:`jbandits._lanes.gather`); per-lane slots must each be
-    sized for that lane's rare worst case. Entries that find no slot stay NaN."""
-    n = theta.shape[0]
-    cand, count = _first_nan(theta, a, b, slots)
-    # the pool, the same on every lane: lane l's k-th entry at offset_l + k
+    sized for that lane's rare worst case. Gammas that find no slot stay NaN."""
+    m = gammas.shape[0]
+    cand, count = _first_nan(gammas, slots)
+    # the pool, the same on every lane: lane l's k-th gamma at offset_l + k
     counts = _lanes.gather(count)  # [lanes]
     offsets = jnp.cumsum(counts) - counts
     ks = lax.iota(jnp.int32, slots)
@@ -251,37 +262,30 @@ def _pooled(key, a, b, theta, slots, size, retries):
     lanes = counts.shape[0]
     lane_ids = jnp.repeat(lax.iota(jnp.int32, lanes), slots)
     lane = jnp.zeros(size, jnp.int32).at[at].set(lane_ids, mode="drop")
-    entry = jnp.zeros(size, jnp.int32)
-    entry = entry.at[at].set(
-        jnp.minimum(_lanes.gather(cand), n - 1).reshape(-1), mode="drop"
+    elem = jnp.zeros(size, jnp.int32)
+    elem = elem.at[at].set(
+        jnp.minimum(_lanes.gather(cand), m - 1).reshape(-1), mode="drop"
     )
     kd = _lanes.gather(jax.random.key_data(key))  # [lanes, 2]
     # the tries' inputs gathered in kernels of their own: fused into the tries'
     # kernel, the gathers kept XLA:CPU from vectorising it (7x slower per slot)
-    k1, k2, a_s, b_s = _fuse.materialise(
-        kd[lane, 0],
-        kd[lane, 1],
-        _lanes.gather(a)[lane, entry],
-        _lanes.gather(b)[lane, entry],
+    k1, k2, alpha_s = _fuse.materialise(
+        kd[lane, 0], kd[lane, 1], _lanes.gather(alpha)[lane, elem]
     )
-    redo = _ratio((k1, k2), a_s, b_s, entry, entry + n, 1 + retries)
+    redo = _redo((k1, k2), alpha_s, elem, first, retries)
     # once: XLA would otherwise fuse the tries into the lanes' gathers below and
     # compute them again for every lane
     redo = _fuse.materialise(redo)
     # this lane's results
     mine = offsets[_lanes.index()] + ks
     ok = (ks < count) & (mine < size)
-    return theta.at[jnp.where(ok, cand, n)].set(
+    return gammas.at[jnp.where(ok, cand, m)].set(
         redo[jnp.minimum(mine, size - 1)], mode="drop"
     )
 
 
-def _loop(key, a, b, ea, eb):
+def _loop(key, alpha, e):
     """Stage 3: every gamma by a ``while`` loop over tries until all accept."""
-    alpha = jnp.stack([a, b])
-    e = jnp.stack([ea, eb])
-    valid = alpha >= 1.0
-    alpha = jnp.where(valid, alpha, 1.0)
     done, value = _tries(key, alpha, e, 0, 1)
 
     def cond(c):
@@ -294,9 +298,7 @@ def _loop(key, a, b, ea, eb):
         return i + 1, done | ok, jnp.where(done, value, v)
 
     start = (jnp.asarray(1, jnp.uint32), done, value)
-    value = lax.while_loop(cond, body, start)[2]
-    value = jnp.where(valid, value, jnp.nan)
-    return value[0] / (value[0] + value[1])
+    return lax.while_loop(cond, body, start)[2]
 
 
 def beta(
@@ -324,8 +326,6 @@ def beta(
     shape = a.shape
     a, b = a.reshape(-1), b.reshape(-1)
     n = a.shape[0]
-    ea = lax.iota(jnp.int32, n)
-    eb = ea + n
     lanes = _lanes.count()
     stages = default_stages(n, lanes)
     pooled = (
@@ -334,17 +334,20 @@ def beta(
     slots = stages[0] if slots is None else slots
     retries = stages[1] if retries is None else retries
     ok = (a >= 1.0) & (b >= 1.0)
-    a1, b1 = jnp.where(ok, a, 1.0), jnp.where(ok, b, 1.0)
-    theta = _ratio(key, a1, b1, ea, eb, tries)
+    # gamma e: G_a of entry e (e < n), G_b of entry e - n; invalid shapes draw at 1
+    alpha = jnp.where(jnp.concatenate([ok, ok]), jnp.concatenate([a, b]), 1.0)
+    e = lax.iota(jnp.int32, 2 * n)
+    gammas = _gammas(key, alpha, e, tries)
     if pooled:
         size = pool_size(n, lanes) if pool is None else pool
-        theta = _pooled(key, a1, b1, theta, slots, size, retries)
+        gammas = _pooled(key, alpha, gammas, tries, slots, size, retries)
     elif slots:
-        theta = _slots(key, a1, b1, theta, slots, retries)
-    need = _lanes.any_lane(jnp.any(jnp.isnan(theta)))
+        gammas = _slots(key, alpha, gammas, tries, slots, retries)
+    need = _lanes.any_lane(jnp.any(jnp.isnan(gammas)))
 
-    def fill(t):
-        return jnp.where(jnp.isnan(t), _loop(key, a1, b1, ea, eb), t)
+    def fill(g):
+        return jnp.where(jnp.isnan(g), _loop(key, alpha, e), g)
 
-    theta = lax.cond(need, fill, lambda t: t, theta)
+    gammas = lax.cond(need, fill, lambda g: g, gammas)
+    theta = gammas[:n] / (gammas[:n] + gammas[n:])
     return jnp.where(ok, theta, jnp.nan).reshape(shape)

@@ -141,16 +141,20 @@ def test_bayes_ucb_beta_hashes_each_word_once():
 
 @pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_thompson_beta_binarises_outside_the_arm_loop():
-    """Thompson sampling (Beta): the only ``[lanes, K]`` kernel that hashes is the
-    sampler's first stage (one draw per arm); the binarisation of the reward, one
-    word per lane, is not redone for every arm inside the ``[K]``-wide update of the
-    successes (it was, before ``_fuse.materialise``)."""
+    """Thompson sampling (Beta): no ``[lanes, K]`` kernel hashes, and one
+    ``[lanes, 2 K]`` kernel does, the sampler's first stage (both gammas of every
+    arm); the binarisation of the reward, one word per lane, is not redone for every
+    arm inside the ``[K]``-wide update of the successes (it was, before
+    ``_fuse.materialise``)."""
     lanes, num_arms = 16, 20
     fusions = _bernoulli_fusions("thompson", lanes, num_arms, posterior="beta")
-    wide = [
-        ops for shape, ops in fusions if f"[{lanes},{num_arms}]" in shape and ops["xor"]
-    ]
-    assert len(wide) == 1, [dict(ops) for ops in wide]
+
+    def hashing(width):
+        shape = f"[{lanes},{width}]"
+        return [dict(ops) for s, ops in fusions if shape in s and ops["xor"]]
+
+    assert not hashing(num_arms), hashing(num_arms)
+    assert len(hashing(2 * num_arms)) == 1, hashing(2 * num_arms)
 
 
 @pytest.mark.slow  # ~10 s on a 2-core machine: CI runs it in the slow step
@@ -165,4 +169,6 @@ def test_thompson_beta_picks_stage_two_entries_in_one_kernel():
         shape for shape, _ in fusions if shape.startswith(f"pred[{lanes},{num_arms}]")
     ]
     assert len(masks) <= 2, masks  # 9 before: a mask update per slot
-    assert len(fusions) <= 62, len(fusions)  # 74 before, 59 after
+    # 74 before, 59 after; 69 since stage 2 redoes single gammas (XLA splits their
+    # tries into ~15 pool-sized kernels, yet the step runs 1.05-1.2x faster)
+    assert len(fusions) <= 72, len(fusions)
