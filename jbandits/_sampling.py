@@ -213,14 +213,7 @@ def _tries(key, alpha, e, first, count, done=None, value=None):
     return done, value
 
 
-def _gammas(key, alpha, e, count):
-    """Every gamma from tries ``0 .. count - 1``: its value, NaN where none of them
-    accepted."""
-    done, value = _tries(key, alpha, e, 0, count)
-    return jnp.where(done, value, jnp.nan)
-
-
-def _redo(key, alpha, e, first, count):
+def _gammas(key, alpha, e, first, count):
     """Tries ``first .. first + count - 1`` of the gammas ``e``: the first accepted
     value, NaN where none was."""
     done, value = _tries(key, alpha, e, first, count)
@@ -241,7 +234,7 @@ def _slots(key, alpha, gammas, first, slots, retries):
     m = gammas.shape[0]
     idx, _ = _first_nan(gammas, slots)
     safe = jnp.minimum(idx, m - 1)
-    redo = _redo(key, alpha[safe], safe, first, retries)
+    redo = _gammas(key, alpha[safe], safe, first, retries)
     return gammas.at[idx].set(redo, mode="drop")
 
 
@@ -272,7 +265,7 @@ def _pooled(key, alpha, gammas, first, slots, size, retries):
     k1, k2, alpha_s = _fuse.materialise(
         kd[lane, 0], kd[lane, 1], _lanes.gather(alpha)[lane, elem]
     )
-    redo = _redo((k1, k2), alpha_s, elem, first, retries)
+    redo = _gammas((k1, k2), alpha_s, elem, first, retries)
     # once: XLA would otherwise fuse the tries into the lanes' gathers below and
     # compute them again for every lane
     redo = _fuse.materialise(redo)
@@ -337,7 +330,7 @@ def beta(
     # gamma e: G_a of entry e (e < n), G_b of entry e - n; invalid shapes draw at 1
     alpha = jnp.where(jnp.concatenate([ok, ok]), jnp.concatenate([a, b]), 1.0)
     e = lax.iota(jnp.int32, 2 * n)
-    gammas = _gammas(key, alpha, e, tries)
+    gammas = _gammas(key, alpha, e, 0, tries)
     if pooled:
         size = pool_size(n, lanes) if pool is None else pool
         gammas = _pooled(key, alpha, gammas, tries, slots, size, retries)

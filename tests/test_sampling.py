@@ -190,7 +190,7 @@ def _stage_one(keys, a, b):
     """Stage 1's gammas ``[lanes, 2 n]`` (G_a then G_b; NaN where try 0 rejected)."""
     alpha = np.concatenate([a, b])
     e = jnp.arange(alpha.size)
-    fn = jax.jit(jax.vmap(lambda k: _sampling._gammas(k, alpha, e, 1)))
+    fn = jax.jit(jax.vmap(lambda k: _sampling._gammas(k, alpha, e, 0, 1)))
     return np.asarray(fn(keys))
 
 
