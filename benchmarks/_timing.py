@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import time
+
+import jax
+
+import jbandits
 
 
 def load() -> str:
     """The machine's 1, 5 and 15 minute load averages, for the printed header."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def simulate_call(policy, bandit, params, budget, reps, seed=1, **kwargs):
+    """One :func:`jbandits.simulate` call, not yet made (no progress bar;
+    ``kwargs`` go to ``simulate``): the timed unit of the benchmarks."""
+    return functools.partial(
+        jbandits.simulate,
+        policy,
+        bandit,
+        params,
+        jax.random.key(seed),
+        budget=budget,
+        num_reps=reps,
+        progress=False,
+        **kwargs,
+    )
 
 
 def median_time(fn, repeats: int = 3, *, warm: bool = False) -> float:

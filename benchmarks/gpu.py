@@ -38,7 +38,7 @@ import numpy as np
 
 import jbandits
 from benchmarks import hlo
-from benchmarks._timing import load, median_time
+from benchmarks._timing import load, median_time, simulate_call
 from jbandits.policies import _phases
 
 CURVE = ("apt", "sequential_halving", "ucb1")
@@ -97,19 +97,6 @@ def _state_bytes(policy, num_arms: int) -> int:
     return sum(x.size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(state))
 
 
-def _simulate(policy, bandit, params, steps, reps, seed=0, **kw):
-    return jbandits.simulate(
-        policy,
-        bandit,
-        params,
-        jax.random.key(seed),
-        budget=steps,
-        num_reps=reps,
-        progress=False,
-        **kw,
-    )
-
-
 def _kernels(policy, bandit, params, steps, lanes) -> str:
     try:
         counts = hlo.engine_step_kernels(policy, bandit, params, steps, lanes)
@@ -125,7 +112,7 @@ def measure(label, num_arms, steps, arm_lanes, kernels: bool) -> dict:
     reps = max(1, int(arm_lanes) // num_arms)
 
     def call(seed):  # one chunk: every lane in one program
-        _simulate(policy, bandit, params, steps, reps, seed, batch_size=reps)
+        simulate_call(policy, bandit, params, steps, reps, seed, batch_size=reps)()
 
     t0 = time.perf_counter()
     call(0)
@@ -167,7 +154,7 @@ def run_check(num_arms: int, steps: int, reps: int) -> dict:
     out = {}
     for label in CHECK:
         policy = make(label, num_arms, steps)
-        res = _simulate(policy, bandit, params, steps, reps, record_arms=True)
+        res = simulate_call(policy, bandit, params, steps, reps, 0, record_arms=True)()
         out[label + "/pulls"] = np.asarray(res.pulls)
         out[label + "/output"] = np.asarray(res.output)
         out[label + "/arms"] = np.asarray(res.arms)

@@ -59,7 +59,6 @@ already set), so :func:`jbandits.simulate` shards the replications over the core
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import time
 
@@ -75,6 +74,7 @@ from benchmarks._timing import (  # noqa: E402
     load,
     median_time,
     median_times_interleaved,
+    simulate_call,
 )
 from jbandits import problems  # noqa: E402
 
@@ -214,20 +214,6 @@ def step_kernels(policy, bandit, params, budget, lanes=None) -> str:
         return out
     except Exception as err:  # noqa: BLE001 - informational only
         return f"? ({type(err).__name__})"
-
-
-def simulate_call(policy, bandit, params, budget, reps, seed=1):
-    """A timed unit: one :func:`jbandits.simulate` call (no progress bar)."""
-    return functools.partial(
-        jbandits.simulate,
-        policy,
-        bandit,
-        params,
-        jax.random.key(seed),
-        budget=budget,
-        num_reps=reps,
-        progress=False,
-    )
 
 
 def first_call_seconds(call) -> float:
