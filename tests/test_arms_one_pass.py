@@ -1,6 +1,7 @@
 """jbandits.arms "first" selection over few arms: the one-pass (value, index)
-reduction returns the arm of the two-pass form (reduction, comparison, first index),
-and the forced round robin's next real arm is round_robin's next arm."""
+reduction and the knock-out tree return the arm of the two-pass form (reduction,
+comparison, first index), and the forced round robin's next real arm is
+round_robin's next arm."""
 
 import jax
 import jax.numpy as jnp
@@ -54,9 +55,33 @@ def test_one_pass_matches_two_passes(num_arms, largest, monkeypatch):
     assert (np.asarray(one) == -1).sum() >= 20
 
 
+@pytest.mark.parametrize("largest", [False, True])
+@pytest.mark.parametrize(
+    "num_arms", [arms.ONE_PASS_MAX_ARMS + 1, 33, arms.TREE_MAX_ARMS]
+)
+def test_tree_matches_two_passes(num_arms, largest, monkeypatch):
+    assert arms.uses_tree(num_arms, "first")
+    score, mask = _cases(num_arms)
+    fn = arms.argmax_masked if largest else arms.argmin_masked
+    tree = jax.jit(jax.vmap(lambda s, m: fn(s, m)))(score, mask)
+    monkeypatch.setattr(arms, "TREE_MAX_ARMS", 0)  # the two-pass form
+    assert not arms.uses_tree(num_arms, "first")
+    two = jax.jit(jax.vmap(lambda s, m: fn(s, m)))(score, mask)
+    np.testing.assert_array_equal(np.asarray(tree), np.asarray(two))
+    want = [
+        _reference(s, m, largest)
+        for s, m in zip(np.asarray(score), np.asarray(mask), strict=True)
+    ]
+    assert np.asarray(tree).tolist() == want
+    assert (np.asarray(tree) == -1).sum() >= 20
+
+
 def test_one_pass_is_only_for_first_ties_and_few_arms():
     assert not arms.uses_one_pass(arms.ONE_PASS_MAX_ARMS + 1, "first")
     assert not arms.uses_one_pass(4, "random")
+    assert not arms.uses_tree(arms.ONE_PASS_MAX_ARMS, "first")
+    assert not arms.uses_tree(arms.TREE_MAX_ARMS + 1, "first")
+    assert not arms.uses_tree(20, "random")
 
 
 def test_one_pass_under_grad_has_no_gradient_issue():
