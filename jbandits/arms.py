@@ -320,15 +320,21 @@ def _random_tied(tied: Array, key: Key) -> Array:
 # Sequential Halving 1.3x, KL-UCB 1.1x, Successive Rejects 1.0x.
 ONE_PASS_MAX_ARMS = 10
 
-# Above it and up to this many arms a "first" selection is a knock-out tree written
-# out over the arms (arm 2i against arm 2i + 1, then the winners, ...): K - 1
-# elementwise comparisons per lane in one kernel, vectorised over the lanes, where
-# the two-pass form's reductions over a short arm axis run an element at a time.
-# Same process, interleaved runs, identical outputs, T = 2000, against the two-pass
-# form, ns/pull/core at R = 500 / 2000: APT K = 12 1.23x / 1.32x, K = 16 1.24x /
-# 1.37x, K = 32 1.66x / 1.56x, K = 50 1.21x / 1.31x, K = 64 1.29x / 1.33x, UCB1
-# (first ties) K = 20 1.44x / 1.48x; at K = 100 1.13x / 0.97x (not taken), and at
-# K = 10 0.81x / 0.44x against the one-pass reduction.
+# Above it and up to this many arms a "first" selection asked for with ``tree=True``
+# is a knock-out tree written out over the arms (arm 2i against arm 2i + 1, then the
+# winners, ...): K - 1 elementwise comparisons per lane in one kernel, vectorised over
+# the lanes, where the two-pass form's reductions over a short arm axis run an element
+# at a time. It pays where the score is read from memory or computed arm by arm, and
+# loses where computing it reduces over the arms (XLA fuses that computation into the
+# tree's kernel): index policies ask for it when their index is elementwise. Same
+# process, interleaved runs, identical outputs, T = 2000, against the two-pass form,
+# ns/pull/core at R = 500 / 2000: APT K = 12 1.23x / 1.32x, K = 16 1.24x / 1.37x,
+# K = 32 1.66x / 1.56x, K = 50 1.21x / 1.31x, K = 64 1.29x / 1.33x; at R = 200 / 1000
+# and K = 20: UCB1 (first ties) 1.23x / 1.36x, LSA 1.31x / 1.38x, UCBE 1.04x / 1.38x,
+# MOSS 1.18x / 1.40x, KL-UCB 1.12x / 0.98x; not asked for: GapE (gaps to the best
+# arm) 0.68x / 0.58x, AugUCB 0.81x / 0.92x, Sequential Halving 0.88x / 1.02x. At
+# K = 100 APT 1.13x / 0.97x (R = 500 / 2000), and at K = 10 0.81x / 0.44x against
+# the one-pass reduction.
 TREE_MAX_ARMS = 64
 
 
@@ -338,8 +344,9 @@ def uses_one_pass(num_arms: int, tie_break: str) -> bool:
 
 
 def uses_tree(num_arms: int, tie_break: str) -> bool:
-    """Whether :func:`argmin_masked` / :func:`argmax_masked` select by a knock-out
-    tree over the arms (``"first"`` ties, more arms than the one-pass form takes)."""
+    """Whether :func:`argmin_masked` / :func:`argmax_masked` called with ``tree=True``
+    select by a knock-out tree over the arms (``"first"`` ties, more arms than the
+    one-pass form takes, at most :data:`TREE_MAX_ARMS`)."""
     return tie_break == "first" and ONE_PASS_MAX_ARMS < num_arms <= TREE_MAX_ARMS
 
 
@@ -437,6 +444,7 @@ def argmax_masked(
     *,
     key: Key | None = None,
     tie_break: str = "first",
+    tree: bool = False,
 ) -> Array:
     """Index of the largest eligible score (``[] int32``); NaN ranks as ``-inf``.
 
@@ -446,11 +454,16 @@ def argmax_masked(
     arm has probability within ``2**-32`` of ``1 / n`` and a single maximiser is
     returned whatever the key. An ineligible arm is never returned, whatever
     ``score`` holds (NaN, +-inf); ``-1`` when no arm is eligible.
+
+    ``tree`` (static): with ``"first"`` ties over ``ONE_PASS_MAX_ARMS + 1`` to
+    ``TREE_MAX_ARMS`` arms, select by a knock-out tree (the same arm; faster where
+    ``score`` is read from memory or computed arm by arm, slower where computing it
+    reduces over the arms: see :data:`TREE_MAX_ARMS`).
     """
     ok = _eligible(score, eligible)
     if uses_one_pass(score.shape[-1], tie_break):
         return _one_pass(score, ok, largest=True)
-    if uses_tree(score.shape[-1], tie_break):
+    if tree and uses_tree(score.shape[-1], tie_break):
         return _tree(score, ok, largest=True)
     s = jax.lax.optimization_barrier(jnp.where(ok & ~jnp.isnan(score), score, -jnp.inf))
     return _pick(s, ok, jnp.max(s), key, tie_break)
@@ -462,15 +475,17 @@ def argmin_masked(
     *,
     key: Key | None = None,
     tie_break: str = "first",
+    tree: bool = False,
 ) -> Array:
     """Index of the smallest eligible score (``[] int32``); NaN ranks as ``+inf``.
 
-    Same contract as :func:`argmax_masked` (never ineligible; ``-1`` if none).
+    Same contract as :func:`argmax_masked` (never ineligible; ``-1`` if none; the
+    same ``tree``).
     """
     ok = _eligible(score, eligible)
     if uses_one_pass(score.shape[-1], tie_break):
         return _one_pass(score, ok, largest=False)
-    if uses_tree(score.shape[-1], tie_break):
+    if tree and uses_tree(score.shape[-1], tie_break):
         return _tree(score, ok, largest=False)
     s = jax.lax.optimization_barrier(jnp.where(ok & ~jnp.isnan(score), score, jnp.inf))
     return _pick(s, ok, jnp.min(s), key, tie_break)

@@ -60,13 +60,16 @@ def test_one_pass_matches_two_passes(num_arms, largest, monkeypatch):
     "num_arms", [arms.ONE_PASS_MAX_ARMS + 1, 33, arms.TREE_MAX_ARMS]
 )
 def test_tree_matches_two_passes(num_arms, largest, monkeypatch):
+    """The knock-out tree (asked for) gives the arm of the two-pass form."""
     assert arms.uses_tree(num_arms, "first")
     score, mask = _cases(num_arms)
     fn = arms.argmax_masked if largest else arms.argmin_masked
-    tree = jax.jit(jax.vmap(lambda s, m: fn(s, m)))(score, mask)
-    monkeypatch.setattr(arms, "TREE_MAX_ARMS", 0)  # the two-pass form
+    tree = jax.jit(jax.vmap(lambda s, m: fn(s, m, tree=True)))(score, mask)
+    two = jax.jit(jax.vmap(lambda s, m: fn(s, m)))(score, mask)  # not asked for
+    monkeypatch.setattr(arms, "TREE_MAX_ARMS", 0)
     assert not arms.uses_tree(num_arms, "first")
-    two = jax.jit(jax.vmap(lambda s, m: fn(s, m)))(score, mask)
+    also_two = jax.jit(jax.vmap(lambda s, m: fn(s, m, tree=True)))(score, mask)
+    np.testing.assert_array_equal(np.asarray(two), np.asarray(also_two))
     np.testing.assert_array_equal(np.asarray(tree), np.asarray(two))
     want = [
         _reference(s, m, largest)

@@ -10,6 +10,7 @@ index and the output differ between such algorithms, so they are written once he
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -47,6 +48,7 @@ def index_policy(
     with_pulls: bool = False,
     variance: bool = True,
     local: bool = False,
+    elementwise: bool = False,
 ) -> Policy:
     """Build an index policy.
 
@@ -73,11 +75,20 @@ def index_policy(
         formula on the same statistics, written by the same scatter as its
         statistics (the other entries are unchanged by the pull). APT, UCBE, UCBEV,
         LSA, UCB-E.
+      elementwise: static; True when arm ``i``'s index is computed from arm ``i``'s
+        statistics (and ``n``, ``arm_mask``'s count) without reducing over the arms,
+        as in UCB1 or MOSS (implied by ``local``): over 11 to
+        :data:`jbandits.arms.TREE_MAX_ARMS` arms with ``"first"`` ties the selection
+        is then a knock-out tree (``arms.argmin_masked(tree=True)``), which is
+        faster there and slower where the index reduces over the arms (GapE).
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.choice("select", select, ("min", "max"))
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
-    pick = arms.argmin_masked if select == "min" else arms.argmax_masked
+    pick = functools.partial(
+        arms.argmin_masked if select == "min" else arms.argmax_masked,
+        tree=local or elementwise,
+    )
     one_pass = arms.uses_one_pass(num_arms, tie_break)
 
     if local and with_pulls:

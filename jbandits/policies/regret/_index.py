@@ -49,6 +49,7 @@ def index_policy(
         tie_break=tie_break,
         with_pulls=True,
         variance=variance,
+        elementwise=True,  # each index is a function of the arm's own statistics
     )
 
 
