@@ -371,30 +371,38 @@ def _smaller_first(a, b):
     return _better(a, b, largest=False)
 
 
-def _one_pass(score: Array, ok: Array, largest: bool) -> Array:
-    """The "first" selection as one (value, index) reduction: ineligible arms carry
-    NaN (worse than any value, ties among them by index), eligible NaN scores the
-    worst value; ``-1`` when the result is an ineligible arm. The same arm as
-    :func:`_pick` of the two-pass form, ``-0.0 == 0.0`` included."""
+def _ranked(score: Array, ok: Array, largest: bool) -> Array:
+    """The values the one-pass and tree forms rank: eligible NaN scores become the
+    worst value and ineligible arms NaN (worse than any value)."""
     worst = -jnp.inf if largest else jnp.inf
     value = jnp.where(jnp.isnan(score), worst, score)
-    value = jax.lax.stop_gradient(jnp.where(ok, value, jnp.nan))
+    return jax.lax.stop_gradient(jnp.where(ok, value, jnp.nan))
+
+
+def _winner(best: Array, arm: Array) -> Array:
+    """The selected arm, ``-1`` where the winning value is NaN (no eligible arm)."""
+    return jnp.where(jnp.isnan(best), -1, arm).astype(jnp.int32)
+
+
+def _one_pass(score: Array, ok: Array, largest: bool) -> Array:
+    """The "first" selection as one (value, index) reduction over :func:`_ranked`
+    values (NaN pairs tie by index); ``-1`` when the result is an ineligible arm.
+    The same arm as :func:`_pick` of the two-pass form, ``-0.0 == 0.0`` included."""
+    value = _ranked(score, ok, largest)
     index = jnp.arange(score.shape[-1], dtype=jnp.int32)
     better = _larger_first if largest else _smaller_first
     init = (jnp.asarray(jnp.nan, value.dtype), jnp.asarray(score.shape[-1], jnp.int32))
     best, arm = jax.lax.reduce((value, index), init, better, (score.ndim - 1,))
-    return jnp.where(jnp.isnan(best), -1, arm).astype(jnp.int32)
+    return _winner(best, arm)
 
 
 def _tree(score: Array, ok: Array, largest: bool) -> Array:
-    """The "first" selection as a knock-out tree over the arms: ineligible arms carry
-    NaN, eligible NaN scores the worst value, and of two entries the later one
-    (higher indices) wins only by a strictly better value or against a NaN, so ties
-    go to the lower index; ``-1`` when the winner is NaN. The same arm as
-    :func:`_pick` of the two-pass form, ``-0.0 == 0.0`` included."""
-    worst = -jnp.inf if largest else jnp.inf
-    value = jnp.where(jnp.isnan(score), worst, score)
-    value = jax.lax.stop_gradient(jnp.where(ok, value, jnp.nan))
+    """The "first" selection as a knock-out tree over the arms' :func:`_ranked`
+    values: of two entries the later one (higher indices) wins only by a strictly
+    better value or against a NaN, so ties go to the lower index; ``-1`` when the
+    winner is NaN. The same arm as :func:`_pick` of the two-pass form,
+    ``-0.0 == 0.0`` included."""
+    value = _ranked(score, ok, largest)
     batch = score.shape[:-1]
     entries = [
         (value[..., i], jnp.full(batch, i, jnp.int32)) for i in range(score.shape[-1])
@@ -408,8 +416,7 @@ def _tree(score: Array, ok: Array, largest: bool) -> Array:
         if len(entries) % 2:  # the last entry goes up unopposed
             winners.append(entries[-1])
         entries = winners
-    best, arm = entries[0]
-    return jnp.where(jnp.isnan(best), -1, arm).astype(jnp.int32)
+    return _winner(*entries[0])
 
 
 def _pick(
@@ -425,10 +432,11 @@ def _pick(
     return _random_tied(tied, key)
 
 
-# In the two-pass form of the two selections below (more than TREE_MAX_ARMS arms, or
-# random ties) ``s`` passes an optimization barrier before both the
-# reduction and the tie comparison: otherwise XLA may recompute it in two fusions that
-# contract multiply-adds differently, so that no entry equals the reduced extreme.
+# In the two-pass form of the two selections below (more than ONE_PASS_MAX_ARMS arms
+# without ``tree=True``, more than TREE_MAX_ARMS with it, or random ties) ``s`` passes
+# an optimization barrier before both the reduction and the tie comparison: otherwise
+# XLA may recompute it in two fusions that contract multiply-adds differently, so
+# that no entry equals the reduced extreme.
 # NaN and ineligible entries both become the worst value, but ties are taken among
 # the eligible arms only: an all-NaN (or all-worst) eligible set yields its first arm
 # and an ineligible arm can never be returned.
