@@ -9,20 +9,23 @@ import jax
 
 
 class _Counter(logging.Handler):
-    def __init__(self, name: str):
+    def __init__(self, name: str | None):
         super().__init__(logging.DEBUG)
         self.name_ = name
         self.count = 0
 
     def emit(self, record):
         msg = record.getMessage()
-        if msg.startswith("Finished XLA compilation") and f"jit({self.name_})" in msg:
+        if not msg.startswith("Finished XLA compilation"):
+            return
+        if self.name_ is None or f"jit({self.name_})" in msg:
             self.count += 1
 
 
 @contextlib.contextmanager
-def count_compiles(name: str = "jbandits_lanes"):
-    """Yields a counter whose ``.count`` is the number of compilations of ``name``."""
+def count_compiles(name: str | None = "jbandits_lanes"):
+    """Yields a counter whose ``.count`` is the number of compilations of ``name``
+    (of every program when ``name`` is None)."""
     logger = logging.getLogger("jax._src.dispatch")
     handler = _Counter(name)
     old = logger.level

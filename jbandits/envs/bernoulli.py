@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 
-from jbandits._validate import is_concrete
 from jbandits.envs import _common
 from jbandits.types import Array, ArrayLike, Bandit, Key
 
@@ -65,7 +65,8 @@ def bernoulli(means, *, arm_mask=None) -> tuple[Bandit, BernoulliParams]:
     """
     means = _common.as_float_array("means", means)
     _common.check_num_arms("means", means)
-    if is_concrete(means) and bool(jnp.any((means < 0.0) | (means > 1.0))):
+    values = _common.host(means)
+    if values is not None and np.any((values < 0.0) | (values > 1.0)):
         raise ValueError(f"means must lie in [0, 1] for Bernoulli arms, got {means}")
     mask = _common.make_mask(arm_mask, means.shape)
     return BERNOULLI, BernoulliParams(means=means, arm_mask=mask)

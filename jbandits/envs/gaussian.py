@@ -7,7 +7,6 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits._validate import is_concrete
 from jbandits.envs import _common
 from jbandits.types import Array, ArrayLike, Bandit, Key
 
@@ -66,11 +65,17 @@ def gaussian(means, stds, *, arm_mask=None) -> tuple[Bandit, GaussianParams]:
     """
     means = _common.as_float_array("means", means)
     if np.ndim(stds) == 0:
-        stds = jnp.broadcast_to(jnp.asarray(stds), means.shape)
+        values = _common.host(stds)
+        stds = (
+            jnp.broadcast_to(jnp.asarray(stds), means.shape)
+            if values is None
+            else np.broadcast_to(values, means.shape)
+        )
     stds = _common.as_float_array("stds", stds)
     _common.check_num_arms("means", means)
     _common.check_shapes("means", means, "stds", stds)
-    if is_concrete(stds) and bool(jnp.any(stds < 0.0)):
+    values = _common.host(stds)
+    if values is not None and np.any(values < 0.0):
         raise ValueError(f"stds must be >= 0, got {stds}")
     mask = _common.make_mask(arm_mask, means.shape)
     return GAUSSIAN, GaussianParams(means=means, stds=stds, arm_mask=mask)
