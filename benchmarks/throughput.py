@@ -330,15 +330,23 @@ def main(argv=None):
 
     # ------------------------------------------------------ ns per pull vs the floor
     print("APT ns per pull per core vs the floor 4 ns + (0.5 .. 1) ns * K")
-    # K = 10 also at 4R: a step's fixed costs (kernel dispatch, the loop's own
-    # iteration) are shared by fewer arm-lanes at small K, so few lanes per device
-    # measure the dispatch rather than the per-pull work the floor models
-    for k, r in ((10, reps), (10, 4 * reps), (100, reps), (1000, max(reps // 5, 2))):
+    # K = 10 also at 4R and 16R, K = 100 at 4R: a step's fixed costs (kernel
+    # dispatch, the loop's own iteration) are shared by fewer arm-lanes at small K,
+    # so few lanes per device measure the dispatch rather than the per-pull work the
+    # floor models (a sweep at scale runs thousands of lanes per device)
+    for k, r in (
+        (10, reps),
+        (10, 4 * reps),
+        (10, 16 * reps),
+        (100, reps),
+        (100, 4 * reps),
+        (1000, max(reps // 5, 2)),
+    ):
         m, s = apt_instance(k)
         b, p = jbandits.envs.gaussian(m, s)
-        if k == 100:
+        if (k, r) == (100, reps):
             rate = jb
-        else:  # K=1000: R/5 (time)
+        else:  # the other rows are timed here (K=1000 at R/5, for time)
             rate, comp, kern = time_jbandits(
                 jbandits.apt(k, threshold=TAU, epsilon=EPS), b, p, budget, r
             )
