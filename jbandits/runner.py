@@ -670,11 +670,25 @@ def execute(
         )
         return (sharding, p_shard, sharding, sharding, sharding, sharding)
 
-    # The size probe traces the program at the chunk shape (and sharding) that fits
-    # the whole work, so when that is the size chosen the call below reuses the trace
-    # (tracing is most of a second run's wall time once the executables are cached).
-    # The probe is abstract: one gathered lane gives dtypes and trailing shapes.
-    whole_size = -(-total // ndev) * ndev
+    def chunk_lanes(per_lane: int) -> int:
+        size = choose_chunk(
+            per_lane,
+            total,
+            memory_budget=memory_budget,
+            batch_size=batch_size,
+            multiple=ndev,
+        )
+        if batch_size is None:
+            size = _budget_homogeneous(size, lanes.budget, reps, ndev)
+        return size
+
+    # The size probe traces the program at the chunk shape (and sharding) chosen when
+    # memory does not bind (the user's batch_size, or the whole work cut to chunks of
+    # one budget), so when that is the size chosen the call below reuses the trace
+    # (tracing is most of a second run's wall time once the executables are cached;
+    # probing at the whole work traced chunked runs twice). The probe is abstract:
+    # one gathered lane gives dtypes and trailing shapes.
+    probe_size = chunk_lanes(1)
     one = gather(np.zeros(1, np.int64))
     tu = jax.tree_util
 
@@ -693,7 +707,7 @@ def execute(
         tree,
         [
             jax.ShapeDtypeStruct(
-                (whole_size, *_shape(x)[1:]) if batched_leaf else _shape(x),
+                (probe_size, *_shape(x)[1:]) if batched_leaf else _shape(x),
                 jax.dtypes.canonicalize_dtype(_dtype(x)),
                 sharding=None if where is None else where[n],
             )
@@ -702,16 +716,7 @@ def execute(
             )
         ],
     )
-    per_lane = _lane_bytes_cached(fn, probe)
-    size = choose_chunk(
-        per_lane,
-        total,
-        memory_budget=memory_budget,
-        batch_size=batch_size,
-        multiple=ndev,
-    )
-    if batch_size is None:
-        size = _budget_homogeneous(size, lanes.budget, reps, ndev)
+    size = chunk_lanes(_lane_bytes_cached(fn, probe))
     if store is not None:  # a resumed run keeps the recorded chunk layout
         size = store.chunk_size(group, size)
     num_chunks = -(-total // size)

@@ -59,12 +59,21 @@ def test_make_and_simulate_in_a_loop_compiles_once_and_memory_stays_flat():
     assert len(runner._CACHE) <= runner.CACHE_SIZE
 
 
-def test_size_probe_and_run_share_one_trace():
-    """A run that fits in one chunk traces the runner's program once.
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(budget=30, num_reps=6),  # one chunk
+        dict(budget=30, num_reps=32, batch_size=8),  # four chunks of the user's size
+    ],
+    ids=["one-chunk", "batch-size"],
+)
+def test_size_probe_and_run_share_one_trace(kw):
+    """A run traces the runner's program once, in one chunk or in several.
 
-    The chunk-size probe traces at the chunk's shape and sharding, so the call reuses
-    that trace (tracing is most of a second experiment run once executables come from
-    the persistent cache). Fails if the probe traces a one-lane shape (2 traces).
+    The chunk-size probe traces at the chunk's shape and sharding when memory does
+    not bind, so the call reuses that trace (tracing is most of a second experiment
+    run once executables come from the persistent cache). Fails if the probe traces a
+    one-lane shape, or the whole work where it is chunked (2 traces).
     """
     traces = []
 
@@ -81,11 +90,37 @@ def test_size_probe_and_run_share_one_trace():
     jax.monitoring.register_event_duration_secs_listener(listen)
     try:
         jbandits.simulate(
-            policy, bandit, params, jax.random.key(0), budget=30, num_reps=6,
-            progress=False,
+            policy, bandit, params, jax.random.key(0), progress=False, **kw
+        )
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert len(traces) == 1
+
+
+def test_budget_sweep_in_chunks_of_one_budget_traces_once():
+    """Chunks cut to one budget each (``_budget_homogeneous``): one trace too."""
+    traces = []
+
+    def listen(event, duration, **kw):
+        del duration
+        if event.endswith("jaxpr_trace_duration") and kw.get("fun_name") == (
+            "jbandits_lanes"
+        ):
+            traces.append(kw)
+
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 7))
+    runner.clear_cache()
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        report = runner.Report()
+        jbandits.sweep(
+            "successive_rejects", bandit, params, jax.random.key(0),
+            grid={"budget": [20, 40, 80]}, num_reps=256, horizon=80,
+            progress=False, report=report, metric=metrics.identification(),
         )  # fmt: skip
     finally:
         jax.monitoring.unregister_event_duration_listener(listen)
+    assert report.chunks > 1
     assert len(traces) == 1
 
 
