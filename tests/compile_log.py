@@ -37,3 +37,21 @@ def count_compiles(name: str | None = "jbandits_lanes"):
     finally:
         logger.removeHandler(handler)
         logger.setLevel(old)
+
+
+@contextlib.contextmanager
+def count_traces(name: str = "jbandits_lanes"):
+    """Yields a list that gets one entry per trace of the jitted function ``name``
+    (JAX's own ``jaxpr_trace_duration`` event)."""
+    traces = []
+
+    def listen(event, duration, **kw):
+        del duration
+        if event.endswith("jaxpr_trace_duration") and kw.get("fun_name") == name:
+            traces.append(kw)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield traces
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)

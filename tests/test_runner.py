@@ -11,7 +11,7 @@ import time
 import jax
 import numpy as np
 import pytest
-from compile_log import count_compiles
+from compile_log import count_compiles, count_traces
 
 import jbandits
 from jbandits import metrics, runner
@@ -75,51 +75,27 @@ def test_size_probe_and_run_share_one_trace(kw):
     run once executables come from the persistent cache). Fails if the probe traces a
     one-lane shape, or the whole work where it is chunked (2 traces).
     """
-    traces = []
-
-    def listen(event, duration, **kw):
-        del duration
-        if event.endswith("jaxpr_trace_duration") and kw.get("fun_name") == (
-            "jbandits_lanes"
-        ):
-            traces.append(kw)
-
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 7))
     policy = jbandits.make("apt", num_arms=7, threshold=0.5, epsilon=0.05)
     runner.clear_cache()
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
+    with count_traces() as traces:
         jbandits.simulate(
             policy, bandit, params, jax.random.key(0), progress=False, **kw
         )
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
     assert len(traces) == 1
 
 
 def test_budget_sweep_in_chunks_of_one_budget_traces_once():
     """Chunks cut to one budget each (``_budget_homogeneous``): one trace too."""
-    traces = []
-
-    def listen(event, duration, **kw):
-        del duration
-        if event.endswith("jaxpr_trace_duration") and kw.get("fun_name") == (
-            "jbandits_lanes"
-        ):
-            traces.append(kw)
-
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 7))
     runner.clear_cache()
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        report = runner.Report()
+    report = runner.Report()
+    with count_traces() as traces:
         jbandits.sweep(
             "successive_rejects", bandit, params, jax.random.key(0),
             grid={"budget": [20, 40, 80]}, num_reps=256, horizon=80,
             progress=False, report=report, metric=metrics.identification(),
         )  # fmt: skip
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
     assert report.chunks > 1
     assert len(traces) == 1
 
