@@ -72,12 +72,12 @@ def as_float_array(name: str, value) -> Array:
 def make_mask(arm_mask, shape: tuple[int, ...]) -> Array:
     if arm_mask is None:
         return jax.device_put(np.ones(shape, dtype=bool))
-    mask = jax.device_put(np.asarray(arm_mask)) if is_concrete(arm_mask) else arm_mask
+    real = host(arm_mask)  # checked here, put on the device once
+    mask = arm_mask if real is None else jax.device_put(real)
     if mask.shape != shape:
         raise ValueError(f"arm_mask must have shape {shape}, got {mask.shape}")
     if mask.dtype != jnp.bool_:
         raise ValueError(f"arm_mask must be boolean, got dtype {mask.dtype}")
-    real = host(mask)
     if real is not None and np.any(np.sum(real, axis=-1) < 2):
         raise ValueError("arm_mask must leave at least 2 real arms (K >= 2)")
     return mask
