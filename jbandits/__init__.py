@@ -16,6 +16,7 @@ from jbandits import (
     metrics,
     oracles,
     problems,
+    registry,
     runner,
     schedules,
     truth,
@@ -32,39 +33,24 @@ from jbandits.sweeps import (
 )
 from jbandits.types import Bandit, Policy
 
-# Top-level factories build policies that remember their arguments (policy.spec),
-# so the runner compiles one program per policy rather than one per closure.
-apt = factory("apt")
-augucb = factory("augucb")
-bayes_ucb = factory("bayes_ucb")
-csar = factory("csar")
-dmed = factory("dmed")
-eucbv = factory("eucbv")
-gape = factory("gape")
-gape_v = factory("gape_v")
-klucb = factory("klucb")
-lsa = factory("lsa")
-median_elimination = factory("median_elimination")
-moss = factory("moss")
-ocucb = factory("ocucb")
-optkg = factory("optkg")
-sar = factory("sar")
-sequential_halving = factory("sequential_halving")
-shadavar = factory("shadavar")
-shvar = factory("shvar")
-successive_rejects = factory("successive_rejects")
-thompson = factory("thompson")
-ua = factory("ua")
-ucb1 = factory("ucb1")
-ucb_e = factory("ucb_e")
-ucb_improved = factory("ucb_improved")
-ucbe = factory("ucbe")
-ucbev = factory("ucbev")
-ucbv = factory("ucbv")
-ugapeb = factory("ugapeb")
-ugapec = factory("ugapec")
-uniform = factory("uniform")
-vbr_provisional = factory("vbr_provisional")
+# Top-level factories (``jbandits.apt``, ...), one per registered policy, generated
+# from the registry: they build policies that remember their arguments
+# (policy.spec), so the runner compiles one program per policy rather than one per
+# closure. A policy registered later (outside the package) is reached the same way
+# through the module's __getattr__.
+_BUILTIN = tuple(names())
+globals().update({_name: factory(_name) for _name in _BUILTIN})
+
+
+def __getattr__(name: str):
+    if name in names():
+        return factory(name)
+    raise AttributeError(f"module 'jbandits' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(names()))
+
 
 __version__ = "0.1.0"
 
@@ -73,53 +59,24 @@ __all__ = [
     "Policy",
     "RunResult",
     "SweepResult",
-    "apt",
     "arms",
-    "augucb",
-    "bayes_ucb",
-    "csar",
-    "dmed",
     "envs",
-    "eucbv",
     "factory",
-    "gape",
-    "gape_v",
-    "klucb",
-    "lsa",
     "make",
-    "median_elimination",
     "metrics",
-    "moss",
     "names",
-    "ocucb",
-    "optkg",
     "oracles",
     "problems",
     "product_grid",
     "register",
+    "registry",
     "run",
     "runner",
-    "sar",
     "schedules",
-    "sequential_halving",
-    "shadavar",
-    "shvar",
     "simulate",
-    "successive_rejects",
     "sweep",
     "sweep_grid",
-    "thompson",
     "truth",
     "tune",
-    "ua",
-    "ucb1",
-    "ucb_e",
-    "ucb_improved",
-    "ucbe",
-    "ucbev",
-    "ucbv",
-    "ugapeb",
-    "ugapec",
-    "uniform",
-    "vbr_provisional",
+    *_BUILTIN,
 ]

@@ -1,5 +1,17 @@
 """Policies by name: ``jbandits.make("apt", num_arms=K, threshold=0.5)``.
 
+A policy registers itself in its own file, with the :func:`policy` decorator::
+
+    @registry.policy("apt")
+    def apt(num_arms, *, threshold, epsilon=None, tie_break="first") -> Policy: ...
+
+Every module of the family packages (:mod:`jbandits.policies.thresholding`,
+``identification``, ``regret``) is imported when the registry loads, so a new
+algorithm is its file (plus its plain-Python reference and trace cases in ``tests/``):
+``jbandits.make(name)``, ``jbandits.names()`` and the top-level ``jbandits.<name>``
+come from the registry. A policy defined outside the package registers the same way
+(or with :func:`register`) and is batched, swept and cached like a built-in one.
+
 Every registered name joins the shared contract and trace-equivalence tests (each name
 must have a trace case in ``tests/cases``; a test fails otherwise).
 
@@ -14,24 +26,33 @@ batched runner (:mod:`jbandits.runner`) splits them with :func:`split_kwargs` in
 from __future__ import annotations
 
 import functools
+import importlib
+import pkgutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from jbandits.types import Policy, PolicySpec
 
-_POLICIES: dict[str, Callable[..., Policy]] = {}
-_PREPARE: dict[str, Callable[..., dict]] = {}
+# Integer arguments that fix shapes or loop counts for every policy (all strings,
+# bools and None are static too); a policy adds its own with ``static=`` when it
+# registers. Every other number is traced by the runner.
+STATIC_INTS = frozenset({"num_arms"})
 
-# Integer arguments that fix shapes or loop counts (all strings, bools and None are
-# static too, and so is ``num_arms``); every other number is traced by the runner.
-STATIC_INTS = frozenset({"num_arms", "m", "num_iters"})
-# Per-policy arguments that size host-side round tables (kept static).
-STATIC_BY_POLICY = {
-    "eucbv": frozenset({"horizon"}),
-    "ucb_improved": frozenset({"horizon"}),
-}
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered policy: its factory, the host hook and the static numbers."""
+
+    name: str
+    factory: Callable[..., Policy]
+    prepare: Callable[..., dict] | None = None
+    static: frozenset = frozenset()
+
+
+_ENTRIES: dict[str, Entry] = {}
 
 
 def register(
@@ -39,23 +60,77 @@ def register(
     factory: Callable[..., Policy],
     *,
     prepare: Callable[..., dict] | None = None,
+    static: tuple[str, ...] | frozenset = (),
 ) -> None:
     """Register ``factory(num_arms, **params) -> Policy`` under ``name``.
 
-    ``prepare(num_arms, num_real_arms, budget, **kwargs) -> dict`` (optional) returns
-    extra keyword arguments computed on the host for one cell of a sweep (exact phase
-    schedules for the real number of arms and a concrete budget).
+    Args:
+      name: the name :func:`make` takes (a non-empty string, not yet registered;
+        registering the same function again, e.g. when its module is reloaded in a
+        notebook, replaces the entry).
+      factory: ``factory(num_arms, **params) -> Policy``.
+      prepare: optional host hook ``prepare(num_arms, num_real_arms, budget,
+        **kwargs) -> dict``: extra keyword arguments computed on the host for one
+        cell of a sweep (exact phase schedules for the real number of arms and a
+        concrete budget).
+      static: names of integer arguments that fix shapes or loop counts (besides
+        ``num_arms``; strings, bools and None are always static): they key the
+        compile cache instead of being traced.
     """
-    if not isinstance(name, str) or not name or name in _POLICIES:
-        raise ValueError(f"invalid or duplicate policy name {name!r}")
-    _POLICIES[name] = factory
-    if prepare is not None:
-        _PREPARE[name] = prepare
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"policy name must be a non-empty string, got {name!r}")
+    old = _ENTRIES.get(name)
+    reloaded = _qualname(old.factory) == _qualname(factory) if old else False
+    if (
+        old is not None
+        and old.factory is not factory
+        and not (reloaded and not hasattr(factory, "__wrapped__"))
+    ):
+        raise ValueError(
+            f"policy name {name!r} is already registered (by {_qualname(old.factory)})"
+        )
+    _ENTRIES[name] = Entry(name, factory, prepare, frozenset(static))
+    _WRAPPED.pop(name, None)
+
+
+def unregister(name: str) -> None:
+    """Remove ``name`` (a policy registered outside the package, e.g. in a test)."""
+    _check_name(name)
+    del _ENTRIES[name]
+    _WRAPPED.pop(name, None)
+
+
+def policy(
+    name: str,
+    *,
+    prepare: Callable[..., dict] | None = None,
+    static: tuple[str, ...] = (),
+) -> Callable[[Callable[..., Policy]], Callable[..., Policy]]:
+    """Decorator form of :func:`register`: ``@registry.policy("apt")`` over the
+    factory registers it under that name and returns it unchanged.
+
+    Example::
+
+        @jbandits.registry.policy("my_ucb", static=("window",))
+        def my_ucb(num_arms, *, alpha=2.0, window=10) -> jbandits.Policy: ...
+
+        jbandits.make("my_ucb", num_arms=5, alpha=1.0)
+    """
+
+    def decorate(factory: Callable[..., Policy]) -> Callable[..., Policy]:
+        register(name, factory, prepare=prepare, static=static)
+        return factory
+
+    return decorate
+
+
+def _qualname(fn) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
 
 
 def _check_name(name: str) -> None:
-    if name not in _POLICIES:
-        raise ValueError(f"unknown policy {name!r}; known: {sorted(_POLICIES)}")
+    if name not in _ENTRIES:
+        raise ValueError(f"unknown policy {name!r}; known: {sorted(_ENTRIES)}")
 
 
 def make(name: str, **params) -> Policy:
@@ -87,7 +162,7 @@ def make(name: str, **params) -> Policy:
         policy.spec.name   # "apt"
     """
     _check_name(name)
-    policy = _POLICIES[name](**params)
+    policy = _ENTRIES[name].factory(**params)
     spec = PolicySpec(name, tuple(sorted(params.items())))
     return policy._replace(spec=spec)
 
@@ -103,7 +178,7 @@ def names() -> list[str]:
 
         "successive_rejects" in jbandits.names()   # True
     """
-    return sorted(_POLICIES)
+    return sorted(_ENTRIES)
 
 
 def factory(name: str) -> Callable[..., Policy]:
@@ -138,7 +213,7 @@ _WRAPPED: dict[str, Callable[..., Policy]] = {}
 
 
 def _wrap(name: str) -> Callable[..., Policy]:
-    raw = _POLICIES[name]
+    raw = _ENTRIES[name].factory
 
     @functools.wraps(raw)
     def build(num_arms=None, /, **params):
@@ -152,18 +227,19 @@ def _wrap(name: str) -> Callable[..., Policy]:
 def raw_factory(name: str) -> Callable[..., Policy]:
     """The registered factory itself (no spec attached)."""
     _check_name(name)
-    return _POLICIES[name]
+    return _ENTRIES[name].factory
 
 
 def prepare_hook(name: str) -> Callable[..., dict] | None:
     """The host-side per-cell ``prepare`` of ``name``, or None."""
     _check_name(name)
-    return _PREPARE.get(name)
+    return _ENTRIES[name].prepare
 
 
 def is_static(key: str, value: Any, name: str = "") -> bool:
     """Whether a keyword argument of policy ``name`` fixes the program."""
-    if key in STATIC_INTS or key in STATIC_BY_POLICY.get(name, ()):
+    entry = _ENTRIES.get(name)
+    if key in STATIC_INTS or (entry is not None and key in entry.static):
         return True
     return value is None or isinstance(value, (str, bool, np.bool_))
 
@@ -177,13 +253,14 @@ def split_kwargs(kwargs: dict, name: str = "") -> tuple[dict, dict]:
 
 
 def _register_builtins() -> None:
-    """Each family package exposes ``POLICIES`` (and optionally ``PREPARE``) dicts."""
-    from jbandits.policies import identification, regret, thresholding
+    """Import every module of the family packages: each registers its policies."""
+    from jbandits import policies
 
-    for family in (thresholding, identification, regret):
-        hooks = getattr(family, "PREPARE", {})
-        for name, fn in family.POLICIES.items():
-            register(name, fn, prepare=hooks.get(name))
+    for family in ("thresholding", "identification", "regret"):
+        package = importlib.import_module(f"{policies.__name__}.{family}")
+        for info in pkgutil.iter_modules(package.__path__):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{package.__name__}.{info.name}")
 
 
 _register_builtins()

@@ -1,6 +1,13 @@
 """Registry: names, make, errors, and top-level exports of every registered factory."""
 
+import importlib
+import sys
+import textwrap
+
+import jax
+import numpy as np
 import pytest
+from compile_log import count_traces
 
 import jbandits
 
@@ -19,7 +26,7 @@ def test_make_builds_a_policy_with_a_setting():
 def test_unknown_and_duplicate_names_raise():
     with pytest.raises(ValueError, match="unknown policy"):
         jbandits.make("no-such-policy", num_arms=3)
-    with pytest.raises(ValueError, match="duplicate"):
+    with pytest.raises(ValueError, match="already registered"):
         jbandits.register("apt", jbandits.apt)
 
 
@@ -28,3 +35,70 @@ def test_names_cover_the_three_families():
     assert {"apt", "augucb", "lsa", "csar", "optkg"} <= names
     assert {"successive_rejects", "sequential_halving", "shadavar", "ugapec"} <= names
     assert {"eucbv", "thompson", "klucb", "dmed", "median_elimination"} <= names
+
+
+# A policy in a module of its own, outside the package: the decorator is all it
+# needs to be made by name, reached as jbandits.<name>, and swept over its numbers.
+_MODULE = """
+import jax.numpy as jnp
+
+from jbandits import arms, registry
+from jbandits.policies._index import index_policy
+
+
+@registry.policy("tmp_greedy_bonus", static=("passes",))
+def tmp_greedy_bonus(num_arms, *, bonus=1.0, passes=1):
+    \"\"\"Pull argmax mean_i + bonus / sqrt(n_i) (a test policy).\"\"\"
+    return index_policy(
+        num_arms,
+        lambda stats, mask: arms.mean(stats) + bonus / jnp.sqrt(stats.counts),
+        select="max",
+        output=lambda stats, mask: arms.best_empirical(stats, mask),
+        setting="regret",
+        passes=passes,
+        variance=False,
+    )
+"""
+
+
+@pytest.fixture
+def tmp_policy_module(tmp_path, monkeypatch):
+    (tmp_path / "tmp_policy_mod.py").write_text(textwrap.dedent(_MODULE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("tmp_policy_mod")
+    yield module
+    sys.modules.pop("tmp_policy_mod", None)
+    jbandits.registry.unregister("tmp_greedy_bonus")
+
+
+def test_a_policy_registered_in_its_own_module_is_made_and_swept(tmp_policy_module):
+    assert "tmp_greedy_bonus" in jbandits.names()
+    assert jbandits.tmp_greedy_bonus is jbandits.factory("tmp_greedy_bonus")
+    policy = jbandits.make("tmp_greedy_bonus", num_arms=3, bonus=0.5)
+    assert policy.spec.name == "tmp_greedy_bonus"
+    assert jbandits.registry.split_kwargs(
+        {"bonus": 0.5, "passes": 2}, policy.spec.name
+    ) == (
+        {"passes": 2},
+        {"bonus": 0.5},
+    )
+    bandit, params = jbandits.envs.bernoulli([0.2, 0.5, 0.8])
+    key = jax.random.key(0)
+    jbandits.runner.clear_cache()
+    with count_traces() as traces:
+        regrets = [
+            jbandits.simulate(
+                jbandits.tmp_greedy_bonus(3, bonus=b),
+                bandit,
+                params,
+                key,
+                budget=60,
+                num_reps=8,
+                progress=False,
+            ).regret.mean()
+            for b in (0.0, 0.5, 2.0)
+        ]
+    assert len(traces) == 1  # the bonus is traced: one program for the three
+    assert len(set(np.round(regrets, 6))) > 1  # and the numbers reach the policy
+    importlib.reload(tmp_policy_module)  # a reload (notebooks) replaces the entry
+    assert "tmp_greedy_bonus" in jbandits.names()

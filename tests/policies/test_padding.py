@@ -26,17 +26,17 @@ K_MAX, K_REAL = 8, 5
 
 class Case(NamedTuple):
     name: str  # test id
-    registered: str  # key of the family's POLICIES / PREPARE
+    registered: str  # the registered name
     family: Any  # jbandits.policies.identification or .thresholding
     static: dict  # static keyword arguments (variant)
     traced: Any  # (rng, num_arms) -> dict of per-cell keyword arguments
     min_budget: Any  # K -> smallest budget with a schedule
 
     def factory(self):
-        return self.family.POLICIES[self.registered]
+        return jbandits.registry.raw_factory(self.registered)
 
     def prepare(self):
-        return self.family.PREPARE[self.registered]
+        return jbandits.registry.prepare_hook(self.registered)
 
 
 def _none(rng, k):

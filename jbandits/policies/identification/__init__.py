@@ -8,27 +8,18 @@ from jbandits.policies.identification.gape_v import (
     gape_v_oracle_params,
 )
 from jbandits.policies.identification.sar import SARState, sar
-from jbandits.policies.identification.sar import prepare as _sar_prepare
 from jbandits.policies.identification.sequential_halving import (
     halving_schedule,
     halving_schedule_by_k,
     sequential_halving,
 )
-from jbandits.policies.identification.sequential_halving import (
-    prepare as _halving_prepare,
-)
-from jbandits.policies.identification.shadavar import prepare as _shadavar_prepare
 from jbandits.policies.identification.shadavar import shadavar
-from jbandits.policies.identification.shvar import prepare as _shvar_prepare
 from jbandits.policies.identification.shvar import shvar
 from jbandits.policies.identification.successive_rejects import (
     SRState,
     sr_schedule,
     sr_schedule_by_k,
     successive_rejects,
-)
-from jbandits.policies.identification.successive_rejects import (
-    prepare as _sr_prepare,
 )
 from jbandits.policies.identification.ucb_e import ucb_e, ucb_e_oracle_a
 from jbandits.policies.identification.ugape import (
@@ -40,34 +31,6 @@ from jbandits.policies.identification.ugape import (
     ugapec,
 )
 from jbandits.policies.identification.vbr import VBRState, vbr_provisional
-from jbandits.policies.identification.vbr import prepare as _vbr_prepare
-
-# name -> factory; every entry is registered in jbandits.registry
-POLICIES = {
-    "ucb_e": ucb_e,
-    "gape": gape,
-    "gape_v": gape_v,
-    "ugapeb": ugapeb,
-    "ugapec": ugapec,
-    "successive_rejects": successive_rejects,
-    "sar": sar,
-    "sequential_halving": sequential_halving,
-    "shvar": shvar,
-    "shadavar": shadavar,
-    "vbr_provisional": vbr_provisional,
-}
-
-# name -> host-side hook prepare(num_arms, num_real_arms, budget, **kwargs) -> dict of
-# extra factory keyword arguments (the exact schedule of that cell), for factories
-# called with a traced budget
-PREPARE = {
-    "successive_rejects": _sr_prepare,
-    "sar": _sar_prepare,
-    "sequential_halving": _halving_prepare,
-    "shvar": _shvar_prepare,
-    "shadavar": _shadavar_prepare,
-    "vbr_provisional": _vbr_prepare,
-}
 
 __all__ = [
     "HalvingState",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.oracles import gape_oracle_params  # noqa: F401  (re-exported)
 from jbandits.policies._index import index_policy
 from jbandits.types import Array, ArrayLike, Policy
@@ -46,6 +46,7 @@ def gape_index(
     return -jnp.abs(empirical_gaps(stats, arm_mask)) + jnp.sqrt(a * (b * b) / n)
 
 
+@registry.policy("gape")
 def gape(
     num_arms: int, *, a: ArrayLike, b: ArrayLike = 1.0, tie_break: str = "first"
 ) -> Policy:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import arms
+from jbandits import arms, registry
 from jbandits.oracles import gape_v_oracle_params  # noqa: F401  (re-exported)
 from jbandits.policies.identification.gape import empirical_gaps, gap_policy
 from jbandits.types import Array, ArrayLike, Policy
@@ -29,6 +29,7 @@ def gape_v_index(
     return -gap + jnp.sqrt(2 * a * var / n) + 7 * a * b / (3 * (n - 1))
 
 
+@registry.policy("gape_v")
 def gape_v(
     num_arms: int, *, a: ArrayLike, b: ArrayLike = 1.0, tie_break: str = "first"
 ) -> Policy:

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, schedules
+from jbandits import _validate, arms, registry, schedules
 from jbandits.policies import _phases
 from jbandits.policies.identification.successive_rejects import (
     prepare as sr_prepare,
@@ -56,6 +56,7 @@ def _force(active, accepted, m_rem):
 prepare = sr_prepare  # SAR runs the Successive Rejects schedule
 
 
+@registry.policy("sar", prepare=prepare, static=("m",))
 def sar(
     num_arms: int,
     *,

@@ -23,7 +23,7 @@ import functools
 import warnings
 from typing import Any
 
-from jbandits import _validate, arms, schedules
+from jbandits import _validate, arms, registry, schedules
 from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
 from jbandits.types import ArrayLike, Policy
@@ -107,6 +107,7 @@ def prepare_equal_stages(num_arms: int, num_real_arms: int, budget: int, **kwarg
     return prepare(num_arms, num_real_arms, budget, variant="equal_stages")
 
 
+@registry.policy("sequential_halving", prepare=prepare)
 def sequential_halving(
     num_arms: int,
     *,

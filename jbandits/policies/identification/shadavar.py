@@ -22,7 +22,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
 from jbandits.policies.identification.sequential_halving import (
@@ -54,6 +54,7 @@ def shadavar_index(local: arms.ArmStats, delta: ArrayLike) -> Array:
 prepare = prepare_equal_stages
 
 
+@registry.policy("shadavar", prepare=prepare)
 def shadavar(
     num_arms: int,
     *,

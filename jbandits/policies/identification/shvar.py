@@ -20,7 +20,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
 from jbandits.policies.identification.sequential_halving import (
@@ -39,6 +39,7 @@ def shvar_index(variances: ArrayLike, counts: jnp.ndarray) -> jnp.ndarray:
 prepare = prepare_equal_stages
 
 
+@registry.policy("shvar", prepare=prepare)
 def shvar(
     num_arms: int,
     *,

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, schedules
+from jbandits import _validate, arms, registry, schedules
 from jbandits.policies import _phases
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -66,6 +66,7 @@ def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
     return {"schedule": sched}
 
 
+@registry.policy("successive_rejects", prepare=prepare)
 def successive_rejects(
     num_arms: int,
     *,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.oracles import ucb_e_oracle_a  # noqa: F401  (re-exported)
 from jbandits.policies._index import index_policy
 from jbandits.types import Array, ArrayLike, Policy
@@ -23,6 +23,7 @@ def ucb_e_index(stats: arms.ArmStats, a: ArrayLike) -> Array:
     return jnp.where(n > 0, arms.mean(stats) + bonus, jnp.inf)
 
 
+@registry.policy("ucb_e")
 def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:
     """UCB-E for best-arm identification with a fixed budget.
 

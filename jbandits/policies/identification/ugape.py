@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.oracles import ugapeb_oracle_a  # noqa: F401  (re-exported)
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -165,6 +165,7 @@ class UGapEbState(NamedTuple):
     arm: Array  # [] int32: next arm (never idle: the engine stops at the budget)
 
 
+@registry.policy("ugapeb", static=("m",))
 def ugapeb(
     num_arms: int,
     *,
@@ -249,6 +250,7 @@ class UGapEcState(NamedTuple):
     arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
+@registry.policy("ugapec", static=("m",))
 def ugapec(
     num_arms: int,
     *,

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, schedules
+from jbandits import _validate, arms, registry, schedules
 from jbandits.policies import _phases
 from jbandits.policies.identification.successive_rejects import (
     prepare as sr_prepare,
@@ -51,6 +51,7 @@ def vbr_width(stats: arms.ArmStats, gamma: ArrayLike) -> Array:
 prepare = sr_prepare  # VBR runs the Successive Rejects schedule
 
 
+@registry.policy("vbr_provisional", prepare=prepare)
 def vbr_provisional(
     num_arms: int,
     *,

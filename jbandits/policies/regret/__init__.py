@@ -43,17 +43,3 @@ __all__ = [
     "ucbv",
 ]
 
-# name -> factory; every entry is registered in jbandits.registry
-POLICIES = {
-    "eucbv": eucbv,
-    "ucb1": ucb1,
-    "ucbv": ucbv,
-    "moss": moss,
-    "ocucb": ocucb,
-    "ucb_improved": ucb_improved,
-    "median_elimination": median_elimination,
-    "thompson": thompson,
-    "bayes_ucb": bayes_ucb,
-    "klucb": klucb,
-    "dmed": dmed,
-}

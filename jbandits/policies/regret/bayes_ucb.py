@@ -66,7 +66,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _fuse, _prng, _validate, arms, numerics
+from jbandits import _fuse, _prng, _validate, arms, numerics, registry
 from jbandits.policies import _phases
 from jbandits.policies.regret.thompson import POSTERIORS, binarise
 from jbandits.types import Array, ArrayLike, Policy
@@ -306,6 +306,7 @@ def _terms(dtype) -> int:
     return numerics._iters(numerics.BETA_CF_ITERS, dtype, None)
 
 
+@registry.policy("bayes_ucb")
 def bayes_ucb(
     num_arms: int,
     *,

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, numerics
+from jbandits import _validate, arms, numerics, registry
 from jbandits.types import Array, ArrayLike, Policy
 
 VARIANTS = ("genuine", "gc")
@@ -64,6 +64,7 @@ def dmed_list(
     return crit | arms.one_hot(arms.argmax_masked(mu, arm_mask), mu.shape[-1])
 
 
+@registry.policy("dmed")
 def dmed(
     num_arms: int,
     *,

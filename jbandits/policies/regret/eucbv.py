@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, schedules
+from jbandits import _validate, arms, registry, schedules
 from jbandits.policies import _rounds
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -38,6 +38,7 @@ class EUCBVState(NamedTuple):
 eucbv_schedule = schedules.eucbv_rounds  # (n_m, L_m), m = 0..M+1
 
 
+@registry.policy("eucbv", static=("horizon",))
 def eucbv(
     num_arms: int,
     *,

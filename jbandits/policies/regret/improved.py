@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, schedules
+from jbandits import _validate, arms, registry, schedules
 from jbandits.types import Array, Policy
 
 
@@ -29,6 +29,7 @@ ImprovedSchedule = schedules.ImprovedSchedule
 ucb_improved_schedule = schedules.ucb_improved
 
 
+@registry.policy("ucb_improved", static=("horizon",))
 def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> Policy:
     """UCB-Improved.
 

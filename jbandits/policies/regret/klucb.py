@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, numerics
+from jbandits import _validate, arms, numerics, registry
 from jbandits.policies.regret._index import index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -53,6 +53,7 @@ def klucb_index(
     return numerics.klucb_gaussian(mu, d, sigma2)
 
 
+@registry.policy("klucb")
 def klucb(
     num_arms: int,
     *,

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.types import Array, ArrayLike, Policy
 
 MEANS = ("round", "cumulative")
@@ -55,6 +55,7 @@ def _median(values: Array, active: Array) -> Array:
     return jnp.where(c % 2 == 1, lo, even)
 
 
+@registry.policy("median_elimination")
 def median_elimination(
     num_arms: int,
     *,

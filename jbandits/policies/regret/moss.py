@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.policies.regret._index import (
     counts_at_least_one,
     index_policy,
@@ -25,6 +25,7 @@ def moss_index(
     return arms.mean(stats) + jnp.sqrt(alpha * log_term / z)
 
 
+@registry.policy("moss")
 def moss(
     num_arms: int,
     *,

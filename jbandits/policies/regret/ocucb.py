@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.policies.regret._index import (
     counts_at_least_one,
     index_policy,
@@ -30,6 +30,7 @@ def ocucb_index(
     return arms.mean(stats) + jnp.sqrt(alpha / z * log_term)
 
 
+@registry.policy("ocucb")
 def ocucb(
     num_arms: int,
     *,

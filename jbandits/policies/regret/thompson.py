@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _fuse, _prng, _sampling, _validate, arms
+from jbandits import _fuse, _prng, _sampling, _validate, arms, registry
 from jbandits.types import Array, ArrayLike, Key, Policy
 
 POSTERIORS = ("beta", "gauss")
@@ -63,6 +63,7 @@ def gauss_samples(key: Key, stats: arms.ArmStats, prior_var: ArrayLike) -> Array
     return stats.sums / precision + z / jnp.sqrt(precision)
 
 
+@registry.policy("thompson")
 def thompson(
     num_arms: int,
     *,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.policies.regret._index import (
     counts_at_least_one,
     index_policy,
@@ -23,6 +23,7 @@ def ucb1_index(stats: arms.ArmStats, n: ArrayLike, alpha: ArrayLike) -> Array:
     return arms.mean(stats) + jnp.sqrt(alpha * log_n / z)
 
 
+@registry.policy("ucb1")
 def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") -> Policy:
     """UCB1.
 

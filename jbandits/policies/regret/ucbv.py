@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.policies.regret._index import (
     counts_at_least_one,
     index_policy,
@@ -27,6 +27,7 @@ def ucbv_index(
     return arms.mean(stats) + jnp.sqrt(2.0 * v * e / z) + c * 3.0 * b * e / z
 
 
+@registry.policy("ucbv")
 def ucbv(
     num_arms: int,
     *,

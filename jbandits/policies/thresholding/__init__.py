@@ -9,9 +9,7 @@ from jbandits.policies.thresholding.augucb import (
     augucb_tables,
     augucb_tables_by_k,
 )
-from jbandits.policies.thresholding.augucb import prepare as _augucb_prepare
 from jbandits.policies.thresholding.csar import CSARState, csar, csar_schedule_by_k
-from jbandits.policies.thresholding.csar import prepare as _csar_prepare
 from jbandits.policies.thresholding.lsa import lsa
 from jbandits.policies.thresholding.optkg import OptKGState, optkg
 from jbandits.policies.thresholding.ua import UAState, ua
@@ -43,23 +41,4 @@ __all__ = [
     "uniform",
 ]
 
-# name -> factory; every entry is registered in jbandits.registry
-POLICIES = {
-    "uniform": uniform,
-    "ua": ua,
-    "apt": apt,
-    "lsa": lsa,
-    "augucb": augucb,
-    "ucbe": ucbe,
-    "ucbev": ucbev,
-    "csar": csar,
-    "optkg": optkg,
-}
 
-# name -> host-side hook prepare(num_arms, num_real_arms, budget, **kwargs) -> dict of
-# extra factory keyword arguments (the exact tables of that cell), for factories
-# called with a traced budget
-PREPARE = {
-    "augucb": _augucb_prepare,
-    "csar": _csar_prepare,
-}

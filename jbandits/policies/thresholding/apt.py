@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.policies._index import index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -19,6 +19,7 @@ def apt_index(stats: arms.ArmStats, threshold: ArrayLike, epsilon: ArrayLike) ->
     return jnp.sqrt(stats.counts) * gap
 
 
+@registry.policy("apt")
 def apt(
     num_arms: int,
     *,

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, schedules
+from jbandits import _validate, arms, registry, schedules
 from jbandits.policies import _phases, _rounds
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -88,6 +88,7 @@ class AugUCBState(NamedTuple):
     arm: Array  # [] int32: next arm (-1 idle)
 
 
+@registry.policy("augucb", prepare=prepare)
 def augucb(
     num_arms: int,
     *,

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, schedules
+from jbandits import _validate, arms, registry, schedules
 from jbandits.policies import _phases
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -72,6 +72,7 @@ class CSARState(NamedTuple):
     arm: Array  # [] int32: next arm (-1 idle)
 
 
+@registry.policy("csar", prepare=prepare)
 def csar(
     num_arms: int,
     *,

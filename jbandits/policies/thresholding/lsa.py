@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.policies._index import index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -18,6 +18,7 @@ def lsa_index(stats: arms.ArmStats, threshold: ArrayLike, alpha: ArrayLike) -> A
     return alpha * n * dev * dev + 0.5 * jnp.log(jnp.maximum(n, 1.0))
 
 
+@registry.policy("lsa")
 def lsa(
     num_arms: int,
     *,

@@ -39,7 +39,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import betainc, gammaln
 
-from jbandits import _lanes, _validate, arms
+from jbandits import _lanes, _validate, arms, registry
 from jbandits.types import Array, ArrayLike, Policy
 
 TIE_TOL = 1e-9  # log R+ within this of the maximum counts as a tie
@@ -125,6 +125,7 @@ class OptKGState(NamedTuple):
     bad_reward: Array  # [] bool: a reward outside [0, 1] was seen (then idle)
 
 
+@registry.policy("optkg")
 def optkg(
     num_arms: int,
     *,

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -18,6 +18,7 @@ class UAState(NamedTuple):
     arm: Array  # [] int32
 
 
+@registry.policy("ua")
 def ua(num_arms: int, *, threshold: ArrayLike, init_once: bool = False) -> Policy:
     """At every step pull an arm drawn uniformly at random from the real arms.
 

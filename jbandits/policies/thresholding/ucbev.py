@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.oracles import ucbev_oracle_a  # noqa: F401  (re-exported)
 from jbandits.policies._index import index_policy
 from jbandits.types import ArrayLike, Policy
@@ -21,6 +21,7 @@ from jbandits.types import ArrayLike, Policy
 VARIANTS = ("paper", "authors_code")
 
 
+@registry.policy("ucbev")
 def ucbev(
     num_arms: int,
     *,

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
+from jbandits import _validate, arms, registry
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -18,6 +18,7 @@ class UniformState(NamedTuple):
     arm: Array  # [] int32: next arm
 
 
+@registry.policy("uniform")
 def uniform(num_arms: int, *, threshold: ArrayLike | None = None) -> Policy:
     """Round robin over the real arms in index order: pull ``t`` goes to arm ``t mod K``.
 
