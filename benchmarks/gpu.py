@@ -5,8 +5,8 @@
 1. **check** (with ``--check``): a few policies run on the default device and, in a
    child process with ``JAX_PLATFORMS=cpu``, on the CPU; per policy the lanes whose
    pull counts and outputs are identical. Off CPU the phase policies and Bayes-UCB
-   run their fixed-shape form (``jbandits.policies._phases.fixed_shape``), on CPU the
-   ``lax.while_loop`` form, so this also checks that both forms choose the same arms.
+   run their fixed-shape form (:class:`jbandits.execution.Execution` of the
+   platform), on CPU the ``lax.while_loop`` form, so this also checks that both forms choose the same arms.
 2. **curve**: APT, Sequential Halving and UCB1 (random ties), K arms, through
    :func:`jbandits.simulate` with replications = arm-lanes / K for arm-lanes
    ``--min-arm-lanes`` .. ``--max-arm-lanes`` (one decade apart; ``--extra-arm-lanes``
@@ -25,6 +25,8 @@ also writes the rows as JSON. Measurements on an H100: ``benchmarks/gpu_h100.md`
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
 import json
 import os
 import subprocess
@@ -39,7 +41,7 @@ import numpy as np
 import jbandits
 from benchmarks import hlo
 from benchmarks._timing import load, median_time, simulate_call
-from jbandits.policies import _phases
+from jbandits.execution import Execution
 
 CURVE = ("apt", "sequential_halving", "ucb1")
 TABLE = (
@@ -68,8 +70,9 @@ CHECK = (
 )
 
 
-def make(label: str, num_arms: int, steps: int):
-    """``"name[:variant]"`` -> policy with this benchmark's arguments."""
+def make(label: str, num_arms: int, steps: int, execution: Execution | None = None):
+    """``"name[:variant]"`` -> policy with this benchmark's arguments (``execution``:
+    its compiled form, where its factory takes one; None: the platform's)."""
     name, _, variant = label.partition(":")
     kw: dict = {}
     if name == "sar":
@@ -87,6 +90,9 @@ def make(label: str, num_arms: int, steps: int):
         kw["tie_break"] = "first"
     elif variant:
         kw["posterior"] = variant
+    takes = inspect.signature(jbandits.registry.raw_factory(name)).parameters
+    if execution is not None and "execution" in takes:
+        kw["execution"] = execution
     return jbandits.make(name, num_arms=num_arms, **kw)
 
 
@@ -105,10 +111,10 @@ def _kernels(policy, bandit, params, steps, lanes) -> str:
     return hlo.summary(counts[0])
 
 
-def measure(label, num_arms, steps, arm_lanes, kernels: bool) -> dict:
+def measure(label, num_arms, steps, arm_lanes, kernels: bool, execution=None) -> dict:
     """One row: first-call time, median of 3 warm calls, rates, kernels."""
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, num_arms))
-    policy = make(label, num_arms, steps)
+    policy = make(label, num_arms, steps, execution)
     reps = max(1, int(arm_lanes) // num_arms)
 
     def call(seed):  # one chunk: every lane in one program
@@ -212,10 +218,10 @@ def main(argv=None) -> None:
         "--fixed-shape",
         choices=("auto", "on", "off"),
         default="auto",
-        help="_phases.FIXED_SHAPE (auto: fixed-shape off CPU)",
+        help="Execution.fixed_phase_sorts and .fixed_bisection (auto: the platform's)",
     )
     parser.add_argument(
-        "--ungated", action="store_true", help="_phases.GATE = False (A/B)"
+        "--ungated", action="store_true", help="Execution.gate = False (A/B)"
     )
     parser.add_argument(
         "--no-kernels", action="store_true", help="skip the HLO kernel counts"
@@ -224,8 +230,11 @@ def main(argv=None) -> None:
     parser.add_argument("--out", help="folder for gpu_rows.json")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", message=".*does not cover this range")
-    _phases.FIXED_SHAPE = {"auto": None, "on": True, "off": False}[args.fixed_shape]
-    _phases.GATE = not args.ungated
+    execution = Execution.for_platform(jax.devices()[0].platform)
+    if args.fixed_shape != "auto":
+        fixed = args.fixed_shape == "on"
+        execution = Execution(fixed_phase_sorts=fixed, fixed_bisection=fixed)
+    execution = dataclasses.replace(execution, gate=not args.ungated)
     if args.save_check:
         np.savez(args.save_check, **run_check(args.arms, args.steps, args.reps))
         return
@@ -234,7 +243,7 @@ def main(argv=None) -> None:
     print(
         f"device: {len(jax.devices())} x {dev.device_kind} ({dev.platform}); "
         f"jax {jax.__version__}; load {load()}; "
-        f"fixed_shape {_phases.fixed_shape()}, gate {_phases.GATE}",
+        f"{execution}",
         flush=True,
     )
     if args.check:
@@ -252,7 +261,9 @@ def main(argv=None) -> None:
             skipped.append(f"{label}@{int(arm_lanes)}")
             continue
         kernels = kernels and not args.no_kernels
-        rows.append(measure(label, args.arms, args.steps, arm_lanes, kernels))
+        rows.append(
+            measure(label, args.arms, args.steps, arm_lanes, kernels, execution)
+        )
         _print_row(rows[-1])
     if skipped:
         print(f"skipped (time limit {args.time_limit:.0f} s): {' '.join(skipped)}")

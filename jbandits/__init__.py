@@ -13,6 +13,7 @@ Quick start::
 from jbandits import (
     arms,
     envs,
+    execution,
     metrics,
     oracles,
     problems,
@@ -61,6 +62,7 @@ __all__ = [
     "SweepResult",
     "arms",
     "envs",
+    "execution",
     "factory",
     "make",
     "metrics",

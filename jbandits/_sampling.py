@@ -238,8 +238,8 @@ def _slots(key, alpha, gammas, first, slots, retries):
     return gammas.at[idx].set(redo, mode="drop")
 
 
-def _pooled(key, alpha, gammas, first, slots, size, retries):
-    """Stage 2 for the lanes of the recorded axis together: each lane's first
+def _pooled(key, alpha, gammas, first, slots, size, retries, axis):
+    """Stage 2 for the lanes of ``axis`` together: each lane's first
     ``slots`` NaN gammas (as :func:`_slots` picks them) go, lane after lane, into
     one pool of ``size`` slots whose tries are computed once for the batch with each
     slot's lane key (:func:`jbandits._lanes.gather`); per-lane slots must each be
@@ -247,7 +247,7 @@ def _pooled(key, alpha, gammas, first, slots, size, retries):
     m = gammas.shape[0]
     cand, count = _first_nan(gammas, slots)
     # the pool, the same on every lane: lane l's k-th gamma at offset_l + k
-    counts = _lanes.gather(count)  # [lanes]
+    counts = _lanes.gather(count, axis)  # [lanes]
     offsets = jnp.cumsum(counts) - counts
     ks = lax.iota(jnp.int32, slots)
     at = offsets[:, None] + ks  # [lanes, slots]
@@ -257,32 +257,32 @@ def _pooled(key, alpha, gammas, first, slots, size, retries):
     lane = jnp.zeros(size, jnp.int32).at[at].set(lane_ids, mode="drop")
     elem = jnp.zeros(size, jnp.int32)
     elem = elem.at[at].set(
-        jnp.minimum(_lanes.gather(cand), m - 1).reshape(-1), mode="drop"
+        jnp.minimum(_lanes.gather(cand, axis), m - 1).reshape(-1), mode="drop"
     )
-    kd = _lanes.gather(jax.random.key_data(key))  # [lanes, 2]
+    kd = _lanes.gather(jax.random.key_data(key), axis)  # [lanes, 2]
     # the tries' inputs gathered in kernels of their own: fused into the tries'
     # kernel, the gathers kept XLA:CPU from vectorising it (7x slower per slot)
     k1, k2, alpha_s = _fuse.materialise(
-        kd[lane, 0], kd[lane, 1], _lanes.gather(alpha)[lane, elem]
+        kd[lane, 0], kd[lane, 1], _lanes.gather(alpha, axis)[lane, elem]
     )
     redo = _gammas((k1, k2), alpha_s, elem, first, retries)
     # once: XLA would otherwise fuse the tries into the lanes' gathers below and
     # compute them again for every lane
     redo = _fuse.materialise(redo)
     # this lane's results
-    mine = offsets[_lanes.index()] + ks
+    mine = offsets[_lanes.index(axis)] + ks
     ok = (ks < count) & (mine < size)
     return gammas.at[jnp.where(ok, cand, m)].set(
         redo[jnp.minimum(mine, size - 1)], mode="drop"
     )
 
 
-def _loop(key, alpha, e):
+def _loop(key, alpha, e, axis):
     """Stage 3: every gamma by a ``while`` loop over tries until all accept."""
     done, value = _tries(key, alpha, e, 0, 1)
 
     def cond(c):
-        return _lanes.any_lane(~jnp.all(c[1]))
+        return _lanes.any_lane(~jnp.all(c[1]), axis)
 
     def body(c):
         i, done, value = c
@@ -303,15 +303,18 @@ def beta(
     slots: int | None = None,
     retries: int | None = None,
     pool: int | None = None,
+    lanes: str | None = None,
 ) -> Array:
     """Draws from ``Beta(a, b)`` (``a, b >= 1``, broadcast together; else NaN).
 
     ``tries``, ``slots``, ``retries`` and ``pool`` set how much work each stage
-    does (see the module docstring); the draws do not depend on them. Stage 2 is
-    pooled over the lanes (``pool`` slots for the whole batch, default
-    :func:`pool_size`) when traced inside the batched runner with a threefry key,
-    more than one lane, ``slots`` not given and ``pool`` not 0; else ``slots`` per
-    lane (default :func:`default_stages` of the entries and the lanes).
+    does (see the module docstring); the draws do not depend on them. ``lanes``: the
+    name of the ``vmap`` axis over the batch's lanes, or None
+    (:attr:`jbandits.execution.Execution.lanes`). Stage 2 is pooled over the lanes
+    (``pool`` slots for the whole batch, default :func:`pool_size`) with a lanes
+    axis of more than one lane, a threefry key, ``slots`` not given and ``pool``
+    not 0; else ``slots`` per lane (default :func:`default_stages` of the entries
+    and the lanes).
     ``retries``: default from :func:`default_stages` either way.
     """
     dtype = jnp.result_type(float, a, b)
@@ -319,7 +322,7 @@ def beta(
     shape = a.shape
     a, b = a.reshape(-1), b.reshape(-1)
     n = a.shape[0]
-    lanes = _lanes.count()
+    axis, lanes = lanes, _lanes.count(lanes)
     stages = default_stages(n, lanes)
     pooled = (
         slots is None and pool != 0 and lanes > 1 and _prng._fast(key) and not key.shape
@@ -333,13 +336,13 @@ def beta(
     gammas = _gammas(key, alpha, e, 0, tries)
     if pooled:
         size = pool_size(n, lanes) if pool is None else pool
-        gammas = _pooled(key, alpha, gammas, tries, slots, size, retries)
+        gammas = _pooled(key, alpha, gammas, tries, slots, size, retries, axis)
     elif slots:
         gammas = _slots(key, alpha, gammas, tries, slots, retries)
-    need = _lanes.any_lane(jnp.any(jnp.isnan(gammas)))
+    need = _lanes.any_lane(jnp.any(jnp.isnan(gammas)), axis)
 
     def fill(g):
-        return jnp.where(jnp.isnan(g), _loop(key, alpha, e), g)
+        return jnp.where(jnp.isnan(g), _loop(key, alpha, e, axis), g)
 
     gammas = lax.cond(need, fill, lambda g: g, gammas)
     theta = gammas[:n] / (gammas[:n] + gammas[n:])

@@ -30,8 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _grad_guard, _lanes, _prng, _validate
-from jbandits.policies import _phases
+from jbandits import _grad_guard, _prng, _validate
 from jbandits.types import Array, Bandit, Key, Policy, State
 
 UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
@@ -90,7 +89,7 @@ def _cached_reads_key(policy, state, reward, key_cache, num_arms: int) -> bool:
     """:func:`step_reads_key`, remembered per ``key_cache`` (see :func:`run`)."""
     if key_cache is None:
         return step_reads_key(policy, state, reward)
-    cache = (key_cache, num_arms, jax.config.x64_enabled, _phases.form())
+    cache = (key_cache, num_arms, jax.config.x64_enabled)
     if cache not in _READS_KEY:
         _READS_KEY[cache] = step_reads_key(policy, state, reward)
     return _READS_KEY[cache]
@@ -446,27 +445,26 @@ def run(
         diag = _read_diagnostics(policy, carry[0], perm) if diagnostics else None
         return carry, (values, regret_of(carry[1]), carry[3], arms, used, diag)
 
-    with _lanes.axis(axis_name):  # policies may branch on "any lane" (arms.py)
-        state0 = policy.init(key_init, mask[perm])
-        counts0 = jnp.zeros((num_arms,), jnp.int32)
-        # only the fast segments (with axis_name) leave the counter out of a step
-        keyed = axis_name is None or _cached_reads_key(
-            policy, state0, draw(state0, counts0), key_cache, num_arms
-        )
-        carry0 = (
-            state0,
-            counts0,
-            jnp.zeros((), jnp.int32),
-            jnp.zeros((), ftype),  # realised reward so far
-            draw(state0, counts0),  # the reward of the next pull
-            # the unguarded step's count increment, 1, carried from a value XLA
-            # cannot fold (a folded 1 is broadcast again in every step: a kernel)
-            (budget >= 0).astype(jnp.int32),
-        )
-        carry0 = lane_varying(carry0, lane)  # one batching pass per loop
-        carry, (values, regret, total, arms, used, diag) = jax.lax.scan(
-            block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
-        )
+    state0 = policy.init(key_init, mask[perm])
+    counts0 = jnp.zeros((num_arms,), jnp.int32)
+    # only the fast segments (with axis_name) leave the counter out of a step
+    keyed = axis_name is None or _cached_reads_key(
+        policy, state0, draw(state0, counts0), key_cache, num_arms
+    )
+    carry0 = (
+        state0,
+        counts0,
+        jnp.zeros((), jnp.int32),
+        jnp.zeros((), ftype),  # realised reward so far
+        draw(state0, counts0),  # the reward of the next pull
+        # the unguarded step's count increment, 1, carried from a value XLA
+        # cannot fold (a folded 1 is broadcast again in every step: a kernel)
+        (budget >= 0).astype(jnp.int32),
+    )
+    carry0 = lane_varying(carry0, lane)  # one batching pass per loop
+    carry, (values, regret, total, arms, used, diag) = jax.lax.scan(
+        block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
+    )
     state, counts = carry[0], carry[1]
     values, regret, total = _grad_guard.guard_outputs((values, regret, total), policy)
     times = jnp.minimum(jnp.arange(1, num_checkpoints + 1) * inner, budget)

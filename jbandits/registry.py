@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from jbandits.execution import Execution
 from jbandits.types import Policy, PolicySpec
 
 # Integer arguments that fix shapes or loop counts for every policy (all strings,
@@ -241,7 +242,7 @@ def is_static(key: str, value: Any, name: str = "") -> bool:
     entry = _ENTRIES.get(name)
     if key in STATIC_INTS or (entry is not None and key in entry.static):
         return True
-    return value is None or isinstance(value, (str, bool, np.bool_))
+    return value is None or isinstance(value, (str, bool, np.bool_, Execution))
 
 
 def split_kwargs(kwargs: dict, name: str = "") -> tuple[dict, dict]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import inspect
 import math
 import os
 import sys
@@ -44,7 +45,7 @@ import numpy as np
 
 from jbandits import _validate, registry
 from jbandits.engine import RunResult, compiler_options, default_segment, run
-from jbandits.policies import _phases
+from jbandits.execution import Execution
 from jbandits.types import Bandit, Key, Policy
 
 CACHE_SIZE = 32  # compiled programs kept (least recently used dropped first)
@@ -66,6 +67,7 @@ class Source:
     ident: Any = None  # what identifies ``build`` in the cache key
     name: str = ""
     prepare: Any = None  # host hook (num_arms, num_real_arms, budget, **kw) -> dict
+    takes_execution: bool = False  # ``build`` takes ``execution=`` (an Execution)
 
 
 def _hashable(value):
@@ -90,7 +92,11 @@ def source_of(policy) -> tuple[Source, dict]:
         return _registered(policy, {}), {}
     if callable(policy):
         return Source(
-            policy, (), ident=policy, name=getattr(policy, "__name__", "")
+            policy,
+            (),
+            ident=policy,
+            name=getattr(policy, "__name__", ""),
+            takes_execution=_takes_execution(policy),
         ), {}
     raise ValueError(
         "policy must be a jbandits Policy, a registered name or a factory callable, "
@@ -98,14 +104,23 @@ def source_of(policy) -> tuple[Source, dict]:
     )
 
 
+def _takes_execution(factory) -> bool:
+    try:
+        return "execution" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _registered(name: str, static: dict) -> Source:
     items = tuple(sorted((k, _hashable(v)) for k, v in static.items()))
+    factory = registry.raw_factory(name)
     return Source(
-        registry.raw_factory(name),
+        factory,
         items,
         ident=("registered", name),
         name=name,
         prepare=registry.prepare_hook(name),
+        takes_execution=_takes_execution(factory),
     )
 
 
@@ -183,6 +198,23 @@ class Options:
     return_state: bool = False
     segment: int | None = None
     diagnostics: bool = False
+    execution: Execution | None = None  # None: the platform's (execution_of)
+
+
+LANES_AXIS = "lanes"  # the vmap axis over a chunk's lanes
+
+
+def execution_of(source: Source, opts: Options) -> Execution | None:
+    """The :class:`~jbandits.execution.Execution` a program builds its policy with
+    (None when the policy's factory takes none): the policy's own ``execution=``
+    if it was built with one, else ``opts.execution``, else the measured defaults of
+    the platform of the local devices; always with the program's lanes axis."""
+    if not source.takes_execution:
+        return None
+    chosen = dict(source.static).get("execution") or opts.execution
+    if chosen is None:
+        chosen = Execution.for_platform(jax.local_devices()[0].platform)
+    return Execution.resolve(chosen).with_lanes(LANES_AXIS)
 
 
 def _axes(params, shared):
@@ -209,7 +241,9 @@ def _program(
     stops. Results do not depend on how lanes are grouped (those predicates only
     choose how much work is done, never what it computes).
     """
+    execution = execution_of(source, opts)
     key = (
+        execution,  # how phase ends, Bayes-UCB's search and lane pooling compile
         source.ident,
         source.static,
         bandit,
@@ -218,13 +252,14 @@ def _program(
         fold,
         devices,
         jax.config.x64_enabled,
-        _phases.form(),  # phase ends and Bayes-UCB's search: loop, fixed, gated
     )
     fn = _CACHE.get(key)
     if fn is not None:
         _CACHE.move_to_end(key)
         return fn
     static = dict(source.static)
+    if execution is not None:
+        static["execution"] = execution
 
     def lane(hp, params, kdata, rep, budget, horizon):
         k = jax.random.wrap_key_data(kdata)
@@ -244,14 +279,16 @@ def _program(
             permute=opts.permute,
             return_state=opts.return_state,
             segment=opts.segment,
-            axis_name="lanes",
+            axis_name=LANES_AXIS,
             diagnostics=opts.diagnostics,
-            key_cache=(source.ident, source.static),
+            key_cache=(source.ident, source.static, execution),
         )
 
     def lanes(hp, params, kdata, rep, budget, horizon):
         return jax.vmap(
-            lane, in_axes=(0, _axes(params, shared), 0, 0, 0, 0), axis_name="lanes"
+            lane,
+            in_axes=(0, _axes(params, shared), 0, 0, 0, 0),
+            axis_name=LANES_AXIS,
         )(hp, params, kdata, rep, budget, horizon)
 
     lanes.__name__ = "jbandits_lanes"

@@ -28,6 +28,7 @@ import numpy as np
 
 from jbandits import _validate, runner
 from jbandits.engine import RunResult
+from jbandits.execution import Execution
 from jbandits.types import Bandit, Key
 
 
@@ -243,6 +244,7 @@ def simulate(
     diagnostics: bool = False,
     store=None,
     report: runner.Report | None = None,
+    execution: Execution | None = None,
 ) -> RunResult:
     """Run ``num_reps`` replications of ``policy`` (compiled once, chunked, sharded).
 
@@ -274,6 +276,9 @@ def simulate(
         :class:`jbandits.types.Policy`).
       store: optional :class:`jbandits.store.Store` (resumable chunks).
       report: optional :class:`jbandits.runner.Report` filled with what ran.
+      execution: optional :class:`jbandits.execution.Execution`: how the policy's
+        step is compiled (never what it computes; default: the measured defaults of
+        the devices' platform), e.g. to compare forms in a benchmark.
 
     Returns:
       A :class:`~jbandits.engine.RunResult` of NumPy arrays ``[R, ...]``
@@ -344,6 +349,7 @@ def simulate(
         record_arms=record_arms,
         return_state=return_state,
         diagnostics=diagnostics,
+        execution=Execution.resolve(execution) if execution is not None else None,
     )
     lead = (num_inst, num_reps) if batched else (num_reps,)
     chunking = dict(batch_size=batch_size, memory_budget=memory_budget)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from jbandits import _lanes, _sampling
+from jbandits import _sampling
 
 # shape 1 (exponential path), small shapes (most rejections), large and lopsided ones
 A = np.array([1.0, 1.0, 2.0, 3.0, 2.0, 50.0, 7.0, 1000.0], np.float32)
@@ -66,8 +66,9 @@ def test_lanes_axis_gives_the_same_draws():
     keys = jax.random.split(jax.random.key(7), 256)
 
     def lanes(keys):
-        with _lanes.axis("lanes"):
-            return jax.vmap(lambda k: _sampling.beta(k, A, B), axis_name="lanes")(keys)
+        return jax.vmap(
+            lambda k: _sampling.beta(k, A, B, lanes="lanes"), axis_name="lanes"
+        )(keys)
 
     plain = jax.jit(jax.vmap(lambda k: _sampling.beta(k, A, B)))(keys)
     np.testing.assert_allclose(np.asarray(jax.jit(lanes)(keys)), plain, rtol=2e-6)
@@ -107,7 +108,7 @@ def test_default_stages_grow_with_the_lanes():
     assert few == (9, 3) and many[0] > few[0] and many[1] > few[1]
 
 
-def test_the_sampler_reads_the_lanes_of_the_recorded_axis():
+def test_the_sampler_reads_the_lanes_of_the_given_axis():
     seen = []
     stages = _sampling.default_stages
 
@@ -118,8 +119,9 @@ def test_the_sampler_reads_the_lanes_of_the_recorded_axis():
     keys = jax.random.split(jax.random.key(0), 7)
     try:
         _sampling.default_stages = spy
-        with _lanes.axis("lanes"):
-            jax.vmap(lambda k: _sampling.beta(k, A, B), axis_name="lanes")(keys)
+        jax.vmap(lambda k: _sampling.beta(k, A, B, lanes="lanes"), axis_name="lanes")(
+            keys
+        )
         jax.vmap(lambda k: _sampling.beta(k, A, B))(keys)
     finally:
         _sampling.default_stages = stages
@@ -144,10 +146,10 @@ def test_pool_size_bounds_the_stage_three_rate(n, lanes):
 
 def _lane_draws(keys, a, b, **stages):
     def lanes(keys):
-        with _lanes.axis("lanes"):
-            return jax.vmap(
-                lambda k: _sampling.beta(k, a, b, **stages), axis_name="lanes"
-            )(keys)
+        return jax.vmap(
+            lambda k: _sampling.beta(k, a, b, lanes="lanes", **stages),
+            axis_name="lanes",
+        )(keys)
 
     return np.asarray(jax.jit(lanes)(keys), np.float64)
 
@@ -175,8 +177,9 @@ def test_pooled_stage_two_runs_once_per_batch():
     keys = jax.random.split(jax.random.key(0), 50)
 
     def lanes(keys):
-        with _lanes.axis("lanes"):
-            return jax.vmap(lambda k: _sampling.beta(k, A, B), axis_name="lanes")(keys)
+        return jax.vmap(
+            lambda k: _sampling.beta(k, A, B, lanes="lanes"), axis_name="lanes"
+        )(keys)
 
     text = str(jax.make_jaxpr(lanes)(keys))
     size = _sampling.pool_size(A.size, 50)

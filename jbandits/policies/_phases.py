@@ -12,19 +12,20 @@ on one step in the schedule, computed on the host; usually 1), and rejections by
 score that does not change between the phases ending on one step (SR, VBR, CSAR) are
 one :func:`drop` of the ``count`` worst arms (unrolled arg-mins, or one ranking when
 the bound is large or unknown, as for a traced schedule). Each such update sits in a
-``lax.cond`` on "a phase ends on some lane" (:data:`GATE`): under the runner's lanes
-axis that is one predicate for all lanes, so the update (a sort for halving) runs on
+``lax.cond`` on "a phase ends on some lane" (``Execution.gate``): under the runner's
+lanes axis that is one predicate for all lanes, so the update (a sort for halving) runs on
 the few steps that end a phase, not on every step. Measured with
 ``benchmarks/gpu.py`` (K = 100, T = 1000, 1e6-1e7 arm-lanes, H100): Sequential
 Halving 96 -> 215 and 113 -> 349 M pulls/s, Successive Rejects 116 -> 193. A
 ``lax.while_loop`` over the due phases remains where the bound is unknown (SAR, a
-traced schedule), and on CPU (:func:`fixed_shape` off) for updates that sort (halving,
+traced schedule), and on CPU (``Execution.fixed_phase_sorts`` off there by default)
+for updates that sort (halving,
 a ranking :func:`drop`): there a loop run only at phase ends costs a kernel or two
 per step, and it was as fast as the gated update or faster (2 cores, K = 100,
 R = 500: halving at T = 1e4 7.1-7.3 vs 6.8-7.0 M pulls/s, at T = 2000 3.8-4.0 vs
-4.9-5.2; Successive Rejects' ranking 1.6x). :data:`FIXED_SHAPE` forces one form:
-True, the fixed shape everywhere (also Bayes-UCB's bisection); False, the loops.
-Every form gives the same arms.
+4.9-5.2; Successive Rejects' ranking 1.6x). The policies take these choices as
+their static ``execution`` (:class:`jbandits.execution.Execution`), chosen by the
+batched runner per platform; every form gives the same arms.
 
 A policy runs either a *by-K table* (built by :func:`resolve` from a concrete budget,
 or passed as ``schedule=``) or a *single schedule* computed for one real K (a
@@ -44,7 +45,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _lanes, _validate, arms, schedules
+from jbandits import _validate, arms, schedules
+from jbandits.execution import Execution
 from jbandits.types import Array
 
 
@@ -110,23 +112,6 @@ def phases_done(t: Array, ends: Array, num_phases: Array) -> Array:
     return jnp.sum(live & (ends <= t)).astype(jnp.int32)
 
 
-FIXED_SHAPE: bool | None = None  # None: each update's measured default (module doc)
-GATE = True  # fixed-shape phase ends under a lax.cond on "any lane's phase ends"
-
-
-def fixed_shape() -> bool:
-    """Whether updates that sort run fixed-shape (gated) rather than in a loop
-    (default: off CPU)."""
-    return jax.default_backend() != "cpu" if FIXED_SHAPE is None else FIXED_SHAPE
-
-
-def form() -> tuple:
-    """What a traced step depends on here (:data:`FIXED_SHAPE`, :func:`fixed_shape`,
-    :data:`GATE`): part of the keys of compiled programs (``jbandits.runner``) and of
-    the engine's memo."""
-    return FIXED_SHAPE, fixed_shape(), GATE
-
-
 def end_phases(
     phase: Array,
     t: Array,
@@ -136,6 +121,7 @@ def end_phases(
     carry: Any,
     bound: int | None,
     *,
+    execution: Execution,
     sorts: bool = False,
 ) -> tuple[Array, Any]:
     """Run ``carry = end_fn(p, carry)`` for every phase p with ``ends[p] <= t``.
@@ -144,14 +130,14 @@ def end_phases(
     (:func:`max_ends`): the update is unrolled ``bound`` times, each masked by whether
     its phase is due, under a gate (:func:`_gated`). It runs in a ``lax.while_loop``
     instead when ``bound`` is None (unknown), or when ``end_fn`` ``sorts`` and
-    :func:`fixed_shape` is off.
+    ``execution.fixed_phase_sorts`` is off.
     """
     size = ends.shape[0]
 
     def due(p):
         return (p < num_phases) & (ends[jnp.minimum(p, size - 1)] <= t)
 
-    if bound is None or (sorts and not fixed_shape()):
+    if bound is None or (sorts and not execution.fixed_phase_sorts):
 
         def body(c):
             p, inner = c
@@ -165,18 +151,21 @@ def end_phases(
             new = end_fn(phase, c)
             return jax.tree_util.tree_map(lambda a, b: jnp.where(now, a, b), new, c)
 
-        carry = _gated(now, masked, carry)
+        carry = _gated(now, masked, carry, execution)
         phase = phase + now.astype(phase.dtype)
     return phase, carry
 
 
-def _gated(pred: Array, update: Callable[[Any], Any], carry: Any) -> Any:
+def _gated(
+    pred: Array, update: Callable[[Any], Any], carry: Any, execution: Execution
+) -> Any:
     """``update(carry)``, an identity where ``pred`` is False, computed only when
-    ``pred`` holds on some lane (:data:`GATE`): a real ``lax.cond`` branch under the
-    runner's lanes axis, a select without one; the same values either way."""
-    if not GATE:
+    ``pred`` holds on some lane (``execution.gate``): a real ``lax.cond`` branch
+    under the runner's lanes axis, a select without one; the same values either
+    way."""
+    if not execution.gate:
         return update(carry)
-    return jax.lax.cond(_lanes.any_lane(pred), update, lambda c: c, carry)
+    return jax.lax.cond(execution.any_lane(pred), update, lambda c: c, carry)
 
 
 UNROLL = 4  # drop(): up to this bound, repeated arg-min/arg-max beats one sort
@@ -188,6 +177,7 @@ def drop(
     count: Array,
     bound: int | None,
     *,
+    execution: Execution,
     largest: bool = False,
 ) -> Array:
     """``eligible`` without its ``count`` lowest-scoring arms (``largest``: highest).
@@ -196,8 +186,9 @@ def drop(
     (:func:`~jbandits.arms.argmax_masked`) removals with ``score`` fixed (ties by
     lowest index, NaN worst). ``bound`` (static) is at least ``count``: up to
     :data:`UNROLL` the removals are unrolled; above it or when None (unknown) the arms
-    are ranked once (:func:`jbandits.arms.rank`), or, when :func:`fixed_shape` is off,
-    removed one by one in a ``lax.while_loop``.
+    are ranked once (:func:`jbandits.arms.rank`), or, when
+    ``execution.fixed_phase_sorts`` is off, removed one by one in a
+    ``lax.while_loop``.
     """
     pick_fn = arms.argmax_masked if largest else arms.argmin_masked
     num_arms = score.shape[0]
@@ -209,12 +200,13 @@ def drop(
                 eligible = eligible & ~(hit & (count > i))
             return eligible
 
-        return _gated(count > 0, unrolled, eligible)
-    if fixed_shape():
+        return _gated(count > 0, unrolled, eligible, execution)
+    if execution.fixed_phase_sorts:
         return _gated(
             count > 0,
             lambda e: e & ~(arms.rank(score, e, largest=largest) < count),
             eligible,
+            execution,
         )
 
     def body(c):

@@ -175,9 +175,15 @@ def _csar_sample(variant):
 
 
 def _csar_make(variant):
-    def make(threshold, s_per_arm, s_ends, s_num_phases, s_k_real):
+    def make(threshold, s_per_arm, s_ends, s_num_phases, s_k_real, execution=None):
         sched = schedules.PhaseSchedule(s_per_arm, s_ends, s_num_phases, s_k_real)
-        return csar_fn(K_MAX, threshold=threshold, variant=variant, schedule=sched)
+        return csar_fn(
+            K_MAX,
+            threshold=threshold,
+            variant=variant,
+            schedule=sched,
+            execution=execution,
+        )
 
     return make
 

@@ -10,6 +10,7 @@ from _identification_util import ladder, play
 
 import jbandits
 from jbandits import arms, schedules
+from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.policies.identification import sr_schedule_by_k, successive_rejects
 
@@ -25,21 +26,23 @@ def _drop_by_repeated_selection(score, eligible, count, largest):
 
 
 @pytest.mark.parametrize("largest", [False, True])
-def test_drop_equals_repeated_arg_min_or_max(largest, monkeypatch):
+def test_drop_equals_repeated_arg_min_or_max(largest):
     rng = np.random.default_rng(3)
     n, k = 40, 6
     score = rng.choice(np.float32([0.0, 0.25, 0.5, np.nan, -np.inf]), size=(n, k))
     eligible = rng.random((n, k)) < 0.8
     count = rng.integers(0, 4, n)
 
-    def run(bound):
-        fn = lambda s, e, c: _phases.drop(s, e, c, bound, largest=largest)  # noqa: E731
+    def run(bound, fixed=False):
+        ex = Execution(fixed_phase_sorts=fixed)
+
+        def fn(s, e, c):
+            return _phases.drop(s, e, c, bound, execution=ex, largest=largest)
+
         return np.asarray(jax.jit(jax.vmap(fn))(score, eligible, count))
 
     unrolled = run(3)  # bound 3 <= UNROLL: unrolled arg-min/max
-    monkeypatch.setattr(_phases, "FIXED_SHAPE", True)
-    ranked = run(None)  # unknown bound, fixed shape: one ranking
-    monkeypatch.setattr(_phases, "FIXED_SHAPE", False)
+    ranked = run(None, fixed=True)  # unknown bound, fixed shape: one ranking
     looped = run(None)  # unknown bound, CPU default: while loop
     for i in range(n):
         want = _drop_by_repeated_selection(score[i], eligible[i], count[i], largest)
@@ -66,7 +69,10 @@ def test_end_phases_unrolled_matches_the_loop():
         def end_fn(p, trail):
             return trail * 10 + p + 1
 
-        return _phases.end_phases(jnp.int32(0), t, ends, 6, end_fn, jnp.int32(0), bound)
+        return _phases.end_phases(
+            jnp.int32(0), t, ends, 6, end_fn, jnp.int32(0), bound,
+            execution=Execution(),
+        )  # fmt: skip
 
     for t in range(11):
         want = run(jnp.int32(t), None)  # lax.while_loop
@@ -103,16 +109,16 @@ def _whiles(policy, num_arms):
         ("sequential_halving", {}, True),
     ],
 )
-def test_no_while_loop_in_a_phase_policy_step(name, kwargs, sorts, monkeypatch):
+def test_no_while_loop_in_a_phase_policy_step(name, kwargs, sorts):
     # concrete schedules: no loop; updates that sort keep it on CPU unless forced
     policy = jbandits.make(name, num_arms=4, budget=40, **kwargs)
     assert _whiles(policy, 4) == int(sorts and jax.default_backend() == "cpu")
-    monkeypatch.setattr(_phases, "FIXED_SHAPE", True)  # read when the step is traced
-    policy = jbandits.make(name, num_arms=4, budget=40, **kwargs)
+    fixed = Execution(fixed_phase_sorts=True)
+    policy = jbandits.make(name, num_arms=4, budget=40, execution=fixed, **kwargs)
     assert _whiles(policy, 4) == 0
-    # FIXED_SHAPE = False asks for the loop where an update sorts
-    monkeypatch.setattr(_phases, "FIXED_SHAPE", False)
-    policy = jbandits.make(name, num_arms=4, budget=40, **kwargs)
+    # fixed_phase_sorts=False asks for the loop where an update sorts
+    loop = Execution(fixed_phase_sorts=False)
+    policy = jbandits.make(name, num_arms=4, budget=40, execution=loop, **kwargs)
     assert _whiles(policy, 4) == int(sorts)
 
 
@@ -129,12 +135,14 @@ def test_no_while_loop_in_a_phase_policy_step(name, kwargs, sorts, monkeypatch):
         "csar[authors_code]",
     ],
 )
-def test_fixed_shape_phase_ends_match_the_references(name, monkeypatch):
+def test_fixed_shape_phase_ends_match_the_references(name):
     from cases import CASES
     from harness import check_case
 
-    monkeypatch.setattr(_phases, "FIXED_SHAPE", True)
     case = next(c for c in CASES if c.name == name)
+    make = case.make_policy
+    fixed = Execution(fixed_phase_sorts=True)
+    case = case._replace(make_policy=lambda **hp: make(**hp, execution=fixed))
     assert check_case(case, seed=1, num_instances=100) >= 100
 
 
@@ -148,41 +156,44 @@ def test_fixed_shape_phase_ends_match_the_references(name, monkeypatch):
         pytest.param("vbr_provisional", {}, marks=pytest.mark.slow),
     ],
 )
-def test_every_phase_form_gives_the_same_runs_in_the_runner(name, kwargs, monkeypatch):
-    # the batched runner names its lanes axis, so the GATE's lax.cond is a real branch
+def test_every_phase_form_gives_the_same_runs_in_the_runner(name, kwargs):
+    # the batched runner names its lanes axis, so the gate's lax.cond is a real branch
     # there (it is a select under a plain vmap): the fixed-shape form, gated or not,
     # and the CPU loop form must give the same arms at every step
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 8))
 
-    def arms_of(fixed, gate):
-        monkeypatch.setattr(_phases, "FIXED_SHAPE", fixed)
-        monkeypatch.setattr(_phases, "GATE", gate)
+    def arms_of(execution):
         policy = jbandits.make(name, num_arms=8, budget=120, **kwargs)
         res = jbandits.simulate(
             policy, bandit, params, jax.random.key(3), budget=120, num_reps=12,
-            progress=False, record_arms=True,
+            progress=False, record_arms=True, execution=execution,
         )  # fmt: skip
         return np.asarray(res.arms), np.asarray(res.output)
 
-    loop = arms_of(False, False)
+    loop = arms_of(Execution(fixed_phase_sorts=False, gate=False))
     assert (loop[0][:, :60] >= 0).all()  # the runs played
-    for fixed, gate in [(True, True), (True, False), (None, True)]:
-        got = arms_of(fixed, gate)
+    for execution in [
+        Execution(fixed_phase_sorts=True, gate=True),
+        Execution(fixed_phase_sorts=True, gate=False),
+        None,  # the platform's default
+    ]:
+        got = arms_of(execution)
         np.testing.assert_array_equal(got[0], loop[0])
         np.testing.assert_array_equal(got[1], loop[1])
 
 
 @pytest.mark.slow  # 10 s on a 2-core machine: CI runs it in the slow step
-def test_gated_sort_runs_in_a_conditional_not_every_step(monkeypatch):
+def test_gated_sort_runs_in_a_conditional_not_every_step():
     # fixed-shape halving: the sort sits inside the step's conditional branch
     from benchmarks import hlo
 
-    monkeypatch.setattr(_phases, "FIXED_SHAPE", True)
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 8))
 
     def sorts_per_step(gate):
-        monkeypatch.setattr(_phases, "GATE", gate)
-        policy = jbandits.make("sequential_halving", num_arms=8, budget=120)
+        execution = Execution(fixed_phase_sorts=True, gate=gate)
+        policy = jbandits.make(
+            "sequential_halving", num_arms=8, budget=120, execution=execution
+        )
         text = hlo.engine_program_text(policy, bandit, params, 120, lanes=4)
         body = hlo.step_kernels(text, 32)[0]
         every_step = body.get("sort", 0) + body.get("custom-call", 0)

@@ -1,12 +1,11 @@
 """Bayes-UCB Beta: the opt-in fixed-shape step against the default step.
 
-Under ``_phases.FIXED_SHAPE = True`` the Beta index is ``num_iters`` bisection
+Under ``Execution(fixed_bisection=True)`` the Beta index is ``num_iters`` bisection
 halvings of every arm (a loop of static trip count); otherwise it is the lazy
 certified search (a data-dependent ``while``), the default on every backend since it
 ran 3.8x faster on an H100 too. Both must pull the same arms. The whole module is in
 the slow set: the bisection is an opt-in form, and these tests cost ~40 s of CPU.
-``FIXED_SHAPE`` is read when a step is traced, and the runner caches programs on
-the policy, not on it: every switch clears that cache.
+The form is the factory's static ``execution`` (part of the runner's program key).
 """
 
 from __future__ import annotations
@@ -19,8 +18,7 @@ import pytest
 
 import jbandits
 from benchmarks import hlo
-from jbandits import runner
-from jbandits.policies import _phases
+from jbandits.execution import Execution
 
 # the module (the package exports the factory under the same name)
 bayes_ucb = importlib.import_module("jbandits.policies.regret.bayes_ucb")
@@ -32,18 +30,8 @@ BUDGET = 300
 REPS = 16
 
 
-@pytest.fixture
-def fixed_shape():
-    """Set ``_phases.FIXED_SHAPE`` (clearing the runner's programs); restored after."""
-    saved = _phases.FIXED_SHAPE
-
-    def set_(value):
-        _phases.FIXED_SHAPE = value
-        runner.clear_cache()
-
-    yield set_
-    _phases.FIXED_SHAPE = saved
-    runner.clear_cache()
+def _execution(fixed: bool) -> Execution:
+    return Execution(fixed_phase_sorts=fixed, fixed_bisection=fixed)
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +52,16 @@ def instances():
 @pytest.mark.parametrize(
     "tie_break, num_iters", [("first", None), ("random", 8)]
 )  # num_iters None: 2^-20 cells (float32); 8: 2^-8 cells, many exact ties
-def test_fixed_shape_pulls_the_same_arms(instances, fixed_shape, tie_break, num_iters):
+def test_fixed_shape_pulls_the_same_arms(instances, tie_break, num_iters):
     bandit, params = instances
     out = {}
     for fixed in (True, False):
-        fixed_shape(fixed)
         policy = jbandits.make(
-            "bayes_ucb", num_arms=K, tie_break=tie_break, num_iters=num_iters
+            "bayes_ucb",
+            num_arms=K,
+            tie_break=tie_break,
+            num_iters=num_iters,
+            execution=_execution(fixed),
         )
         res = jbandits.simulate(
             policy,
@@ -102,7 +93,7 @@ def test_fixed_shape_pulls_the_same_arms(instances, fixed_shape, tie_break, num_
 
 def _cells(fixed, a, b, log_alpha, warm_log_alpha, bits):
     """``[N, K]`` indices of :func:`bayes_ucb._beta_choose` under
-    ``FIXED_SHAPE = fixed`` and the ``lo`` it returns.
+    ``bisect = fixed`` and the ``lo`` it returns.
 
     The warm state is the one a decision at the earlier (larger) level
     ``warm_log_alpha`` leaves: every arm's point at a grid point below its root,
@@ -111,12 +102,11 @@ def _cells(fixed, a, b, log_alpha, warm_log_alpha, bits):
     float32 tail of e.g. ``Beta(1, 6)`` is off by ~0.1 in its logarithm and the
     tangent bound from there does not hold.)
     """
-    _phases.FIXED_SHAPE = fixed
     mask = np.ones(a.shape[1], bool)
 
     def one(a, b, log_alpha, warm_log_alpha):
         _, warm = bayes_ucb._beta_bisect(a, b, warm_log_alpha, mask, bits)
-        args = (a, b, warm, log_alpha, None, None, mask, bits)
+        args = (a, b, warm, log_alpha, None, None, mask, bits, fixed)
         index, warm = bayes_ucb._beta_choose(*args)
         return index, warm[4]
 
@@ -124,7 +114,7 @@ def _cells(fixed, a, b, log_alpha, warm_log_alpha, bits):
     return np.asarray(index), np.asarray(lo)
 
 
-def test_bisection_cells_are_the_certified_cells(fixed_shape):
+def test_bisection_cells_are_the_certified_cells():
     """Cell by cell (float32, the default 2^-20 grid): every arm the certified
     search resolves has the bisection's cell, the others' cells lie strictly below
     the best one, and a NaN level gives -inf everywhere on both paths."""
@@ -140,7 +130,6 @@ def test_bisection_cells_are_the_certified_cells(fixed_shape):
     log_alpha = -np.log(t).astype(np.float32)
     log_alpha[:8] = np.nan
     warm_log_alpha = -np.log(rng.integers(2, t + 1)).astype(np.float32)
-    fixed_shape(True)
     bisect, lo = _cells(True, a, b, log_alpha, warm_log_alpha, bits)
     certified, _ = _cells(False, a, b, log_alpha, warm_log_alpha, bits)
     assert np.all(bisect[:8] == -np.inf) and np.all(certified[:8] == -np.inf)
@@ -169,12 +158,12 @@ def _step_counts(policy, bandit, params):
     return hlo.engine_step_kernels(policy, bandit, params, 64)
 
 
-def test_fixed_shape_step_has_no_data_dependent_while(fixed_shape):
+def test_fixed_shape_step_has_no_data_dependent_while():
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 6))
-    fixed_shape(True)
-    steps = _step_counts(jbandits.make("bayes_ucb", num_arms=6), bandit, params)
+    policy = jbandits.make("bayes_ucb", num_arms=6, execution=_execution(True))
+    steps = _step_counts(policy, bandit, params)
     assert [c["data-dependent while"] for c in steps] == [0] * len(steps)
     assert steps[0]["while"] >= 1  # the bisection: a loop of known trip count
-    fixed_shape(False)
-    steps = _step_counts(jbandits.make("bayes_ucb", num_arms=6), bandit, params)
+    policy = jbandits.make("bayes_ucb", num_arms=6, execution=_execution(False))
+    steps = _step_counts(policy, bandit, params)
     assert steps[0]["data-dependent while"] == 1  # the certified search's loop

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from jbandits import arms, schedules
+from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.types import Array, Policy
 
@@ -38,10 +39,13 @@ def halving_policy(
     table,
     choose: Callable[[arms.ArmStats, Array, Array], Array],
     variance: bool = True,
+    *,
+    execution: Execution,
 ) -> Policy:
     """Policy running the stage schedule ``table`` (one schedule or a by-K table) with
     the in-stage rule ``choose(local, active, c)``; ``variance=False`` when ``choose``
-    reads no variance (the statistics then keep no second moment)."""
+    reads no variance (the statistics then keep no second moment); ``execution``: the
+    form of the stage ends (:class:`jbandits.execution.Execution`)."""
 
     # both stage builders give every stage at least one pull, so one stage ends per
     # step at most (a traced schedule is assumed to come from them)
@@ -81,6 +85,7 @@ def halving_policy(
             halve,
             (state.active, local),
             bound,
+            execution=execution,
             sorts=True,
         )
         done = stage >= sched.num_stages

@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry, schedules
+from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.policies.identification.successive_rejects import (
     prepare as sr_prepare,
@@ -63,6 +64,7 @@ def sar(
     m: ArrayLike,
     budget: ArrayLike | None = None,
     schedule: Any = None,
+    execution: Execution | None = None,
 ) -> Policy:
     """Successive Accept-Reject for fixed-budget top-m identification.
 
@@ -71,6 +73,9 @@ def sar(
       m: number of arms to identify, 1 <= m < K (traced).
       budget, schedule: the Successive Rejects schedule, as for
         :func:`~jbandits.policies.identification.successive_rejects.successive_rejects`.
+      execution: static :class:`~jbandits.execution.Execution`, how the step is
+        compiled (never what it computes); the batched runner sets it. Default:
+        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the accepted set, ``[K] bool``
@@ -85,6 +90,7 @@ def sar(
       ICML 2013.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    execution = Execution.resolve(execution)
     _validate.in_range("m", m, 1, num_arms - 1)
     table = _phases.resolve("sar", sr_schedule_by_k, num_arms, budget, schedule)
     m_int = jnp.asarray(m, jnp.int32)
@@ -136,6 +142,7 @@ def sar(
             decide,
             carry,
             bound,
+            execution=execution,
             sorts=True,
         )
         phase = jnp.where(stop, sched.num_phases, phase)

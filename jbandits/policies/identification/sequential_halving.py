@@ -24,6 +24,7 @@ import warnings
 from typing import Any
 
 from jbandits import _validate, arms, registry, schedules
+from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
 from jbandits.types import ArrayLike, Policy
@@ -114,6 +115,7 @@ def sequential_halving(
     budget: ArrayLike | None = None,
     schedule: Any = None,
     variant: str = "equal_stages",
+    execution: Execution | None = None,
 ) -> Policy:
     """Sequential Halving for fixed-budget best-arm identification.
 
@@ -129,6 +131,9 @@ def sequential_halving(
       variant: static, "equal_stages" or "karnin" (``"s004"``, the old name of
         "equal_stages", is accepted with a DeprecationWarning); selects the schedule
         built from ``budget``.
+      execution: static :class:`~jbandits.execution.Execution`, how the step is
+        compiled (never what it computes); the batched runner sets it. Default:
+        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -143,6 +148,7 @@ def sequential_halving(
       with heterogeneous reward variances. UAI 2023 (Algorithms 1 and 2).
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    execution = Execution.resolve(execution)
     variant = _variant(variant)
     table = _phases.resolve(
         "sequential_halving",
@@ -156,4 +162,6 @@ def sequential_halving(
         del c
         return arms.least_pulled(local.counts, active)
 
-    return _halving.halving_policy(num_arms, table, choose, variance=False)
+    return _halving.halving_policy(
+        num_arms, table, choose, variance=False, execution=execution
+    )

@@ -23,6 +23,7 @@ from typing import Any
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry
+from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
 from jbandits.policies.identification.sequential_halving import (
@@ -61,6 +62,7 @@ def shadavar(
     delta: ArrayLike = 0.05,
     budget: ArrayLike | None = None,
     schedule: Any = None,
+    execution: Execution | None = None,
 ) -> Policy:
     """SHAdaVar(delta) for fixed-budget BAI with unknown heterogeneous variances.
 
@@ -71,6 +73,9 @@ def shadavar(
       budget, schedule: the stage schedule of Lalitha et al., as for
         :func:`~jbandits.policies.identification.sequential_halving.sequential_halving`
         with ``variant="equal_stages"``.
+      execution: static :class:`~jbandits.execution.Execution`, how the step is
+        compiled (never what it computes); the batched runner sets it. Default:
+        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -82,6 +87,7 @@ def shadavar(
       Lalitha et al. (UAI 2023), Algorithm 4; the paper as cited by :func:`shvar`.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    execution = Execution.resolve(execution)
     _validate.in_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     table = _phases.resolve(
         "shadavar", halving_schedule_by_k, num_arms, budget, schedule
@@ -94,4 +100,4 @@ def shadavar(
         greedy = arms.argmax_masked(shadavar_index(local, delta), active)
         return jnp.where(c < size * n0, robin, greedy)
 
-    return _halving.halving_policy(num_arms, table, choose)
+    return _halving.halving_policy(num_arms, table, choose, execution=execution)

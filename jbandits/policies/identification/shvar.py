@@ -21,6 +21,7 @@ from typing import Any
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry
+from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
 from jbandits.policies.identification.sequential_halving import (
@@ -46,6 +47,7 @@ def shvar(
     variances: ArrayLike,
     budget: ArrayLike | None = None,
     schedule: Any = None,
+    execution: Execution | None = None,
 ) -> Policy:
     """SHVar for fixed-budget BAI when the reward variances are known.
 
@@ -56,6 +58,9 @@ def shvar(
       budget, schedule: the stage schedule of Lalitha et al., as for
         :func:`~jbandits.policies.identification.sequential_halving.sequential_halving`
         with ``variant="equal_stages"``.
+      execution: static :class:`~jbandits.execution.Execution`, how the step is
+        compiled (never what it computes); the batched runner sets it. Default:
+        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -68,6 +73,7 @@ def shvar(
       with heterogeneous reward variances. UAI 2023 (Algorithm 3).
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    execution = Execution.resolve(execution)
     _validate.in_range("variances", variances, 0.0)
     if jnp.shape(variances) != (num_arms,):
         raise ValueError(
@@ -81,4 +87,4 @@ def shvar(
         best = score[arms.argmax_masked(score, active)]
         return arms.least_pulled(local.counts, active & (score == best))
 
-    return _halving.halving_policy(num_arms, table, choose)
+    return _halving.halving_policy(num_arms, table, choose, execution=execution)

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry, schedules
+from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -72,6 +73,7 @@ def successive_rejects(
     *,
     budget: ArrayLike | None = None,
     schedule: Any = None,
+    execution: Execution | None = None,
 ) -> Policy:
     """Successive Rejects for fixed-budget best-arm identification.
 
@@ -85,6 +87,9 @@ def successive_rejects(
         e.g. stacked over a budget sweep; a schedule whose K differs from
         ``arm_mask.sum()`` makes the policy idle with output ``-1``), or a by-K table
         from :func:`sr_schedule_by_k`.
+      execution: static :class:`~jbandits.execution.Execution`, how the step is
+        compiled (never what it computes); the batched runner sets it. Default:
+        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -96,6 +101,7 @@ def successive_rejects(
       Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT 2010.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    execution = Execution.resolve(execution)
     table = _phases.resolve(
         "successive_rejects", sr_schedule_by_k, num_arms, budget, schedule
     )
@@ -117,7 +123,9 @@ def successive_rejects(
         t = state.t + 1
         phase = _phases.phases_done(t, sched.ends, sched.num_phases)
         ended = phase - state.phase
-        active = _phases.drop(arms.mean(stats), state.active, ended, bound)
+        active = _phases.drop(
+            arms.mean(stats), state.active, ended, bound, execution=execution
+        )
         done = phase >= sched.num_phases
         arm = jnp.where(done, -1, arms.least_pulled(stats.counts, active))
         return SRState(stats, active, phase, t, arm.astype(jnp.int32), sched)

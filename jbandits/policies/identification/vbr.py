@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry, schedules
+from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.policies.identification.successive_rejects import (
     prepare as sr_prepare,
@@ -58,6 +59,7 @@ def vbr_provisional(
     gamma: ArrayLike = 1.96,
     budget: ArrayLike | None = None,
     schedule: Any = None,
+    execution: Execution | None = None,
 ) -> Policy:
     """Provisional Variance-Based Rejects (UNVERIFIED placeholder).
 
@@ -66,6 +68,9 @@ def vbr_provisional(
       gamma: interval multiplier >= 0 (traced; Lalitha et al., UAI 2023, use 1.96).
       budget, schedule: the Successive Rejects schedule, as for
         :func:`~jbandits.policies.identification.successive_rejects.successive_rejects`.
+      execution: static :class:`~jbandits.execution.Execution`, how the step is
+        compiled (never what it computes); the batched runner sets it. Default:
+        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
@@ -78,6 +83,7 @@ def vbr_provisional(
       (not consulted; provisional rule).
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    execution = Execution.resolve(execution)
     _validate.in_range("gamma", gamma, 0.0)
     table = _phases.resolve(
         "vbr_provisional", sr_schedule_by_k, num_arms, budget, schedule
@@ -106,7 +112,9 @@ def vbr_provisional(
         t = state.t + 1
         upper = arms.mean(stats) + vbr_width(stats, gamma)
         phase = _phases.phases_done(t, sched.ends, sched.num_phases)
-        active = _phases.drop(upper, state.active, phase - state.phase, bound)
+        active = _phases.drop(
+            upper, state.active, phase - state.phase, bound, execution=execution
+        )
         done = phase >= sched.num_phases
         arm = jnp.where(done, -1, choose(stats, active))
         return VBRState(stats, active, phase, t, arm.astype(jnp.int32), sched)

@@ -42,4 +42,3 @@ __all__ = [
     "ucb_improved_schedule",
     "ucbv",
 ]
-

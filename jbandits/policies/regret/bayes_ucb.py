@@ -30,8 +30,8 @@ loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
   the result. A lone contender is the arg-max without being resolved; other arms
   get index ``-inf``, so the pulled arm and the exact ties among maximal cells
   are those of the full index vector. That search ends in a data-dependent
-  ``lax.while_loop``. With ``_phases.FIXED_SHAPE = True`` (read when the step is
-  traced) the cells come instead from ``num_iters`` bisection halvings of every arm
+  ``lax.while_loop``. With ``Execution.fixed_bisection`` (the static
+  ``execution`` of the factory) the cells come instead from ``num_iters`` bisection halvings of every arm
   in a loop of static trip count, with the same tail evaluation: the same cells,
   hence the same arms (see ``_beta_choose`` for the one exception, a root within
   rounding error of a grid point). The search is the default on every backend: on an
@@ -67,7 +67,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbandits import _fuse, _prng, _validate, arms, numerics, registry
-from jbandits.policies import _phases
+from jbandits.execution import Execution
 from jbandits.policies.regret.thompson import POSTERIORS, binarise
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -170,17 +170,17 @@ def _beta_bisect(a, b, log_alpha, usable, bits):
     return index, (lo, log_tail, ratio, log_norm, lo)
 
 
-def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
+def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits, bisect):
     """Bayes-UCB cells of the arms that can be the arg-max; returns (index, new warm).
 
-    Two implementations, chosen when the step is traced by
-    ``jbandits.policies._phases.FIXED_SHAPE``:
+    Two implementations, chosen by the static ``bisect``
+    (``Execution.fixed_bisection`` of the policy):
 
-    * default (not True): the certified search below, lazy and warm-started, with a
+    * default (False): the certified search below, lazy and warm-started, with a
       ``lax.while_loop`` that runs until every candidate arm is resolved (data
       dependent: usually a few probes per decision); the faster one on CPU and on an
       H100 (module doc).
-    * ``FIXED_SHAPE = True``: :func:`_beta_bisect`, ``bits`` bisection halvings of
+    * ``bisect=True``: :func:`_beta_bisect`, ``bits`` bisection halvings of
       every real arm, no data-dependent loop.
 
     Both give the cell ``(lo, lo + 2^-bits]`` of the root of
@@ -211,7 +211,7 @@ def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits):
     # usable, every index is -inf and the arm is a tie among the real arms (the
     # certified search would otherwise move its bounds down one cell per probe)
     usable = arm_mask & ~jnp.isnan(log_alpha)
-    if _phases.FIXED_SHAPE:
+    if bisect:
         return _beta_bisect(a, b, log_alpha, usable, bits)
     dtype = a.dtype
     terms = _terms(dtype)
@@ -306,7 +306,7 @@ def _terms(dtype) -> int:
     return numerics._iters(numerics.BETA_CF_ITERS, dtype, None)
 
 
-@registry.policy("bayes_ucb")
+@registry.policy("bayes_ucb", static=("num_iters",))
 def bayes_ucb(
     num_arms: int,
     *,
@@ -316,6 +316,7 @@ def bayes_ucb(
     noise_var: ArrayLike = 1.0,
     tie_break: str = "random",
     num_iters: int | None = None,
+    execution: Execution | None = None,
 ) -> Policy:
     """Bayes-UCB.
 
@@ -333,6 +334,9 @@ def bayes_ucb(
         halvings return; default 20 (float32) / 40 (float64)
         (``numerics.BETA_GRID_BITS``), at most 23 / 52 (the cells' midpoints must be
         exact in the dtype).
+      execution: static :class:`~jbandits.execution.Execution`, how the step is
+        compiled (never what it computes); the batched runner sets it. Default:
+        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
 
     Returns:
       A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm.
@@ -342,6 +346,7 @@ def bayes_ucb(
       problems. AISTATS 2012.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    execution = Execution.resolve(execution)
     _validate.choice("posterior", posterior, POSTERIORS)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
     _validate.in_range("c", c, 0.0)
@@ -363,7 +368,15 @@ def bayes_ucb(
             # so every probe moves a bound by at least one cell
             bits = min(bits, jnp.finfo(a.dtype).nmant)
             index, quant = _beta_choose(
-                a, b, quant, jnp.log(alpha), changed, success, arm_mask, bits
+                a,
+                b,
+                quant,
+                jnp.log(alpha),
+                changed,
+                success,
+                arm_mask,
+                bits,
+                execution.fixed_bisection,
             )
         else:
             index = bayes_ucb_index(

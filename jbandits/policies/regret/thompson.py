@@ -33,6 +33,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from jbandits import _fuse, _prng, _sampling, _validate, arms, registry
+from jbandits.execution import Execution
 from jbandits.types import Array, ArrayLike, Key, Policy
 
 POSTERIORS = ("beta", "gauss")
@@ -51,9 +52,12 @@ def binarise(key: Key, reward: ArrayLike) -> Array:
     return (_prng.uniform(key, (), reward.dtype) < reward).astype(reward.dtype)
 
 
-def beta_samples(key: Key, stats: arms.ArmStats, succ: Array) -> Array:
-    """``[K]`` draws from ``Beta(1 + succ, 1 + fail)`` with ``fail = counts - succ``."""
-    return _sampling.beta(key, 1.0 + succ, 1.0 + stats.counts - succ)
+def beta_samples(
+    key: Key, stats: arms.ArmStats, succ: Array, lanes: str | None = None
+) -> Array:
+    """``[K]`` draws from ``Beta(1 + succ, 1 + fail)`` with ``fail = counts - succ``
+    (``lanes``: the batch's lanes axis, see :func:`jbandits._sampling.beta`)."""
+    return _sampling.beta(key, 1.0 + succ, 1.0 + stats.counts - succ, lanes=lanes)
 
 
 def gauss_samples(key: Key, stats: arms.ArmStats, prior_var: ArrayLike) -> Array:
@@ -70,6 +74,7 @@ def thompson(
     posterior: str = "beta",
     prior_var: ArrayLike = 1.0,
     tie_break: str = "random",
+    execution: Execution | None = None,
 ) -> Policy:
     """Thompson sampling.
 
@@ -80,6 +85,9 @@ def thompson(
       prior_var: prior variance of the Gaussian model (traced, ``> 0``); ignored by
         ``"beta"``.
       tie_break: static, ``"random"`` (default) or ``"first"``: "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
+      execution: static :class:`~jbandits.execution.Execution`, how the step is
+        compiled (never what it computes); the batched runner sets it. Default:
+        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
 
     Returns:
       A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm
@@ -95,10 +103,11 @@ def thompson(
     _validate.choice("posterior", posterior, POSTERIORS)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
     _validate.in_range("prior_var", prior_var, 0.0, low_open=True)
+    execution = Execution.resolve(execution)
 
     def choose(key_theta, key_tie, stats, succ, arm_mask):
         if posterior == "beta":
-            theta = beta_samples(key_theta, stats, succ)
+            theta = beta_samples(key_theta, stats, succ, execution.lanes)
         else:
             theta = gauss_samples(key_theta, stats, prior_var)
         return arms.argmax_masked(theta, arm_mask, key=key_tie, tie_break=tie_break)

@@ -40,5 +40,3 @@ __all__ = [
     "ucbev_oracle_a",
     "uniform",
 ]
-
-

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry, schedules
+from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -80,6 +81,7 @@ def csar(
     budget: ArrayLike | None = None,
     variant: str = "paper",
     schedule: schedules.PhaseSchedule | None = None,
+    execution: Execution | None = None,
 ) -> Policy:
     """CSAR for the thresholding bandit.
 
@@ -93,6 +95,9 @@ def csar(
       schedule: the real K's schedule (``[P]`` leaves, from :func:`schedules.csar` or
         :func:`schedules.csar_authors_code`) or :func:`csar_schedule_by_k`
         (``[K_max + 1, P]``); needed when the budget is traced (see :func:`prepare`).
+      execution: static :class:`~jbandits.execution.Execution`, how the step is
+        compiled (never what it computes); the batched runner sets it. Default:
+        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
 
     Output: labels ``1{mean_i >= tau}`` (equal to the frozen label of removed arms).
 
@@ -104,6 +109,7 @@ def csar(
       bandits. NIPS 2014. Mukherjee et al. IJCAI 2017 (thresholding adaptation).
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    execution = Execution.resolve(execution)
     variant = _validate.choice("variant", variant, VARIANTS)
     _validate.finite("threshold", threshold)
     if schedule is None:
@@ -136,12 +142,14 @@ def csar(
             same = live & (jnp.arange(per_arm.shape[0]) >= phase) & (per_arm == quota)
             count = jnp.where(due, jnp.sum(same), 0).astype(jnp.int32)
             below = active & (mu < threshold)
-            kept = _phases.drop(mu, below, count, bound)
+            kept = _phases.drop(mu, below, count, bound, execution=execution)
             return active & ~(below & ~kept), phase + count
         new_phase = _phases.phases_done(t, ends, num_phases)
         gap = jnp.abs(mu - threshold)
         count = new_phase - phase
-        return _phases.drop(gap, active, count, bound, largest=True), new_phase
+        return _phases.drop(
+            gap, active, count, bound, execution=execution, largest=True
+        ), new_phase
 
     def init_fn(key, arm_mask):
         del key

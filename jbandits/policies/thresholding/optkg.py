@@ -40,6 +40,7 @@ import jax.numpy as jnp
 from jax.scipy.special import betainc, gammaln
 
 from jbandits import _lanes, _validate, arms, registry
+from jbandits.execution import Execution
 from jbandits.types import Array, ArrayLike, Policy
 
 TIE_TOL = 1e-9  # log R+ within this of the maximum counts as a tie
@@ -84,11 +85,12 @@ def log_gain(a: ArrayLike, b: ArrayLike, threshold: ArrayLike) -> Array:
     return _log_gain_given(a, b, prob_above(a, b, threshold), threshold)
 
 
-def _prob_after(a, b, i, y, threshold):
+def _prob_after(a, b, i, y, threshold, lanes=None):
     """``I(a + y, b + 1 - y)`` from ``i = I(a, b)``: exact recurrence for ``y`` in {0, 1}.
 
     A fractional ``y`` calls ``betainc``, in a branch taken only when some lane of
-    the batch has one (:func:`jbandits._lanes.any_lane`); lanes without one pass
+    the batch (the ``lanes`` axis) has one (:func:`jbandits._lanes.any_lane`); lanes
+    without one pass
     ``x = 0``, so the convergence loop (which runs until every lane has converged)
     stops after one term.
     """
@@ -100,7 +102,7 @@ def _prob_after(a, b, i, y, threshold):
         x = jnp.where(frac, jnp.asarray(threshold, a.dtype), 0.0)
         return 1.0 - betainc(a + y, b + (1.0 - y), x)
 
-    fresh = jax.lax.cond(_lanes.any_lane(frac), fresh, lambda _: unit, None)
+    fresh = jax.lax.cond(_lanes.any_lane(frac, lanes), fresh, lambda _: unit, None)
     return jnp.where(frac, fresh, unit)
 
 
@@ -132,6 +134,7 @@ def optkg(
     threshold: ArrayLike,
     prior_a: ArrayLike = 1.0,
     prior_b: ArrayLike = 1.0,
+    execution: Execution | None = None,
 ) -> Policy:
     """Optimistic knowledge gradient for Bernoulli thresholding bandits.
 
@@ -141,6 +144,9 @@ def optkg(
         I(a, b) to P(theta >= tau).
       prior_a, prior_b: Beta prior (traced, > 0); Tao et al. (NeurIPS 2019) use
         (1, 1) and (0.5, 0.5).
+      execution: static :class:`~jbandits.execution.Execution`, how the step is
+        compiled (never what it computes); the batched runner sets it. Default:
+        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
 
     Output: labels ``1{I(a_i, b_i) >= 1/2}`` (Chen et al.'s posterior rule; at tau = 1/2
     evaluated exactly as ``a_i >= b_i``); padded arms get 0. Use float64
@@ -155,6 +161,7 @@ def optkg(
       crowd labeling. JMLR 2015.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
+    execution = Execution.resolve(execution)
     _validate.in_range("threshold", threshold, 0.0, 1.0, low_open=True, high_open=True)
     _validate.in_range("prior_a", prior_a, 0.0, low_open=True)
     _validate.in_range("prior_b", prior_b, 0.0, low_open=True)
@@ -179,7 +186,7 @@ def optkg(
         y = jnp.where(ok, y, 0.0)
         a_old, b_old, i_old = state.post_a[j], state.post_b[j], state.prob[j]
         a_j, b_j = a_old + y, b_old + (1.0 - y)
-        i_j = _prob_after(a_old, b_old, i_old, y, threshold)
+        i_j = _prob_after(a_old, b_old, i_old, y, threshold, execution.lanes)
         gain_j = _log_gain_given(a_j, b_j, i_j, threshold)
         post_a = state.post_a.at[j].set(jnp.where(ok, a_j, a_old))
         post_b = state.post_b.at[j].set(jnp.where(ok, b_j, b_old))

@@ -1,0 +1,87 @@
+"""How a policy's step is compiled, as an explicit option: never what it computes.
+
+Some updates have several equivalent forms whose speed depends on the device: a phase
+end of Sequential Halving can run as a ``lax.while_loop`` over the due phases or as a
+fixed-shape masked update, unrolled; Bayes-UCB's Beta quantile as a Newton loop or as
+a fixed number of bisection halvings; and inside the batched runner a helper can ask
+whether a condition holds on *any* lane of the batch (one predicate for all lanes, so
+a ``lax.cond`` stays a real branch under ``vmap``) or pool work over the lanes (the
+Beta sampler's stage 2). Every form gives the same arms; tests check each pair.
+
+An :class:`Execution` names those choices. A factory whose policy has such forms
+takes it as its static ``execution=`` argument (default: :meth:`Execution.default`,
+the measured defaults of the current backend, no lanes axis). The batched runner
+(:func:`jbandits.simulate`, :func:`jbandits.sweep`, :func:`jbandits.sweep_grid`)
+chooses one per program, for the platform of the devices it runs on, with its lanes
+axis named, and keys its compiled programs on it; pass ``execution=`` to
+:func:`jbandits.simulate` to compare forms. No policy reads a module global or an
+ambient context for these choices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import jax
+
+from jbandits import _lanes
+from jbandits.types import Array
+
+
+@dataclass(frozen=True)
+class Execution:
+    """The compiled form of a policy's step (hashable; part of a program's key).
+
+    Attributes:
+      fixed_phase_sorts: phase ends whose update sorts (the halving family's
+        selection, a ranking rejection of Successive Rejects, VBR or CSAR) run as
+        fixed-shape masked updates under a gate instead of a ``lax.while_loop`` over
+        the due phases. Default: on off CPU (measured in
+        :mod:`jbandits.policies._phases`).
+      fixed_bisection: Bayes-UCB's Beta quantile by a fixed number of bisection
+        halvings instead of Newton steps in a ``lax.while_loop``. Default: off.
+      gate: fixed-shape phase ends sit in a ``lax.cond`` on "a phase ends on some
+        lane" (on), or run on every step as selects (off).
+      lanes: the name of the ``vmap`` axis over the batch's lanes, or None outside a
+        named batch: "any lane" predicates then read the lane's own value, and no
+        work is pooled over lanes.
+    """
+
+    fixed_phase_sorts: bool = False
+    fixed_bisection: bool = False
+    gate: bool = True
+    lanes: str | None = None
+
+    @classmethod
+    def for_platform(cls, platform: str, *, lanes: str | None = None) -> Execution:
+        """The measured defaults on ``platform`` ("cpu", "gpu", "cuda", "tpu", ...)."""
+        return cls(fixed_phase_sorts=platform != "cpu", lanes=lanes)
+
+    @classmethod
+    def default(cls) -> Execution:
+        """:meth:`for_platform` of JAX's default backend, without a lanes axis."""
+        return cls.for_platform(jax.default_backend())
+
+    @classmethod
+    def resolve(cls, execution: Execution | None) -> Execution:
+        """``execution``, or :meth:`default` for None; anything else is an error."""
+        if execution is None:
+            return cls.default()
+        if not isinstance(execution, cls):
+            raise TypeError(
+                f"execution must be a jbandits.execution.Execution or None, got "
+                f"{execution!r}"
+            )
+        return execution
+
+    def with_lanes(self, lanes: str | None) -> Execution:
+        """A copy whose lanes axis is ``lanes``."""
+        return dataclasses.replace(self, lanes=lanes)
+
+    def any_lane(self, pred: Array) -> Array:
+        """``pred`` holds on some lane of :attr:`lanes` (or on this lane)."""
+        return _lanes.any_lane(pred, self.lanes)
+
+
+__all__ = ["Execution"]
