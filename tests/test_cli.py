@@ -411,3 +411,54 @@ def test_config_checks_reps_and_seed(kwargs):
 def test_config_accepts_numpy_integers():
     cfg = _core.Config("fake-a", reps=np.int64(3), seed=np.int64(2))
     assert (cfg.reps, cfg.seed) == (3, 2) and type(cfg.reps) is int
+
+
+# 12 ----------------------------------------------------------------- README commands
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _readme_command(number: int) -> str:
+    """The shell line under ``# (number)`` in the README's 'Two commands' block."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        block = f.read().split("## Two commands", 1)[1].split("```bash", 1)[1]
+    lines = block.split("```", 1)[0].splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"# ({number})"))
+    return next(ln for ln in lines[start:] if ln and not ln.startswith("#"))
+
+
+def _installed_requirements(command: str) -> list[str]:
+    """The requirements that ``pip install -e ".[extras]"`` in ``command`` adds to the
+    package's own."""
+    import re
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    spec = re.search(r"pip install -q -e (\S+)", command).group(1).strip("\"'")
+    extras = re.fullmatch(r"\.(?:\[([\w,]*)\])?", spec).group(1) or ""
+    reqs = list(project["dependencies"])
+    for extra in filter(None, extras.split(",")):
+        reqs += project["optional-dependencies"][extra]
+    return reqs
+
+
+def test_readme_main_job_installs_what_resume_needs():
+    """Command (1) runs the main job with resume on: it must install pyarrow (it
+    installed ``-e .`` and the job printed 'resume off (no pyarrow)')."""
+    main_job = _readme_command(1)
+    assert "python -m experiments run lsa-fig1 --quick" in main_job
+    assert "--no-resume" not in main_job
+    assert any(r.startswith("pyarrow") for r in _installed_requirements(main_job))
+
+
+def test_ci_runs_readme_command_2_verbatim():
+    """.ci/run makes the virtual environment (its own line), then runs the rest of
+    README command (2) verbatim."""
+    venv, rest = _readme_command(2).split(" && ", 1)
+    with open(os.path.join(ROOT, ".ci", "run")) as f:
+        lines = f.read().splitlines()
+    assert venv == "python3 -m venv .venv" and venv in lines and rest in lines
