@@ -152,7 +152,7 @@ def gate(claims: list, reps: int) -> list:
     if reps >= MIN_REPS:
         return claims
     for c in claims:
-        if c.verdict != NOT_TESTABLE:
+        if c.verdict not in (NOT_TESTABLE, UNDECIDED):  # undecided ones say why
             c.verdict = UNDECIDED
             c.note = undecided_note(c.note, [f"{reps} replication(s), no interval"])
     return claims

@@ -152,10 +152,14 @@ def test_gate_marks_single_replication_runs_undecided():
     claims = [
         C.Claim("c", "o", C.REPRODUCED),
         C.Claim("c", "o", C.NOT_TESTABLE, "n"),
+        C.Claim("c", "o", C.UNDECIDED, "undecided: CI [0, 1] contains 0.5"),
     ]
-    assert [c.verdict for c in C.gate(claims, 2)] == [C.REPRODUCED, C.NOT_TESTABLE]
-    assert [c.verdict for c in C.gate(claims, 1)] == [C.UNDECIDED, C.NOT_TESTABLE]
+    verdicts = [C.REPRODUCED, C.NOT_TESTABLE, C.UNDECIDED]
+    assert [c.verdict for c in C.gate(claims, 2)] == verdicts
+    verdicts[0] = C.UNDECIDED
+    assert [c.verdict for c in C.gate(claims, 1)] == verdicts
     assert claims[0].note.startswith("undecided: 1 replication(s)")
+    assert claims[2].note == "undecided: CI [0, 1] contains 0.5"  # said once
 
 
 def test_ugape_confidence_claim_needs_enough_replications():
