@@ -127,11 +127,13 @@ def _execute(cfg: _core.Config, resume: bool) -> str:
     if not resume:
         return _core.execute(cfg)
     partial = os.path.join(cfg.out, ".resume", os.path.basename(_core.output_dir(cfg)))
-    if os.path.exists(partial) and not os.path.isdir(partial):
-        raise UsageError(
-            f"argument --out: {partial} (the resume folder of {cfg.name}) is not a "
-            "folder; delete it, or use another --out, or --no-resume"
-        )
+    for path in (os.path.dirname(partial), partial):
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise UsageError(
+                f"argument --out: {path} (where {cfg.name} keeps its finished chunks) "
+                "is a file, not a folder; delete it, or use another --out, or "
+                "--no-resume"
+            )
     if os.path.isdir(partial):
         print(f"[{cfg.name}] resuming from {partial}", file=sys.stderr)
     try:

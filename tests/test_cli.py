@@ -388,6 +388,16 @@ def test_resume_store_of_other_work_names_out(tmp_path, calls, capsys):
     assert "Traceback" not in err[2] and "fake-a" not in folders(tmp_path)
 
 
+@pytest.mark.parametrize("blocked", [".resume", ".resume/fake-a"])
+def test_resume_path_that_is_a_file_names_out(tmp_path, calls, capsys, blocked):
+    pytest.importorskip("pyarrow")
+    if blocked != ".resume":
+        (tmp_path / ".resume").mkdir()
+    (tmp_path / blocked).write_text("not a folder")
+    assert run(tmp_path, "fake-a") == 2 and calls == []
+    assert "argument --out" in _one_line_error(capsys)
+
+
 def test_ctrl_c_ends_with_130_and_one_line(tmp_path, calls, capsys):
     def interrupted(cfg):
         raise KeyboardInterrupt
