@@ -100,16 +100,53 @@ def _has_pyarrow() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
+class UsageError(Exception):
+    """A bad input found while running (one line, exit status 2)."""
+
+
+def _out_folder(parser: argparse.ArgumentParser, out: str) -> None:
+    """Create ``--out`` before anything runs, or a one-line usage error naming it."""
+    if not out:
+        parser.error("argument --out: expected a folder, got ''")
+    if os.path.exists(out) and not os.path.isdir(out):
+        parser.error(
+            f"argument --out: {out!r} is a file, not a folder; give a folder (created "
+            "if missing)"
+        )
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"argument --out: cannot create the folder {out!r}: {exc}")
+    if not os.access(out, os.W_OK | os.X_OK):
+        parser.error(f"argument --out: the folder {out!r} is not writable")
+
+
 def _execute(cfg: _core.Config, resume: bool) -> str:
     """Run one experiment; with ``resume`` its finished chunks are kept in
     ``OUT/.resume/<folder name>/`` until the results are written."""
     if not resume:
         return _core.execute(cfg)
     partial = os.path.join(cfg.out, ".resume", os.path.basename(_core.output_dir(cfg)))
+    for path in (os.path.dirname(partial), partial):
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise UsageError(
+                f"argument --out: {path} (where {cfg.name} keeps its finished chunks) "
+                "is a file, not a folder; delete it, or use another --out, or "
+                "--no-resume"
+            )
     if os.path.isdir(partial):
         print(f"[{cfg.name}] resuming from {partial}", file=sys.stderr)
-    with runner.resumable(partial):
-        out = _core.execute(cfg)
+    try:
+        with runner.resumable(partial):
+            out = _core.execute(cfg)
+    except ValueError as exc:
+        if partial not in str(exc):
+            raise
+        # a results store in the resume folder that holds other work
+        raise UsageError(
+            f"argument --out: {exc} (under the resume folder {partial}); delete that "
+            "folder, or use another --out, or --no-resume"
+        ) from None
     shutil.rmtree(partial, ignore_errors=True)
     with contextlib.suppress(OSError):  # the parent too, once no other run uses it
         os.rmdir(os.path.dirname(partial))
@@ -124,6 +161,7 @@ def main(argv=None) -> int:
         _list()
         return 0
     names = _names(parser.run_parser, args.names)
+    _out_folder(parser.run_parser, args.out)
 
     if args.quiet:
         os.environ[PROGRESS_ENV] = "0"
@@ -139,8 +177,41 @@ def main(argv=None) -> int:
             "[experiments] resume off (no pyarrow): pip install 'jbandits[sweeps]'",
             file=sys.stderr,
         )
-    done, failed = [], []
     t0 = time.perf_counter()
+    try:
+        done, failed = _run_all(args, names, resume)
+    except UsageError as exc:
+        print(f"{parser.run_parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        kept = f"; finished chunks are kept in {os.path.join(args.out, '.resume')}"
+        print(
+            "[experiments] interrupted (Ctrl-C): no result folder was written for the "
+            "unfinished experiment"
+            + (kept + ", run the same command to resume" if resume else ""),
+            file=sys.stderr,
+        )
+        return 130
+    total = time.perf_counter() - t0
+    print(
+        f"[experiments] {len(done)} of {len(names)} done in {total:.1f} s",
+        file=sys.stderr,
+    )
+    if not failed:
+        return 0
+    lines = [f"error: {len(failed)} of {len(names)} experiment(s) failed:"]
+    lines += [f"  {name}: {why}" for name, why in failed]
+    lines.append(
+        f"No folder was written for them. For MovieLens data pass --data PATH or set "
+        f"{DATA_ENV} (download from https://grouplens.org/datasets/movielens/)."
+    )
+    print("\n".join(lines), file=sys.stderr)
+    return 1
+
+
+def _run_all(args, names: list[str], resume: bool) -> tuple[list, list]:
+    """Run the experiments in turn: (folders written, [(name, why failed)])."""
+    done, failed = [], []
     for name in names:
         cfg = _core.Config(
             name=name, quick=args.quick, reps=args.reps, seed=args.seed, out=args.out
@@ -163,22 +234,7 @@ def main(argv=None) -> int:
             )
         failed.append((name, why))
         print(f"[{name}] FAILED: {why}", file=sys.stderr)
-
-    total = time.perf_counter() - t0
-    print(
-        f"[experiments] {len(done)} of {len(names)} done in {total:.1f} s",
-        file=sys.stderr,
-    )
-    if not failed:
-        return 0
-    lines = [f"error: {len(failed)} of {len(names)} experiment(s) failed:"]
-    lines += [f"  {name}: {why}" for name, why in failed]
-    lines.append(
-        f"No folder was written for them. For MovieLens data pass --data PATH or set "
-        f"{DATA_ENV} (download from https://grouplens.org/datasets/movielens/)."
-    )
-    print("\n".join(lines), file=sys.stderr)
-    return 1
+    return done, failed
 
 
 if __name__ == "__main__":

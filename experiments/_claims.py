@@ -10,6 +10,14 @@ A claim's verdict is read on a fixed ladder (:func:`ladder`): "reproduced" when 
 whole statement holds, "partly" when some of it does, "not reproduced" otherwise;
 "not testable" where the paper gives nothing measurable. The rules of each claim are
 written in its note and fixed before the run.
+
+A part of a claim that compares a measured quantity with a bound (an error rate with
+delta, a paired difference with 0 or a tolerance) is decided only by its whole 95%
+interval (:func:`at_most`, :meth:`Diff.sign`): when the interval contains the bound
+the part is undecided, and a claim with no part decided either way is "undecided"
+(:func:`combine`), its note saying which interval contains which bound. A run of
+fewer than :data:`MIN_REPS` replications has no interval: :func:`gate` marks its
+every verdict "undecided".
 """
 
 from __future__ import annotations
@@ -24,8 +32,10 @@ from jbandits import metrics
 
 Z = metrics.Z95
 REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
-NOT_TESTABLE = "not testable"
-VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_TESTABLE)
+UNDECIDED, NOT_TESTABLE = "undecided", "not testable"
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, UNDECIDED, NOT_TESTABLE)
+MIN_REPS = 2  # a standard error (and so any interval but Wilson's) needs two
+MORE = "more reps needed"
 
 
 class Diff(NamedTuple):
@@ -44,11 +54,13 @@ class Diff(NamedTuple):
 
     @property
     def z(self):
-        """``d / se``; with ``se = 0``: 0 if ``d = 0``, else +-inf (a sure difference)."""
+        """``d / se``; with ``se = 0``: 0 if ``d = 0``, else +-inf (a sure difference);
+        NaN (no significance either way) when ``se`` is NaN (one replication)."""
         d, se = np.asarray(self.d, float), np.asarray(self.se, float)
         with np.errstate(divide="ignore", invalid="ignore"):
             z = np.where(se > 0, d / np.where(se > 0, se, 1.0), np.sign(d) * np.inf)
         z = np.where((se > 0) | (d != 0), z, 0.0)
+        z = np.where(np.isnan(se) | np.isnan(d), np.nan, z)
         return float(z) if z.ndim == 0 else z
 
     @property
@@ -61,15 +73,27 @@ class Diff(NamedTuple):
         """``a`` significantly above ``b`` (z > Z)."""
         return self.z > Z
 
+    @property
+    def sign(self):
+        """-1: ``a`` significantly below ``b``; +1: significantly above; 0: undecided
+        (the 95% interval contains 0, or there is none)."""
+        s = np.where(self.lower, -1, np.where(self.higher, 1, 0))
+        return int(s) if s.ndim == 0 else s
+
     def points(self) -> tuple[float, float, float]:
         """``(d, lo, hi)`` times 100 (rates as percentage points)."""
         return 100 * float(self.d), 100 * float(self.lo), 100 * float(self.hi)
 
 
 def paired(a, b) -> Diff:
-    """Mean of ``a - b`` and its standard error, paired over replications (axis 0)."""
+    """Mean of ``a - b`` and its standard error, paired over replications (axis 0);
+    the standard error is NaN with one replication."""
     d = np.asarray(a, float) - np.asarray(b, float)
-    mean, se = d.mean(0), d.std(0, ddof=1) / math.sqrt(d.shape[0])
+    mean = d.mean(0)
+    if d.shape[0] < MIN_REPS:
+        se = np.full_like(mean, np.nan)
+    else:
+        se = d.std(0, ddof=1) / math.sqrt(d.shape[0])
     if np.ndim(mean) == 0:
         return Diff(float(mean), float(se))
     return Diff(mean, se)
@@ -85,6 +109,53 @@ def ladder(whole: bool, some: bool) -> str:
 def tally(ok: int, total: int) -> str:
     """Verdict of a claim made of ``total`` parts of which ``ok`` hold."""
     return ladder(ok == total, ok > 0)
+
+
+def combine(holds: int, fails: int, total: int) -> str:
+    """Verdict of a claim of ``total`` parts, ``holds`` of which hold and ``fails``
+    fail on their 95% intervals (the rest are undecided): "reproduced" when all hold,
+    "partly" when some do, "not reproduced" when none does and some fail, "undecided"
+    when none is decided either way."""
+    if holds == total:
+        return REPRODUCED
+    if holds:
+        return PARTLY
+    return NOT_REPRODUCED if fails else UNDECIDED
+
+
+def at_most(mean, lo, hi, bound, name: str) -> tuple[bool | None, str]:
+    """Whether a quantity whose 95% interval is ``[lo, hi]`` is at most ``bound``:
+    True when the whole interval is at or below it, False when the whole interval is
+    above it, None (undecided) otherwise; with the reason when undecided, e.g.
+    ``"CI [0, 0.793] contains delta=0.1"``."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return None, f"no interval around {mean:.4g} ({name}={bound:g})"
+    if hi <= bound:
+        return True, ""
+    if lo > bound:
+        return False, ""
+    return None, f"CI [{lo:.3g}, {hi:.3g}] contains {name}={bound:g}"
+
+
+def undecided_note(note: str, reasons) -> str:
+    """``note`` followed by why the claim is undecided (the reasons given)."""
+    reasons = [r for r in reasons if r]
+    if not reasons:
+        return note
+    why = "undecided: " + "; ".join(reasons) + f"; {MORE}"
+    return f"{note}; {why}" if note else why
+
+
+def gate(claims: list, reps: int) -> list:
+    """With fewer than :data:`MIN_REPS` replications nothing can be decided: every
+    verdict other than "not testable" becomes "undecided" (in place; returned)."""
+    if reps >= MIN_REPS:
+        return claims
+    for c in claims:
+        if c.verdict not in (NOT_TESTABLE, UNDECIDED):  # undecided ones say why
+            c.verdict = UNDECIDED
+            c.note = undecided_note(c.note, [f"{reps} replication(s), no interval"])
+    return claims
 
 
 def beats(values: dict, winner: str, losers) -> tuple[dict, int, int]:
@@ -108,10 +179,14 @@ def lowest(values: dict, winner: str) -> tuple[bool, list]:
 
 
 def comparable(diff: Diff, tol: float, scale: float = 1.0) -> str:
-    """'comparable': the 95% CI of ``diff * scale`` inside ``+-tol`` (reproduced); only
-    its mean inside (partly)."""
-    d, lo, hi = (scale * float(x) for x in (diff.d, diff.lo, diff.hi))
-    return ladder(-tol <= lo and hi <= tol, abs(d) <= tol)
+    """'comparable': the 95% CI of ``diff * scale`` inside ``+-tol`` (reproduced),
+    wholly outside it (not reproduced), else (or with no CI) undecided."""
+    lo, hi = (scale * float(x) for x in (diff.lo, diff.hi))
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return UNDECIDED
+    if -tol <= lo and hi <= tol:
+        return REPRODUCED
+    return NOT_REPRODUCED if lo > tol or hi < -tol else UNDECIDED
 
 
 def rate(x) -> tuple[float, float, float]:
@@ -150,23 +225,44 @@ def fmt_points(diff: Diff) -> str:
 # ------------------------------------------------------------ claims on 0/1 outcomes
 # ``finals``: label -> 0/1 outcomes at the final time [R] (e.g. error at T); numbers
 # are printed in percentage points.
+def _open(diffs: dict, winner: str) -> list[str]:
+    """Why the paired differences that contain 0 decide nothing (for the note)."""
+    return [
+        f"{winner}-{k} CI [{d.points()[1]:+.1f}, {d.points()[2]:+.1f}] points "
+        "contains 0"
+        for k, d in diffs.items()
+        if d.sign == 0
+    ]
+
+
 def rate_beats(finals: dict, winner: str, losers, text: str) -> Claim:
-    """``winner``'s rate is significantly below each of ``losers``."""
-    diffs, ok, _ = beats(finals, winner, losers)
+    """``winner``'s rate is significantly below each of ``losers``; undecided when
+    no difference is significant either way."""
+    diffs, ok, worse = beats(finals, winner, losers)
     parts = [f"{winner}-{k} {fmt_points(d)}" for k, d in diffs.items()]
     ours = f"error at T, paired difference in points: {'; '.join(parts)}"
     note = f"{ok}/{len(losers)} significantly lower (95% CI below 0)"
-    return Claim(text, ours, tally(ok, len(losers)), note)
+    verdict = combine(ok, worse, len(losers))
+    if verdict == UNDECIDED:
+        note = undecided_note(note, _open(diffs, winner))
+    return Claim(text, ours, verdict, note)
 
 
 def rate_lowest(finals: dict, winner: str, text: str) -> Claim:
-    """``winner`` has the lowest rate, significantly below every other."""
+    """``winner`` has the lowest rate, significantly below every other; undecided
+    when no difference is significant either way."""
     low, sig = lowest(finals, winner)
     ranking = sorted(finals.items(), key=lambda kv: kv[1].mean())
     ours = "error at T: " + ", ".join(f"{k} {100 * v.mean():.1f}%" for k, v in ranking)
     ours += f"; {winner} significantly lower than: " + (", ".join(sig) or "none")
-    verdict = ladder(low and len(sig) == len(finals) - 1, low or bool(sig))
-    return Claim(text, ours, verdict, "lowest mean" if low else "not the lowest mean")
+    others = [k for k in finals if k != winner]
+    diffs = {k: paired(finals[winner], finals[k]) for k in others}
+    worse = sum(d.sign > 0 for d in diffs.values())
+    verdict = combine(len(sig), worse, len(others))
+    note = "lowest mean" if low else "not the lowest mean"
+    if verdict == UNDECIDED:
+        note = undecided_note(note, _open(diffs, winner))
+    return Claim(text, ours, verdict, note)
 
 
 def rate_comparable(finals: dict, a: str, b: str, text: str, tol: float) -> Claim:
@@ -174,17 +270,23 @@ def rate_comparable(finals: dict, a: str, b: str, text: str, tol: float) -> Clai
     d = paired(finals[a], finals[b])
     ours = f"{a}-{b} at T: {fmt_points(d)} points"
     note = f"'comparable' read as: 95% CI of the difference inside +-{tol:g} points"
-    return Claim(text, ours, comparable(d, tol, 100), note)
+    verdict = comparable(d, tol, 100)
+    if verdict == UNDECIDED:
+        _, lo, hi = d.points()
+        why = f"CI [{lo:+.1f}, {hi:+.1f}] points contains the band edge +-{tol:g}"
+        note = undecided_note(note, [why])
+    return Claim(text, ours, verdict, note)
 
 
 def rate_not_worse(finals: dict, a: str, b: str, text: str) -> Claim:
-    """a's rate is not above b's: at or below (reproduced), above but not
-    significantly (partly)."""
+    """a's rate is not above b's: the 95% CI of a - b at or below 0 (reproduced),
+    wholly above 0 (not reproduced), else undecided."""
     d = paired(finals[a], finals[b])
-    verdict = ladder(d.d <= 0, d.lo <= 0)
+    holds, why = at_most(*d.points(), 0.0, f"{a}-{b} (points)")
+    verdict = {True: REPRODUCED, False: NOT_REPRODUCED, None: UNDECIDED}[holds]
     note = {
-        REPRODUCED: f"{a} at or below {b}",
-        PARTLY: f"{a} above {b}, not significantly",
+        REPRODUCED: f"{a} at or below {b} (95% CI of {a}-{b} at or below 0)",
         NOT_REPRODUCED: f"{a} significantly above {b}",
+        UNDECIDED: undecided_note(f"{a} not significantly above {b}", [why]),
     }[verdict]
     return Claim(text, f"{a}-{b} at T: {fmt_points(d)} points", verdict, note)

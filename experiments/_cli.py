@@ -9,24 +9,35 @@ import os
 
 import jax
 
+from experiments import _core
+
 DATA_ENV = "JBANDITS_DATA"  # read by jbandits.envs.movielens.find_file
 PROGRESS_ENV = "JBANDITS_PROGRESS"  # "0": the runner shows no progress bars
 CACHE_ENV = "JBANDITS_COMPILE_CACHE"  # "0": no persistent compilation cache
 OFF = ("0", "false", "no", "off")
 
 
-def _positive_int(text: str) -> int:
+def _integer(text: str, what: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive integer, got {text!r}"
-        ) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer (>= 1), got {value}"
-        )
-    return value
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    value = _integer(text, "a positive integer")
+    try:
+        return _core.check_reps(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _seed(text: str) -> int:
+    value = _integer(text, f"an integer in [0, {_core.SEED_LIMIT - 1}]")
+    try:
+        return _core.check_seed(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _existing_path(text: str) -> str:
@@ -52,8 +63,15 @@ def enable_compile_cache(path: str | None = None) -> str:
     return path
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr (exit code 2)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m experiments",
         description="Paper reproductions: run experiments and write their result "
         "folders (results.npz, meta.json, figure.png, table.md).",
@@ -94,17 +112,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--seed",
-        type=int,
+        type=_seed,
         default=0,
         metavar="S",
-        help="random seed of the run (default 0); a non-zero seed adds '-seedS' to "
-        "the folder name",
+        help=f"random seed of the run, an integer in [0, {_core.SEED_LIMIT - 1}] "
+        "(default 0); a non-zero seed adds '-seedS' to the folder name",
     )
     run.add_argument(
         "--out",
         default="results",
         metavar="DIR",
-        help="parent folder of the result folders (default: results)",
+        help="parent folder of the result folders, created if missing (default: "
+        "results)",
     )
     run.add_argument(
         "--data",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 import shutil
 import sys
@@ -17,6 +18,32 @@ import jbandits
 from experiments import _write
 from jbandits import runner
 
+# Seeds below 2^22: experiments key their runs with ``jax.random.key(seed * 1000 +
+# number)``, which keeps 32 bits without x64, so larger seeds would wrap onto others.
+SEED_LIMIT = 2**22
+
+
+def check_reps(reps) -> int | None:
+    """``reps``: None (the experiment's own number) or an integer >= 1."""
+    if reps is None:
+        return None
+    if isinstance(reps, bool) or not isinstance(reps, numbers.Integral) or reps < 1:
+        raise ValueError(f"reps must be a positive integer (>= 1), got {reps!r}")
+    return int(reps)
+
+
+def check_seed(seed) -> int:
+    """``seed``: an integer with 0 <= seed < :data:`SEED_LIMIT`."""
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, numbers.Integral)
+        or not 0 <= seed < SEED_LIMIT
+    ):
+        raise ValueError(
+            f"seed must be an integer in [0, {SEED_LIMIT - 1}] (2^22 - 1), got {seed!r}"
+        )
+    return int(seed)
+
 
 @dataclass
 class Config:
@@ -26,6 +53,9 @@ class Config:
     seed: int = 0
     out: str = "results"
     extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.reps, self.seed = check_reps(self.reps), check_seed(self.seed)
 
     def num_reps(self, full: int, quick: int) -> int:
         return self.reps if self.reps is not None else (quick if self.quick else full)

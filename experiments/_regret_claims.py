@@ -37,8 +37,12 @@ def beats(finals: dict, label: str, others: list[str]) -> tuple[str, str]:
     ]
     if not parts:
         return "not run", C.NOT_TESTABLE
-    # a claim over several baselines fails if EUCBV is significantly worse than one
-    verdict = C.ladder(wins == len(parts), wins > 0 and losses == 0)
+    # a claim over several baselines fails if EUCBV is significantly worse than one;
+    # with no difference significant either way it is undecided
+    if wins == 0 and losses == 0:
+        verdict = C.UNDECIDED
+    else:
+        verdict = C.ladder(wins == len(parts), wins > 0 and losses == 0)
     ours = f"{label} {finals[label].mean():.0f}; vs " + "; ".join(parts)
     return ours, verdict
 
@@ -48,7 +52,15 @@ def eucbv_claims(text: str, finals: dict, others: list[str], note: str = "") -> 
     rows = []
     for label in _eucbvs(finals):
         ours, verdict = beats(finals, label, others)
-        rows.append(Claim(text + _suffix(label), ours, verdict, note))
+        why = ["every paired difference's CI contains 0 (~)"]
+        rows.append(
+            Claim(
+                text + _suffix(label),
+                ours,
+                verdict,
+                C.undecided_note(note, why) if verdict == C.UNDECIDED else note,
+            )
+        )
     return rows
 
 

@@ -318,3 +318,157 @@ def test_device_count_and_kind_in_table_and_meta(tmp_path, calls):
     assert meta["versions"]["device_count"] == n
     assert meta["versions"]["device_kind"].startswith(f"{n} x {kind}")
     assert f"{n} x {kind}" in (tmp_path / "fake-a" / "table.md").read_text()
+
+
+# 11 ----------------------------------------------------------------- bad inputs
+def _one_line_error(capsys) -> str:
+    """The whole stderr: one line, ``... error: ...``, no traceback."""
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "error:" in err and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "nope"],
+        ["run", "fake-a", "--reps", "0"],
+        ["run", "fake-a", "--reps", "-5"],
+        ["run", "fake-a", "--reps", "2.5"],
+        ["run", "fake-a", "--reps", "twenty"],
+        ["run", "fake-a", "--seed", "-1"],
+        ["run", "fake-a", "--seed", str(2**64)],  # was an OverflowError traceback
+        ["run", "fake-a", "--seed", str(2**22)],  # would wrap onto another seed
+        ["run", "fake-a", "--seed", "1.5"],
+        ["run", "fake-a", "--data", "/no/such/ratings.dat"],
+        ["run"],
+        ["lst"],
+        ["list", "extra"],
+    ],
+)
+def test_bad_arguments_are_one_line_usage_errors(tmp_path, calls, capsys, args):
+    with pytest.raises(SystemExit) as info:
+        cli.main(
+            args + (["--out", str(tmp_path / "out")] if args[:1] == ["run"] else [])
+        )
+    assert info.value.code == 2 and calls == []
+    _one_line_error(capsys)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("where", ["file", "under-file", "empty"])
+def test_out_must_be_a_folder(tmp_path, calls, capsys, where):
+    """``--out`` naming a file (or a path under one) was a FileExistsError /
+    NotADirectoryError traceback; an empty one a 'missing input data' failure."""
+    (tmp_path / "afile").write_text("not a folder")
+    out = {"file": tmp_path / "afile", "under-file": tmp_path / "afile" / "sub"}
+    with pytest.raises(SystemExit) as info:
+        cli.main(["run", "fake-a", "--out", str(out.get(where, ""))])
+    assert info.value.code == 2 and calls == []
+    assert "argument --out" in _one_line_error(capsys)
+    assert (tmp_path / "afile").read_text() == "not a folder"
+
+
+def test_resume_store_of_other_work_names_out(tmp_path, calls, capsys):
+    """A results store of other work in OUT/.resume/NAME: one line naming --out."""
+    pytest.importorskip("pyarrow")
+    from jbandits.store import Store
+
+    path = str(tmp_path / ".resume" / "fake-a" / "0-digest")
+    Store(path, fingerprint={"work": "older"})
+    inner = _core.EXPERIMENTS["fake-a"].run
+    _core.EXPERIMENTS["fake-a"].run = lambda cfg: (
+        Store(path, fingerprint={"work": "this one"}),
+        inner(cfg),
+    )[1]
+    assert run(tmp_path, "fake-a") == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[1].startswith("[fake-a] start") and len(err) == 3, err  # [0]: resuming
+    assert "argument --out" in err[2] and "different work" in err[2]
+    assert "Traceback" not in err[2] and "fake-a" not in folders(tmp_path)
+
+
+@pytest.mark.parametrize("blocked", [".resume", ".resume/fake-a"])
+def test_resume_path_that_is_a_file_names_out(tmp_path, calls, capsys, blocked):
+    pytest.importorskip("pyarrow")
+    if blocked != ".resume":
+        (tmp_path / ".resume").mkdir()
+    (tmp_path / blocked).write_text("not a folder")
+    assert run(tmp_path, "fake-a") == 2 and calls == []
+    assert "argument --out" in _one_line_error(capsys)
+
+
+def test_ctrl_c_ends_with_130_and_one_line(tmp_path, calls, capsys):
+    def interrupted(cfg):
+        raise KeyboardInterrupt
+
+    _core.EXPERIMENTS["fake-a"].run = interrupted
+    assert run(tmp_path, "fake-a", "fake-b") == 130
+    err = capsys.readouterr().err.splitlines()
+    assert "interrupted" in err[-1] and len(err) == 2, err
+    assert folders(tmp_path) == []  # fake-b did not start, nothing half-written
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"reps": 0}, {"reps": 2.5}, {"reps": True}, {"seed": -1}, {"seed": 2**22}],
+)
+def test_config_checks_reps_and_seed(kwargs):
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        _core.Config("fake-a", **kwargs)
+
+
+def test_config_accepts_numpy_integers():
+    cfg = _core.Config("fake-a", reps=np.int64(3), seed=np.int64(2))
+    assert (cfg.reps, cfg.seed) == (3, 2) and type(cfg.reps) is int
+
+
+# 12 ----------------------------------------------------------------- README commands
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _readme_command(number: int) -> str:
+    """The shell line under ``# (number)`` in the README's 'Two commands' block."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        block = f.read().split("## Two commands", 1)[1].split("```bash", 1)[1]
+    lines = block.split("```", 1)[0].splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"# ({number})"))
+    return next(ln for ln in lines[start:] if ln and not ln.startswith("#"))
+
+
+def _installed_requirements(command: str) -> list[str]:
+    """The requirements that ``pip install -e ".[extras]"`` in ``command`` adds to the
+    package's own."""
+    import re
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    spec = re.search(r"pip install -q -e (\S+)", command).group(1).strip("\"'")
+    extras = re.fullmatch(r"\.(?:\[([\w,]*)\])?", spec).group(1) or ""
+    reqs = list(project["dependencies"])
+    for extra in filter(None, extras.split(",")):
+        reqs += project["optional-dependencies"][extra]
+    return reqs
+
+
+def test_readme_main_job_installs_what_resume_needs():
+    """Command (1) runs the main job with resume on: it must install pyarrow (it
+    installed ``-e .`` and the job printed 'resume off (no pyarrow)')."""
+    main_job = _readme_command(1)
+    assert "python -m experiments run lsa-fig1 --quick" in main_job
+    assert "--no-resume" not in main_job
+    assert any(r.startswith("pyarrow") for r in _installed_requirements(main_job))
+
+
+def test_ci_runs_readme_command_2_verbatim():
+    """.ci/run makes the virtual environment (its own line), then runs the rest of
+    README command (2) verbatim."""
+    venv, rest = _readme_command(2).split(" && ", 1)
+    with open(os.path.join(ROOT, ".ci", "run")) as f:
+        lines = f.read().splitlines()
+    assert venv == "python3 -m venv .venv" and venv in lines and rest in lines

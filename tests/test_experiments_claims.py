@@ -51,8 +51,12 @@ def test_verdict_ladder():
         "reproduced",
         "partly",
         "not reproduced",
+        "undecided",
         "not testable",
     }
+    # parts decided on their intervals: none decided either way -> undecided
+    assert C.combine(2, 0, 2) == C.REPRODUCED and C.combine(1, 1, 2) == C.PARTLY
+    assert C.combine(0, 1, 2) == C.NOT_REPRODUCED and C.combine(0, 0, 2) == C.UNDECIDED
 
 
 def test_beats_lowest_comparable():
@@ -69,7 +73,10 @@ def test_beats_lowest_comparable():
     # |A - D| ~ 1e-3: inside +-0.5 points (scale 100) with its CI; A - B = -1 is not
     assert C.comparable(diffs["D"], 0.5, scale=100) == C.REPRODUCED
     assert C.comparable(diffs["B"], 50, scale=100) == C.NOT_REPRODUCED
-    assert C.comparable(C.Diff(0.004, 0.01), 0.5, scale=100) == C.PARTLY
+    # the CI [-1.56, 2.36] points contains the band edge 0.5: undecided (was
+    # "partly" on the mean alone); wholly outside the band: not reproduced
+    assert C.comparable(C.Diff(0.004, 0.01), 0.5, scale=100) == C.UNDECIDED
+    assert C.comparable(C.Diff(0.04, 0.01), 0.5, scale=100) == C.NOT_REPRODUCED
 
 
 def test_rate_claims_and_formats():
@@ -109,3 +116,65 @@ def test_oracles_by_hand():
     assert b == pytest.approx(0.4 + 0.2 * math.sqrt(math.log(100)), rel=1e-12)
     with pytest.raises(ValueError, match="complexity"):
         oracles.ucb_e_oracle_a([0.5, 0.5, 0.3], 100)  # tied best arms: H1 infinite
+
+
+# ------------------------------------------------- verdicts need intervals (issue 38/7)
+def test_one_replication_decides_nothing():
+    """With one replication there is no standard error: no difference is
+    significant (it was a 'sure difference', z = +-inf) and every rule says undecided."""
+    one = {"A": np.zeros(1), "B": np.ones(1)}
+    d = C.paired(one["A"], one["B"])
+    assert math.isnan(d.se) and math.isnan(d.z) and d.sign == 0
+    assert not d.lower and not d.higher
+    assert C.rate_beats(one, "A", ["B"], "t").verdict == C.UNDECIDED
+    assert C.rate_lowest(one, "A", "t").verdict == C.UNDECIDED
+    assert C.rate_not_worse(one, "A", "B", "t").verdict == C.UNDECIDED
+    assert C.rate_comparable(one, "A", "A", "t", 5.0).verdict == C.UNDECIDED
+
+
+def test_interval_containing_the_bound_is_undecided():
+    # a Wilson CI [0, 0.793] (one run, no error) contains delta = 0.1
+    holds, why = C.at_most(*C.rate(np.zeros(1)), 0.1, "delta")
+    assert holds is None and why == "CI [0, 0.793] contains delta=0.1"
+    assert C.at_most(*C.rate(np.zeros(200)), 0.1, "delta") == (True, "")
+    assert C.at_most(*C.rate(np.ones(200)), 0.1, "delta") == (False, "")
+    # "A not worse than B": the CI of A - B at or below 0 decides it, not the mean
+    rng = np.random.default_rng(1)
+    a, b = (rng.random(100) < 0.3).astype(float), (rng.random(100) < 0.32).astype(float)
+    claim = C.rate_not_worse({"A": a, "B": b}, "A", "B", "t")
+    assert C.paired(a, b).d <= 0 < C.paired(a, b).hi  # mean below, CI straddles 0
+    assert claim.verdict == C.UNDECIDED and "more reps needed" in claim.note
+    same = {"A": a, "B": a.copy()}  # identical outcomes: the CI is [0, 0]
+    assert C.rate_not_worse(same, "A", "B", "t").verdict == C.REPRODUCED
+
+
+def test_gate_marks_single_replication_runs_undecided():
+    claims = [
+        C.Claim("c", "o", C.REPRODUCED),
+        C.Claim("c", "o", C.NOT_TESTABLE, "n"),
+        C.Claim("c", "o", C.UNDECIDED, "undecided: CI [0, 1] contains 0.5"),
+    ]
+    verdicts = [C.REPRODUCED, C.NOT_TESTABLE, C.UNDECIDED]
+    assert [c.verdict for c in C.gate(claims, 2)] == verdicts
+    verdicts[0] = C.UNDECIDED
+    assert [c.verdict for c in C.gate(claims, 1)] == verdicts
+    assert claims[0].note.startswith("undecided: 1 replication(s)")
+    assert claims[2].note == "undecided: CI [0, 1] contains 0.5"  # said once
+
+
+def test_ugape_confidence_claim_needs_enough_replications():
+    """``ugape-confidence --quick --reps 1``: one run without error at each delta is
+    no evidence that P(error) <= delta (it said "reproduced")."""
+    from experiments import ugape
+
+    deltas = np.array([0.5, 0.1])
+    claim = ugape.claim_confidence(1, deltas, np.zeros((2, 1), bool))
+    assert claim.verdict == C.UNDECIDED
+    assert "CI [0, 0.793] contains delta=0.1; more reps needed" in claim.note
+    # enough runs without error decide it; a significant excess refutes it
+    assert ugape.claim_confidence(1, deltas, np.zeros((2, 100), bool)).verdict == (
+        C.REPRODUCED
+    )
+    err = np.zeros((2, 100), bool)
+    err[1, :40] = True  # 40% errors at delta = 0.1: CI [0.31, 0.50]
+    assert ugape.claim_confidence(1, deltas, err).verdict == C.NOT_REPRODUCED

@@ -18,7 +18,7 @@ from experiments import (
 from experiments import _regret as R
 from jbandits import problems
 
-VERDICTS = {"reproduced", "partly", "not reproduced", "not testable"}
+VERDICTS = {"reproduced", "partly", "not reproduced", "undecided", "not testable"}
 REPS = 4
 TINY = {  # experiment -> extra config: a few algorithms, tiny horizons
     1: {"algorithms": ["EUCBV", "EUCBV (pulls)", "TS"], "horizon": 400},
