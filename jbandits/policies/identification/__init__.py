@@ -1,5 +1,6 @@
 """Best-arm identification (fixed budget / fixed confidence) and top-m policies."""
 
+from jbandits import schedules
 from jbandits.policies._index import IndexState
 from jbandits.policies.identification._halving import HalvingState
 from jbandits.policies.identification.gape import gape, gape_oracle_params
@@ -39,8 +40,20 @@ from jbandits.policies.identification.ugape import (
     ugapeb_oracle_a,
     ugapec,
 )
+from jbandits.policies.identification.ugape import min_budget as _ugapeb_min_budget
 from jbandits.policies.identification.vbr import VBRState, vbr_provisional
 from jbandits.policies.identification.vbr import prepare as _vbr_prepare
+
+
+def _sr_min_budget(num_real_arms: int, **kwargs) -> int:
+    del kwargs
+    return schedules.phases_min_budget(num_real_arms)
+
+
+def _halving_min_budget(num_real_arms: int, **kwargs) -> int:
+    del kwargs
+    return schedules.halving_min_budget(num_real_arms)
+
 
 # name -> factory; every entry is registered in jbandits.registry
 POLICIES = {
@@ -67,6 +80,19 @@ PREPARE = {
     "shvar": _shvar_prepare,
     "shadavar": _shadavar_prepare,
     "vbr_provisional": _vbr_prepare,
+}
+
+# name -> min_budget(num_real_arms, **kwargs) -> int: the smallest budget whose
+# schedule exists (a smaller one leaves the policy idle: no pull, output -1); the
+# entry points refuse smaller budgets (jbandits.registry.check_budgets)
+MIN_BUDGET = {
+    "successive_rejects": _sr_min_budget,
+    "sar": _sr_min_budget,
+    "vbr_provisional": _sr_min_budget,
+    "sequential_halving": _halving_min_budget,
+    "shvar": _halving_min_budget,
+    "shadavar": _halving_min_budget,
+    "ugapeb": _ugapeb_min_budget,
 }
 
 __all__ = [

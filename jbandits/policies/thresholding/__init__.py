@@ -1,5 +1,6 @@
 """Thresholding-bandit policies (which arms have mean >= tau)."""
 
+from jbandits import schedules
 from jbandits.policies._index import IndexState
 from jbandits.policies.thresholding.apt import apt
 from jbandits.policies.thresholding.augucb import (
@@ -62,4 +63,17 @@ POLICIES = {
 PREPARE = {
     "augucb": _augucb_prepare,
     "csar": _csar_prepare,
+}
+
+
+def _phases_min_budget(num_real_arms: int, **kwargs) -> int:
+    del kwargs
+    return schedules.phases_min_budget(num_real_arms)
+
+
+# name -> min_budget(num_real_arms, **kwargs) -> int: the smallest budget whose
+# schedule exists (see jbandits.registry.check_budgets)
+MIN_BUDGET = {
+    "augucb": _phases_min_budget,
+    "csar": _phases_min_budget,
 }

@@ -109,7 +109,9 @@ def csar(
         if budget is None:
             raise ValueError("budget is required (or pass schedule=)")
         _validate.require_concrete("budget", budget, "CSAR's phase schedule")
-        t_host = _validate.concrete_int("budget", budget, minimum=1)
+        t_host = _validate.concrete_int(
+            "budget", budget, minimum=1, maximum=_validate.INT32_MAX
+        )
         schedule = csar_schedule_by_k(num_arms, t_host, variant=variant)
     authors = variant == "authors_code"
 
