@@ -99,6 +99,7 @@ def source_of(policy) -> tuple[Source, dict]:
 
 
 def _registered(name: str, static: dict) -> Source:
+    registry.check_kwargs(name, static)
     items = tuple(sorted((k, _hashable(v)) for k, v in static.items()))
     return Source(
         registry.raw_factory(name),
