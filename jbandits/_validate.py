@@ -12,6 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+INT32_MAX = int(np.iinfo(np.int32).max)  # budgets, horizons and counts run as int32
+
 
 def is_concrete(value) -> bool:
     """True when ``value`` holds no tracer (it can be read on the host)."""
@@ -19,8 +21,14 @@ def is_concrete(value) -> bool:
     return not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves)
 
 
-def static_int(name: str, value, *, minimum: int | None = None) -> int:
-    """A Python int that fixes shapes; fails loudly on tracers and floats."""
+def static_int(
+    name: str, value, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """A Python int that fixes shapes; fails loudly on tracers and floats.
+
+    ``maximum``: the largest value accepted (:data:`INT32_MAX` for a number the
+    engine runs as int32, so that it is refused rather than wrapped).
+    """
     try:
         value = operator.index(value)
     except TypeError as err:
@@ -29,6 +37,8 @@ def static_int(name: str, value, *, minimum: int | None = None) -> int:
         ) from err
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
     return value
 
 
@@ -73,17 +83,42 @@ def in_range(
         raise ValueError(f"{name} must be {sign} {high}, got {value!r}")
 
 
-def concrete_int(name: str, value, *, minimum: int | None = None) -> int | None:
+def concrete_int(
+    name: str, value, *, minimum: int | None = None, maximum: int | None = None
+) -> int | None:
     """Host int of a concrete scalar (e.g. a budget) or None when traced."""
     if value is None or not is_concrete(value):
         return None
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be an integer scalar, got {value!r}")
     arr = np.asarray(jax.device_get(value))
-    if arr.ndim != 0 or not np.isfinite(arr) or float(arr) != int(arr):
+    if arr.ndim != 0 or arr.dtype.kind not in "biuf" or not np.isfinite(arr):
+        raise ValueError(f"{name} must be an integer scalar, got {value!r}")
+    if arr.dtype.kind == "f" and float(arr) != int(arr):
         raise ValueError(f"{name} must be an integer scalar, got {value!r}")
     out = int(arr)
     if minimum is not None and out < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {out}")
+    if maximum is not None and out > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {out}")
     return out
+
+
+def bandit_params(bandit, params) -> None:
+    """Raise ValueError unless ``params`` is an instance of ``bandit``'s family.
+
+    A family that names its params type (``Bandit.params_type``, set by every family
+    of :mod:`jbandits.envs`) refuses the params of another: a Gaussian instance on
+    the Bernoulli family would run with its standard deviations ignored.
+    """
+    expected = getattr(bandit, "params_type", None)
+    if expected is None or isinstance(params, expected):
+        return
+    raise ValueError(
+        f"params are a {type(params).__name__} but the bandit is the "
+        f"{getattr(bandit, 'name', '?')!r} family, which takes {expected.__name__}: "
+        "pass the bandit and params returned together by one jbandits.envs constructor"
+    )
 
 
 def require_concrete(name: str, value, why: str):

@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _grad_guard, _prng, _validate
+from jbandits import _grad_guard, _prng, _validate, metrics, registry
 from jbandits.types import Array, Bandit, Key, Policy, State
 
 UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
@@ -198,13 +198,23 @@ def _known_option(name: str, value: Any) -> bool:
     return True
 
 
-def _check_run(policy: Policy, mask, budget, horizon) -> None:
-    """Host-side checks of a run's budget (skipped for traced values)."""
-    b = _validate.concrete_int("budget", budget, minimum=1)
+def _check_run(policy: Policy, bandit: Bandit, params, key, budget, horizon) -> None:
+    """Host-side checks of a run's arguments (budget checks skipped when traced)."""
+    _validate.bandit_params(bandit, params)
+    mask = params.arm_mask
+    shape = jnp.shape(key)
+    typed = jax.dtypes.issubdtype(jnp.result_type(key), jax.dtypes.prng_key)
+    if shape != (() if typed else (2,)):
+        raise ValueError(
+            f"key must be one jax.random.key (shape ()), got shape {shape}; vmap "
+            "run over a batch of keys, or use jbandits.simulate for replications"
+        )
+    b = _validate.concrete_int("budget", budget, minimum=1, maximum=_validate.INT32_MAX)
     if b is None:
         return
     if isinstance(horizon, int) and b > horizon:
         raise ValueError(f"budget {b} exceeds horizon {horizon}")
+    spec = getattr(policy, "spec", None)
     if _validate.is_concrete(mask):
         real = int(np.sum(np.asarray(jax.device_get(mask))))
         if b < real:
@@ -212,7 +222,8 @@ def _check_run(policy: Policy, mask, budget, horizon) -> None:
                 f"budget {b} is smaller than the number of arms {real}: every "
                 "algorithm here needs at least one pull per arm"
             )
-    spec = getattr(policy, "spec", None)
+        if spec is not None:
+            registry.check_budgets(spec.name, dict(spec.kwargs), [b], [real])
     own = dict(spec.kwargs).get("budget") if spec is not None else None
     concrete = own is not None and _validate.is_concrete(own) and np.ndim(own) == 0
     if concrete and int(own) != b:
@@ -300,10 +311,12 @@ def run(
         ``diagnostics=True`` for a policy without a diagnostics channel.
     """
     num_checkpoints = _validate.static_int(
-        "num_checkpoints", num_checkpoints, minimum=1
+        "num_checkpoints", num_checkpoints, minimum=1, maximum=_validate.INT32_MAX
     )
     if record_arms or _validate.is_concrete(horizon):
-        horizon = _validate.static_int("horizon", horizon, minimum=1)
+        horizon = _validate.static_int(
+            "horizon", horizon, minimum=1, maximum=_validate.INT32_MAX
+        )
         inner = math.ceil(horizon / num_checkpoints)
         seg = default_segment(inner) if segment is None else segment
     else:  # traced horizon: checkpoint spacing computed in the program
@@ -311,9 +324,15 @@ def run(
         inner = (h + num_checkpoints - 1) // num_checkpoints
         seg = default_segment(None) if segment is None else segment
     seg = _validate.static_int("segment", seg, minimum=1)
+    _check_run(policy, bandit, params, key, budget, horizon)
+    if diagnostics and policy.diagnostics is None:
+        raise ValueError(
+            "diagnostics=True but this policy has no diagnostics channel "
+            "(Policy.diagnostics is None)"
+        )
+    metrics.check_setting(metric, policy)
     mask = params.arm_mask
     num_arms = mask.shape[-1]
-    _check_run(policy, mask, budget, horizon)
     key_init, key_steps, key_env, key_perm = split_key(key)
     # True on every lane, and batched wherever the key or the budget is
     lane = (jax.random.key_data(key).reshape(-1)[0] >= 0) & (jnp.asarray(budget) >= 0)

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jbandits import _validate
-from jbandits.types import Array
+from jbandits.types import SETTINGS, Array
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Thresholding:
 
     threshold: float
     epsilon: float = 0.0
+    settings: ClassVar[tuple] = ("thresholding",)  # policies whose output it scores
 
     def __post_init__(self):
         if not math.isfinite(self.threshold):
@@ -77,8 +79,11 @@ class Identification:
     Returns ``error`` (1.0 unless the output's mean equals the best real mean; ties
     with the best count as correct) and ``simple_regret`` (``mu* - mu_output``). An
     output of ``-1`` (a policy that recommends nothing) gives ``error`` 1 and
-    ``simple_regret`` NaN. Build it with :func:`identification`.
+    ``simple_regret`` NaN. Build it with :func:`identification`. It also scores a
+    regret policy's output (its best-arm guess).
     """
+
+    settings: ClassVar[tuple] = ("identification", "regret")
 
     def __call__(self, output: Array, means: Array, arm_mask: Array) -> dict:
         score = jnp.where(arm_mask, means, -jnp.inf)
@@ -106,6 +111,7 @@ class TopM:
 
     m: int
     epsilon: float = 0.0
+    settings: ClassVar[tuple] = ("top_m",)
 
     def __post_init__(self):
         if isinstance(self.m, bool) or not isinstance(self.m, int) or self.m < 1:
@@ -237,6 +243,28 @@ def for_policy(policy):
     if setting == "top_m" and scalar("m") is not None:
         return top_m(int(scalar("m")), scalar("epsilon") or 0.0)
     return None
+
+
+def check_setting(metric, policy) -> None:
+    """Raise ValueError if ``metric`` cannot score the output of ``policy``.
+
+    The built-in metrics name the policy settings whose output they read
+    (``settings``): a thresholding metric reads labels ``[K]``, the identification
+    metric one arm (of an identification or regret policy), the top-m metric a set
+    ``[K]``. A metric of another setting runs but measures nothing (a regret policy
+    under ``thresholding(0.5)`` reports error 1.0). Metrics without ``settings`` (a
+    user's callable) and policies without a known ``setting`` are not checked.
+    """
+    accepted = getattr(metric, "settings", None)
+    setting = getattr(policy, "setting", None)
+    if metric is None or accepted is None or setting not in SETTINGS:
+        return
+    if setting not in accepted:
+        raise ValueError(
+            f"metric {metric!r} scores the output of {' or '.join(accepted)} "
+            f"policies, but the policy is a {setting} policy: pass a metric of its "
+            f"setting, 'auto' (its default) or None"
+        )
 
 
 # --------------------------------------------------------------- confidence intervals

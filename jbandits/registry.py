@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jbandits.execution import Execution
@@ -51,6 +54,7 @@ class Entry:
     factory: Callable[..., Policy]
     prepare: Callable[..., dict] | None = None
     static: frozenset = frozenset()
+    min_budget: Callable[..., int] | None = None
 
 
 _ENTRIES: dict[str, Entry] = {}
@@ -62,6 +66,7 @@ def register(
     *,
     prepare: Callable[..., dict] | None = None,
     static: tuple[str, ...] | frozenset = (),
+    min_budget: Callable[..., int] | None = None,
 ) -> None:
     """Register ``factory(num_arms, **params) -> Policy`` under ``name``.
 
@@ -77,6 +82,10 @@ def register(
       static: names of integer arguments that fix shapes or loop counts (besides
         ``num_arms``; strings, bools and None are always static): they key the
         compile cache instead of being traced.
+      min_budget: optional ``min_budget(num_real_arms[, **kwargs]) -> int``, the
+        smallest budget the policy can run with that many real arms (its
+        schedule's); the entry points refuse smaller ones (:func:`check_budgets`).
+        Default: K, one pull per arm.
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"policy name must be a non-empty string, got {name!r}")
@@ -90,7 +99,7 @@ def register(
         raise ValueError(
             f"policy name {name!r} is already registered (by {_qualname(old.factory)})"
         )
-    _ENTRIES[name] = Entry(name, factory, prepare, frozenset(static))
+    _ENTRIES[name] = Entry(name, factory, prepare, frozenset(static), min_budget)
     _WRAPPED.pop(name, None)
 
 
@@ -106,6 +115,7 @@ def policy(
     *,
     prepare: Callable[..., dict] | None = None,
     static: tuple[str, ...] = (),
+    min_budget: Callable[..., int] | None = None,
 ) -> Callable[[Callable[..., Policy]], Callable[..., Policy]]:
     """Decorator form of :func:`register`: ``@registry.policy("apt")`` over the
     factory registers it under that name and returns it unchanged.
@@ -119,7 +129,7 @@ def policy(
     """
 
     def decorate(factory: Callable[..., Policy]) -> Callable[..., Policy]:
-        register(name, factory, prepare=prepare, static=static)
+        register(name, factory, prepare=prepare, static=static, min_budget=min_budget)
         return factory
 
     return decorate
@@ -162,10 +172,34 @@ def make(name: str, **params) -> Policy:
         policy = jbandits.make("apt", num_arms=4, threshold=0.5, epsilon=0.05)
         policy.spec.name   # "apt"
     """
-    _check_name(name)
+    check_kwargs(name, params)
     policy = _ENTRIES[name].factory(**params)
     spec = PolicySpec(name, tuple(sorted(params.items())))
-    return policy._replace(spec=spec)
+    init = _mask_checked_init(policy.init, params.get("num_arms"))
+    return policy._replace(init=init, spec=spec)
+
+
+def _mask_checked_init(init, num_arms):
+    """``init`` that also takes a list or NumPy array as ``arm_mask`` (a direct
+    call, outside the engine) and refuses a mask that is not boolean ``[K]``."""
+
+    @functools.wraps(init)
+    def init_fn(key, arm_mask):
+        if not isinstance(arm_mask, jax.Array):  # a list, a tuple, a NumPy array
+            host = np.asarray(arm_mask)
+            if host.dtype != np.bool_:
+                raise ValueError(
+                    f"arm_mask must be a boolean array [K], got {arm_mask!r}"
+                )
+            if isinstance(num_arms, int) and host.shape != (num_arms,):
+                raise ValueError(
+                    f"arm_mask must have shape ({num_arms},) (num_arms), got "
+                    f"shape {host.shape}"
+                )
+            arm_mask = jnp.asarray(host)
+        return init(key, arm_mask)
+
+    return init_fn
 
 
 def names() -> list[str]:
@@ -235,6 +269,69 @@ def prepare_hook(name: str) -> Callable[..., dict] | None:
     """The host-side per-cell ``prepare`` of ``name``, or None."""
     _check_name(name)
     return _ENTRIES[name].prepare
+
+
+def min_budget(name: str, num_real_arms: int, kwargs: dict | None = None) -> int:
+    """The smallest budget policy ``name`` (built with ``kwargs``) can run on an
+    instance of ``num_real_arms`` real arms: its ``min_budget`` hook's, at least K."""
+    _check_name(name)
+    hook = _ENTRIES[name].min_budget
+    k = int(num_real_arms)
+    if hook is None:
+        return k
+    takes = inspect.signature(hook).parameters.values()
+    keywords = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in takes)
+    return max(k, int(hook(k, **dict(kwargs or {})) if keywords else hook(k)))
+
+
+def check_budgets(name: str, kwargs: dict | None, budgets, num_real_arms) -> None:
+    """Raise ValueError if a budget is below what policy ``name`` needs (host side).
+
+    ``budgets`` and ``num_real_arms`` are matching 1-D sequences (one per cell). A
+    fixed-budget policy given a budget below its schedule's minimum would otherwise
+    pull nothing and output -1 (every metric an error) without a word.
+    """
+    seen = {}
+    pairs = zip(
+        np.ravel(budgets).tolist(), np.ravel(num_real_arms).tolist(), strict=True
+    )
+    for b, k in pairs:
+        if k not in seen:
+            seen[k] = min_budget(name, k, kwargs)
+        if b < seen[k]:
+            raise ValueError(
+                f"budget {b} is too small for {name} with K={k} arms: it needs "
+                f"budget >= {seen[k]} (below that its schedule does not exist)"
+            )
+
+
+def _numeric_annotation(annotation) -> bool:
+    """Whether a factory parameter's annotation admits numbers but no strings."""
+    text = annotation if isinstance(annotation, str) else repr(annotation)
+    if annotation is inspect.Parameter.empty or "str" in text or "Any" in text:
+        return False
+    return any(word in text for word in ("ArrayLike", "int", "float", "bool"))
+
+
+def check_kwargs(name: str, kwargs: dict) -> None:
+    """Raise ValueError on a keyword argument that policy ``name`` does not take, or
+    a string where it takes a number (``epsilon="0.05"``), before anything is built
+    or compiled. ``num_arms`` may be left out (the sweeps fill it in)."""
+    _check_name(name)
+    params = inspect.signature(_ENTRIES[name].factory).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        known = None
+    else:
+        known = sorted(k for k in params if k != "num_arms")
+    for key, value in kwargs.items():
+        if known is not None and key not in params:
+            raise ValueError(
+                f"{name}: unknown argument {key!r}; it takes {', '.join(known)}"
+            )
+        param = params.get(key)
+        numeric = param is not None and _numeric_annotation(param.annotation)
+        if numeric and isinstance(value, (str, bytes)):
+            raise ValueError(f"{name}: {key} must be a number, got {value!r}")
 
 
 def is_static(key: str, value: Any, name: str = "") -> bool:

@@ -112,6 +112,7 @@ def _takes_execution(factory) -> bool:
 
 
 def _registered(name: str, static: dict) -> Source:
+    registry.check_kwargs(name, static)
     items = tuple(sorted((k, _hashable(v)) for k, v in static.items()))
     factory = registry.raw_factory(name)
     return Source(

@@ -94,6 +94,20 @@ def _check(num_arms: int, budget: int, minimum: int, what: str) -> tuple[int, in
     return num_arms, budget
 
 
+def phases_min_budget(num_arms: int) -> int:
+    """The smallest budget of the phase schedules (Successive Rejects, and so SAR and
+    VBR; CSAR; AugUCB's rounds) with ``num_arms`` real arms: K + 1 (n_1 >= 1 needs
+    T - K > 0)."""
+    return int(num_arms) + 1
+
+
+def halving_min_budget(num_arms: int) -> int:
+    """The smallest budget of the sequential-halving schedules (both variants, and so
+    SHVar and SHAdaVar) with ``num_arms`` real arms: K ceil(log2 K), one pull per
+    arm in every stage."""
+    return int(num_arms) * num_halving_stages(num_arms)
+
+
 def _pad(values, size: int | None, fill) -> np.ndarray:
     values = np.asarray(values, np.int64)
     size = len(values) if size is None else size
@@ -151,7 +165,9 @@ def successive_rejects(
     """Successive Rejects (Audibert, Bubeck, Munos, COLT 2010), also used by SAR
     (Bubeck, Wang, Viswanathan, ICML 2013): K - 1 phases with
     n_k = ceil((T - K) / (logbar(K) (K + 1 - k))), k = 1..K-1."""
-    num_arms, budget = _check(num_arms, budget, num_arms + 1, "successive rejects")
+    num_arms, budget = _check(
+        num_arms, budget, phases_min_budget(num_arms), "successive rejects"
+    )
     sizes = np.arange(num_arms, 1, -1)  # K + 1 - k
     per_arm = _ceil_quotients(Fraction(budget - num_arms) / log_bar(num_arms), sizes)
     return _phases(per_arm, sizes, size)
@@ -160,7 +176,7 @@ def successive_rejects(
 def csar(num_arms: int, budget: int, size: int | None = None) -> PhaseSchedule:
     """CSAR for thresholds (Chen et al., NIPS 2014, as adapted by Mukherjee et al.,
     IJCAI 2017): K phases, n_k = ceil((T - K) / (H_K (K - k + 1))), k = 1..K."""
-    num_arms, budget = _check(num_arms, budget, num_arms + 1, "CSAR")
+    num_arms, budget = _check(num_arms, budget, phases_min_budget(num_arms), "CSAR")
     sizes = np.arange(num_arms, 0, -1)  # K - k + 1
     per_arm = _ceil_quotients(Fraction(budget - num_arms) / harmonic(num_arms), sizes)
     return _phases(per_arm, sizes, size)
@@ -175,7 +191,9 @@ def csar_authors_code(
     The epochs' lengths depend on the data (an epoch removes at most one arm), so
     ``ends`` holds the nominal ends if every epoch removed one arm (informational).
     """
-    num_arms, budget = _check(num_arms, budget, num_arms + 1, "CSAR (authors' code)")
+    num_arms, budget = _check(
+        num_arms, budget, phases_min_budget(num_arms), "CSAR (authors' code)"
+    )
     lb = Fraction(1, 2) + harmonic(num_arms)
     per_arm = _ceil_quotients(
         Fraction(budget - num_arms) / lb, np.arange(num_arms + 1, 1, -1)
@@ -202,7 +220,8 @@ def halving_karnin(
     """Sequential Halving of Karnin, Koren, Somekh (ICML 2013): round r pulls each of
     its |S_r| arms t_r = floor(T / (|S_r| ceil(log2 K))) times."""
     rounds = num_halving_stages(num_arms)
-    num_arms, budget = _check(num_arms, budget, num_arms * rounds, "sequential halving")
+    minimum = halving_min_budget(num_arms)
+    num_arms, budget = _check(num_arms, budget, minimum, "sequential halving")
     sizes = _halving_sizes(num_arms)
     per_arm = [budget // (s * rounds) for s in sizes]
     ends = np.cumsum([s * t for s, t in zip(sizes, per_arm, strict=True)]).tolist()
@@ -222,7 +241,8 @@ def halving_equal_stages(
     """Sequential Halving as in Lalitha et al. (UAI 2023) Alg. 1: ceil(log2 K) stages
     of n_s = floor(T / ceil(log2 K)) pulls each."""
     stages = num_halving_stages(num_arms)
-    num_arms, budget = _check(num_arms, budget, num_arms * stages, "sequential halving")
+    minimum = halving_min_budget(num_arms)
+    num_arms, budget = _check(num_arms, budget, minimum, "sequential halving")
     sizes = _halving_sizes(num_arms)
     per_stage = budget // stages
     return StageSchedule(
@@ -373,8 +393,10 @@ def augucb_tables(
     t = _validate.static_int("budget", budget)
     if k < 2:
         raise Infeasible(f"num_arms must be >= 2, got {k}")
-    if t < k + 1:
-        raise Infeasible(f"budget must be >= {k + 1} with K={k}, got {t}")
+    if t < phases_min_budget(k):
+        raise Infeasible(
+            f"budget must be >= {phases_min_budget(k)} with K={k}, got {t}"
+        )
     big_m = num_rounds(t)
     size = big_m + 2 if size is None else size
     if size < big_m + 2:

@@ -48,10 +48,16 @@ def _budget_array(name: str, budget, count: int | None = None) -> np.ndarray:
         raise ValueError(
             f"{name} must be an integer scalar or 1-D array, got {budget!r}"
         )
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty, got {budget!r}")
     if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must hold whole numbers, got {budget!r}")
     if np.any(arr < 1):
         raise ValueError(f"{name} must be >= 1, got {budget!r}")
+    if np.any(arr > _validate.INT32_MAX):  # the engine counts pulls in int32
+        raise ValueError(
+            f"{name} must be <= {_validate.INT32_MAX} (2**31 - 1), got {budget!r}"
+        )
     arr = arr.astype(np.int64)
     if count is not None and arr.ndim == 1 and arr.shape[0] != count:
         raise ValueError(f"{name} has {arr.shape[0]} entries, expected {count}")
@@ -73,11 +79,16 @@ def _mask(params) -> np.ndarray:
     return mask
 
 
-def _check_cells(bandit, params, budgets, real_arms, horizon) -> None:
+def _check_bandit(bandit, params) -> None:
     if not isinstance(bandit, Bandit):
         raise ValueError(
             f"bandit must be a jbandits Bandit, got {type(bandit).__name__}"
         )
+    _validate.bandit_params(bandit, params)
+
+
+def _check_cells(bandit, params, budgets, real_arms, horizon) -> None:
+    _check_bandit(bandit, params)
     bandit.check(params, int(np.max(budgets)))
     if np.any(budgets > horizon):
         raise ValueError(f"budget {budgets.max()} exceeds horizon {horizon}")
@@ -90,7 +101,57 @@ def _check_cells(bandit, params, budgets, real_arms, horizon) -> None:
         )
 
 
+def _counts(num_reps, num_checkpoints) -> tuple[int, int]:
+    """``num_reps`` and ``num_checkpoints`` as ints the engine can count in int32."""
+    num_reps = _validate.static_int(
+        "num_reps", num_reps, minimum=1, maximum=_validate.INT32_MAX
+    )
+    num_checkpoints = _validate.static_int(
+        "num_checkpoints", num_checkpoints, minimum=1, maximum=_validate.INT32_MAX
+    )
+    return num_reps, num_checkpoints
+
+
+def _check_key(key) -> None:
+    """``key`` is one key (a typed ``jax.random.key`` of shape (), or legacy uint32
+    data of shape (2,)), not a batch of them."""
+    try:
+        data = runner.key_data(key)
+    except (TypeError, ValueError) as err:
+        raise ValueError(
+            f"key must be one jax.random.key (e.g. jax.random.key(0)), got {key!r}"
+        ) from err
+    if data.shape != (2,):
+        raise ValueError(
+            f"key must be one jax.random.key, got an array of keys of shape "
+            f"{data.shape[:-1]} (the entry points derive every replication's key "
+            "from one key)"
+        )
+
+
+def _check_use(policy, metric, diagnostics: bool) -> None:
+    """The policy (a built one, e.g. a grid's first point) fits the metric and
+    the diagnostics asked for."""
+    from jbandits import metrics
+
+    metrics.check_setting(metric, policy)
+    if diagnostics and getattr(policy, "diagnostics", None) is None:
+        spec = getattr(policy, "spec", None)
+        what = spec.name if spec is not None else "this policy"
+        raise ValueError(
+            f"diagnostics=True but {what} has no diagnostics channel "
+            "(Policy.diagnostics is None); pass diagnostics=False"
+        )
+
+
 def _check_metric(metric) -> None:
+    from jbandits import metrics
+
+    if metric in (metrics.thresholding, metrics.identification, metrics.top_m):
+        raise ValueError(
+            f"metric must be a built metric: call jbandits.metrics.{metric.__name__}"
+            f"(...) (e.g. jbandits.metrics.thresholding(0.5)), got {metric!r}"
+        )
     if metric is not None and not callable(metric):
         raise ValueError(
             "metric must be a jbandits.metrics metric, e.g. "
@@ -286,8 +347,11 @@ def simulate(
 
     Raises:
       ValueError: a bad argument, named in the message (budget not a positive whole
-        number, smaller than K or beyond ``horizon``, ``num_reps`` < 1, a policy built
-        for another K or budget, ``batch_size`` < 1, ...).
+        number, past 2**31 - 1, smaller than K or than a fixed-budget policy's
+        schedule needs, or beyond ``horizon``; ``num_reps`` or ``num_checkpoints``
+        < 1; a policy built for another K or budget; params of another family than
+        ``bandit``; a metric of another setting than the policy's; ``diagnostics``
+        for a policy without them; a batch of keys; ``batch_size`` < 1, ...).
 
     Example::
 
@@ -297,24 +361,33 @@ def simulate(
                                 num_reps=1000, metric=jbandits.metrics.thresholding(0.5))
         res.metrics["error"].mean()
     """
-    num_reps = _validate.static_int("num_reps", num_reps, minimum=1)
+    num_reps, num_checkpoints = _counts(num_reps, num_checkpoints)
+    _check_key(key)
     mask = _mask(params)
     batched = mask.ndim == 2
     num_inst = mask.shape[0] if batched else 1
+    if num_inst == 0:
+        raise ValueError("params is an empty stack of instances (N = 0)")
     budgets = _budget_array("budget", budget, num_inst if batched else None)
     if budgets.ndim == 1 and not batched:
         raise ValueError("budget must be a scalar for a single instance")
     budgets = np.broadcast_to(budgets, (num_inst,))
     horizon = int(budgets.max()) if horizon is None else horizon
-    horizon = _validate.static_int("horizon", horizon, minimum=1)
+    horizon = _validate.static_int(
+        "horizon", horizon, minimum=1, maximum=_validate.INT32_MAX
+    )
     real = mask.reshape(num_inst, -1).sum(-1)
     _check_cells(bandit, params, budgets, real, horizon)
     _check_policy(policy, mask.shape[-1], budgets)
     metric = _auto_metric(metric, policy)
     _check_metric(metric)
+    _check_use(policy, metric, diagnostics)
     if store is not None and return_state:
         raise ValueError("return_state cannot be combined with a store")
     source, numeric = runner.source_of(policy)
+    if source.ident == ("registered", source.name):
+        kwargs = {**dict(source.static), **numeric}
+        runner.registry.check_budgets(source.name, kwargs, budgets, real)
     hp = _prepared(source, numeric, mask.shape[-1], real, budgets)
     store = _open_store(
         store,
@@ -423,8 +496,11 @@ def sweep(
     Raises:
       ValueError: grid entries that are not 1-D of one length, a missing budget, ...
     """
-    num_reps = _validate.static_int("num_reps", num_reps, minimum=1)
-    horizon = _validate.static_int("horizon", horizon, minimum=1)
+    num_reps, num_checkpoints = _counts(num_reps, num_checkpoints)
+    horizon = _validate.static_int(
+        "horizon", horizon, minimum=1, maximum=_validate.INT32_MAX
+    )
+    _check_key(key)
     if not isinstance(grid, dict) or not grid:
         raise ValueError(f"grid must be a non-empty dict of 1-D arrays, got {grid!r}")
     arrays = {}
@@ -442,6 +518,8 @@ def sweep(
     if len(sizes) != 1:
         raise ValueError(f"grid entries must share one leading length, got {sizes}")
     num_points = sizes.pop()
+    if num_points == 0:
+        raise ValueError(f"grid has no points (its entries are empty): {grid!r}")
     if "budget" not in arrays and budget is None:
         raise ValueError("give budget, or a 'budget' entry in grid")
     mask = _mask(params)
@@ -453,15 +531,26 @@ def sweep(
     cell_budget = np.repeat(point_budget, num_inst)
     cell_inst = np.tile(np.arange(num_inst), num_points)
     _check_cells(bandit, params, cell_budget, real[cell_inst], horizon)
+    if isinstance(make_policy, str) and "budget" in arrays:
+        accepted = inspect.signature(runner.registry.raw_factory(make_policy))
+        if "budget" not in accepted.parameters:  # the engine's budget only
+            arrays = {k: v for k, v in arrays.items() if k != "budget"}
+    points = _points(arrays, num_points if _is_auto(metric) else 1)
+    if isinstance(make_policy, str):
+        runner.registry.check_kwargs(make_policy, points[0])
+        b0 = int(point_budget[0])
+        built = [_host_policy(make_policy, mask.shape[-1], p, b0) for p in points]
+    else:
+        built = [make_policy(**p) for p in points]
     if _is_auto(metric):
-        points = _points(arrays, num_points)
-        if isinstance(make_policy, str):
-            b0 = int(point_budget[0])
-            built = [_host_policy(make_policy, mask.shape[-1], p, b0) for p in points]
-        else:
-            built = [make_policy(**p) for p in points]
         metric = _one_metric(built)
     _check_metric(metric)
+    _check_use(built[0], metric, diagnostics)
+    spec = getattr(built[0], "spec", None)
+    if spec is not None:
+        runner.registry.check_budgets(
+            spec.name, dict(spec.kwargs), cell_budget, real[cell_inst]
+        )
     hp = jax.tree_util.tree_map(lambda v: np.repeat(v, num_inst, axis=0), arrays)
     if batched:
         keys = np.tile(runner.instance_keys(key, num_inst), (num_points, 1))
@@ -570,14 +659,49 @@ class SweepResult:
         return pd.DataFrame(rows)
 
 
-def _grid_points(hp: dict) -> list[dict]:
+def _grid_points(hp: dict, name: str = "") -> list[dict]:
     """Cartesian product of list-valued entries; scalars are shared."""
     keys = [k for k, v in hp.items() if isinstance(v, (list, tuple))]
+    for k in keys:
+        if not hp[k]:
+            raise ValueError(
+                f"grid axis {k!r} of {name or 'a policy'} is empty: give at least "
+                "one value (or a scalar)"
+            )
     fixed = {k: v for k, v in hp.items() if k not in keys}
     points = []
     for combo in itertools.product(*(hp[k] for k in keys)):
         points.append({**fixed, **dict(zip(keys, combo, strict=True))})
     return points
+
+
+def _check_policy_list(policies) -> list:
+    """``policies`` as a list of ``(registered name, hp dict)`` pairs."""
+    if (
+        isinstance(policies, tuple)
+        and len(policies) == 2
+        and isinstance(policies[0], str)
+    ):
+        policies = [policies]  # one pair
+    if not isinstance(policies, (list, tuple)) or not policies:
+        raise ValueError(
+            f"policies must be a non-empty list of (name, hp) pairs, got {policies!r}"
+        )
+    out = []
+    for pair in policies:
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not isinstance(pair[0], str)
+            or not isinstance(pair[1], dict)
+        ):
+            raise ValueError(
+                "policies must be (name, hp) pairs, e.g. [('apt', {'threshold': "
+                f"0.5}})], got {pair!r}"
+            )
+        runner.registry.prepare_hook(pair[0])  # an unknown name lists the known
+        out.append(pair)
+    return out
 
 
 def sweep_grid(
@@ -615,10 +739,12 @@ def sweep_grid(
       key: experiment key; instance ``n`` uses ``fold_in(key, n)``, replication ``r``
         ``fold_in(instance key, r)``, the same for every policy, grid point and
         budget (common random numbers).
-      budgets: list of budgets.
+      budgets: list of budgets (or one budget), each <= 2**31 - 1.
       num_reps: replications per cell.
-      skip_invalid: drop cells whose budget is below the instance's K (with a
-        warning line); False raises instead.
+      skip_invalid: drop cells whose budget is below what the policy needs on the
+        instance (K pulls, or a fixed-budget schedule's minimum, e.g. K + 1 for
+        Successive Rejects: :func:`jbandits.registry.min_budget`), with a warning
+        line; False raises instead.
       metric: as in :func:`simulate`; ``"auto"`` (default) is the default metric of
         every policy and grid point, which must be the same one (policies of
         different settings, or several thresholds, need an explicit ``metric``).
@@ -627,43 +753,67 @@ def sweep_grid(
 
     Returns:
       A :class:`SweepResult`.
+
+    Raises:
+      ValueError: before anything runs, on a bad argument (named in the message):
+        an empty grid axis, no budgets or instances, no cell left to run, params of
+        another family than ``bandit``, a hyper-parameter the policy does not take
+        or a string where it takes a number, a metric of another setting than a
+        policy's, a budget past int32, ``num_checkpoints`` < 1, a batch of keys.
     """
     from jbandits.envs import pad_arms
 
-    num_reps = _validate.static_int("num_reps", num_reps, minimum=1)
+    num_reps, num_checkpoints = _counts(num_reps, num_checkpoints)
+    _check_key(key)
+    if isinstance(budgets, (str, bytes)):
+        _budget_array("budgets", budgets)  # refused, with the string in the message
+    if np.ndim(budgets) == 0:
+        budgets = [budgets]  # one budget
     budgets = _budget_array("budgets", list(budgets))
-    if not isinstance(policies, (list, tuple)) or not policies:
-        raise ValueError("policies must be a non-empty list of (name, hp) pairs")
+    policies = _check_policy_list(policies)
     instances = list(instances)
+    if not instances:
+        raise ValueError("instances must be a non-empty list of instances")
+    for inst in instances:
+        if _mask(inst).ndim != 1:
+            raise ValueError(
+                "instances must be single instances (arm_mask [K]), got a stack of "
+                f"shape {np.shape(inst.arm_mask)}: pass its instances as a list"
+            )
+        _check_bandit(bandit, inst)
+        bandit.check(inst, int(budgets.max()))
+    points = {i: _grid_points(dict(hp), name) for i, (name, hp) in enumerate(policies)}
+    for i, (name, _) in enumerate(policies):
+        for point in points[i]:
+            runner.registry.check_kwargs(name, point)
     inst_keys = runner.instance_keys(key, len(instances))
+    kb0 = k_bucket(np.asarray(instances[0].arm_mask).shape[-1])
+    b_max = int(budgets.max())
     if _is_auto(metric):
-        kb = k_bucket(np.asarray(instances[0].arm_mask).shape[-1])
-        b = int(budgets.max())
         metric = _one_metric(
-            _host_policy(name, kb, point, b)
-            for name, hp in policies
-            for point in _grid_points(dict(hp))
+            _host_policy(name, kb0, point, b_max)
+            for i, (name, _) in enumerate(policies)
+            for point in points[i]
         )
     _check_metric(metric)
-    store = _open_store(
-        store,
-        policies=repr(policies),
-        bandit=bandit.name,
-        instances=instances,
-        key=key,
-        budgets=budgets,
-        run=(num_reps, num_checkpoints, repr(metric), permute),
-    )
+    for i, (name, _) in enumerate(policies):
+        if points[i]:
+            _check_use(_host_policy(name, kb0, points[i][0], b_max), metric, False)
     real = [int(np.asarray(p.arm_mask).sum()) for p in instances]
     cells, groups = [], {}
     skipped = 0
-    for name, hp in policies:
-        for point in _grid_points(dict(hp)):
+    for i, (name, _hp) in enumerate(policies):
+        for point in points[i]:
+            static_point, _ = runner.registry.split_kwargs(point, name)
             for n, inst in enumerate(instances):
+                need = runner.registry.min_budget(name, real[n], static_point)
                 for b in budgets.tolist():
-                    if b < real[n]:
+                    if b < need:
                         if not skip_invalid:
-                            raise ValueError(f"budget {b} < K={real[n]} (instance {n})")
+                            raise ValueError(
+                                f"budget {b} is too small for {name} on instance {n} "
+                                f"(K={real[n]}): it needs budget >= {need}"
+                            )
                         skipped += 1
                         continue
                     kb = k_bucket(np.asarray(inst.arm_mask).shape[-1])
@@ -682,8 +832,27 @@ def sweep_grid(
                             "_point": point,
                         }
                     )
+    if not cells:
+        raise ValueError(
+            f"sweep_grid has no cells to run: every budget {budgets.tolist()} is below "
+            "what the policies need for the instances' K (at least K, more for "
+            "fixed-budget schedules)"
+        )
     if skipped:
-        print(f"sweep_grid: skipped {skipped} cells with budget < K", flush=True)
+        print(
+            f"sweep_grid: skipped {skipped} cells with a budget below what the "
+            "policy needs for K (K, or its schedule's minimum)",
+            flush=True,
+        )
+    store = _open_store(
+        store,
+        policies=repr(policies),
+        bandit=bandit.name,
+        instances=instances,
+        key=key,
+        budgets=budgets,
+        run=(num_reps, num_checkpoints, repr(metric), permute),
+    )
     values: dict = {}
     report = runner.Report()
     for gi, ((name, kb, _), ids) in enumerate(sorted(groups.items())):

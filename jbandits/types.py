@@ -81,7 +81,11 @@ class Bandit(NamedTuple):
     * ``means(params) -> [K]`` true means (padded arms hold a finite dummy value);
     * ``stds(params) -> [K]`` true standard deviations;
     * ``check(params, budget)``: host-side validation before a run (raise ValueError);
-    * ``name``: a short name for reports.
+    * ``name``: a short name for reports;
+    * ``params_type`` (optional): the params class of the family (e.g.
+      ``BernoulliParams``); the entry points refuse params of another class (a
+      Gaussian instance on the Bernoulli family would run with its stds ignored).
+      None (the default, for hand-built families) skips the check.
     """
 
     sample: Callable[[Params, Key, Array, Array], Array]
@@ -89,3 +93,4 @@ class Bandit(NamedTuple):
     stds: Callable[[Params], Array]
     check: Callable[[Params, Any], None]
     name: str
+    params_type: Any = None

@@ -31,6 +31,7 @@ BERNOULLI = Bandit(
     stds=lambda p: jnp.sqrt(p.means * (1.0 - p.means)),
     check=_check,
     name="bernoulli",
+    params_type=BernoulliParams,
 )
 
 

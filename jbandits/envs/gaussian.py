@@ -32,6 +32,7 @@ GAUSSIAN = Bandit(
     stds=lambda p: p.stds,
     check=_check,
     name="gaussian",
+    params_type=GaussianParams,
 )
 
 

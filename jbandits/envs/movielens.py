@@ -277,6 +277,7 @@ MOVIELENS = Bandit(
     stds=lambda p: p.stds,
     check=_check,
     name="movielens",
+    params_type=MovieLensParams,
 )
 
 

@@ -46,6 +46,7 @@ REPLAY = Bandit(
     stds=lambda p: p.stds,
     check=_check,
     name="replay",
+    params_type=ReplayParams,
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jbandits.envs._common import pad_last
 
@@ -63,9 +64,9 @@ def stack_instances(instances):
       Params of the same type whose leaves have a leading axis of size ``N``.
 
     Raises:
-      ValueError: if the instances differ in type or leaf shape (raised by
-        ``jax.tree_util.tree_map`` / ``jnp.stack``).
-      TypeError: if ``instances`` is empty.
+      ValueError: if ``instances`` is empty, or the instances differ in type, in
+        their number of arms (the message says to :func:`pad_arms` them) or in
+        another leaf shape.
 
     Example::
 
@@ -73,4 +74,24 @@ def stack_instances(instances):
         _, b = jbandits.envs.bernoulli([0.4, 0.6])
         params = jbandits.envs.stack_instances([a, b])   # means [2, 2]
     """
+    instances = list(instances)
+    if not instances:
+        raise ValueError("stack_instances needs at least one instance, got none")
+    kinds = {type(p) for p in instances}
+    if len(kinds) > 1:
+        names = sorted(k.__name__ for k in kinds)
+        raise ValueError(f"stack_instances: instances of different types {names}")
+    sizes = [np.shape(getattr(p, "arm_mask", np.zeros(0)))[-1:] for p in instances]
+    if len(set(sizes)) > 1:
+        counts = sorted({s[0] for s in sizes if s})
+        raise ValueError(
+            f"stack_instances: the instances have different numbers of arms {counts}; "
+            f"pad them to one K first: [pad_arms(p, {max(counts)}) for p in instances]"
+        )
+    shapes = [jax.tree_util.tree_map(np.shape, p) for p in instances]
+    if any(s != shapes[0] for s in shapes[1:]):
+        raise ValueError(
+            f"stack_instances: the instances' leaf shapes differ: {shapes[0]} vs "
+            f"{next(s for s in shapes[1:] if s != shapes[0])}"
+        )
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *instances)

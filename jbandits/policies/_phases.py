@@ -74,14 +74,18 @@ def resolve(
         _validate.require_concrete(
             "budget", budget, "the schedule is exact host arithmetic"
         )
-        b = _validate.concrete_int("budget", budget, minimum=1)
+        b = _validate.concrete_int(
+            "budget", budget, minimum=1, maximum=_validate.INT32_MAX
+        )
         schedule = build_by_k(num_arms, b)
     elif (
         budget is not None
         and _validate.is_concrete(budget)
         and _validate.is_concrete(schedule)
     ):
-        b = _validate.concrete_int("budget", budget, minimum=1)
+        b = _validate.concrete_int(
+            "budget", budget, minimum=1, maximum=_validate.INT32_MAX
+        )
         ends = jax.device_get(schedule.ends)
         real = ends[ends != schedules.NEVER]
         if real.size and int(real.max()) > b:

@@ -57,7 +57,9 @@ def _force(active, accepted, m_rem):
 prepare = sr_prepare  # SAR runs the Successive Rejects schedule
 
 
-@registry.policy("sar", prepare=prepare, static=("m",))
+@registry.policy(
+    "sar", prepare=prepare, static=("m",), min_budget=schedules.phases_min_budget
+)
 def sar(
     num_arms: int,
     *,

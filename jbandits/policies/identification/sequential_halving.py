@@ -108,7 +108,9 @@ def prepare_equal_stages(num_arms: int, num_real_arms: int, budget: int, **kwarg
     return prepare(num_arms, num_real_arms, budget, variant="equal_stages")
 
 
-@registry.policy("sequential_halving", prepare=prepare)
+@registry.policy(
+    "sequential_halving", prepare=prepare, min_budget=schedules.halving_min_budget
+)
 def sequential_halving(
     num_arms: int,
     *,

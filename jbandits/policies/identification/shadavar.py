@@ -22,7 +22,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
+from jbandits import _validate, arms, registry, schedules
 from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
@@ -55,7 +55,7 @@ def shadavar_index(local: arms.ArmStats, delta: ArrayLike) -> Array:
 prepare = prepare_equal_stages
 
 
-@registry.policy("shadavar", prepare=prepare)
+@registry.policy("shadavar", prepare=prepare, min_budget=schedules.halving_min_budget)
 def shadavar(
     num_arms: int,
     *,

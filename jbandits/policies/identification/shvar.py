@@ -20,7 +20,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
+from jbandits import _validate, arms, registry, schedules
 from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
@@ -40,7 +40,7 @@ def shvar_index(variances: ArrayLike, counts: jnp.ndarray) -> jnp.ndarray:
 prepare = prepare_equal_stages
 
 
-@registry.policy("shvar", prepare=prepare)
+@registry.policy("shvar", prepare=prepare, min_budget=schedules.halving_min_budget)
 def shvar(
     num_arms: int,
     *,

@@ -67,7 +67,9 @@ def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
     return {"schedule": sched}
 
 
-@registry.policy("successive_rejects", prepare=prepare)
+@registry.policy(
+    "successive_rejects", prepare=prepare, min_budget=schedules.phases_min_budget
+)
 def successive_rejects(
     num_arms: int,
     *,

@@ -141,13 +141,21 @@ def _check_common(num_arms, m, epsilon, b, confidence):
     return num_arms, m, (1 if confidence == "hoeffding" else 2)
 
 
+def min_budget(num_real_arms: int, *, confidence: str = "hoeffding", **kwargs) -> int:
+    """The smallest budget of UGapEb with ``num_real_arms`` real arms: one SELECT-ARM
+    call after the initial pulls (one per arm, two with ``"bernstein"`` widths)."""
+    del kwargs
+    passes = 2 if confidence == "bernstein" else 1
+    return passes * int(num_real_arms) + 1
+
+
 def _check_mask(arm_mask, m: int, passes: int, budget=None) -> None:
     if not _validate.is_concrete(arm_mask):
         return
     num_real = int(jnp.sum(arm_mask))
     if m >= num_real:
         raise ValueError(f"m must satisfy 1 <= m < K = {num_real} real arms, got m={m}")
-    n = _validate.concrete_int("budget", budget)
+    n = _validate.concrete_int("budget", budget, maximum=_validate.INT32_MAX)
     if n is not None and n <= passes * num_real:
         raise ValueError(
             f"budget must be > {passes} K = {passes * num_real} (SELECT-ARM needs at "
@@ -165,7 +173,7 @@ class UGapEbState(NamedTuple):
     arm: Array  # [] int32: next arm (never idle: the engine stops at the budget)
 
 
-@registry.policy("ugapeb", static=("m",))
+@registry.policy("ugapeb", static=("m",), min_budget=min_budget)
 def ugapeb(
     num_arms: int,
     *,
@@ -207,7 +215,7 @@ def ugapeb(
     """
     num_arms, m, passes = _check_common(num_arms, m, epsilon, b, confidence)
     _validate.in_range("a", a, 0.0, low_open=True)
-    _validate.concrete_int("budget", budget, minimum=1)
+    _validate.concrete_int("budget", budget, minimum=1, maximum=_validate.INT32_MAX)
 
     def init_fn(key, arm_mask):
         del key

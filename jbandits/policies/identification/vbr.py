@@ -52,7 +52,9 @@ def vbr_width(stats: arms.ArmStats, gamma: ArrayLike) -> Array:
 prepare = sr_prepare  # VBR runs the Successive Rejects schedule
 
 
-@registry.policy("vbr_provisional", prepare=prepare)
+@registry.policy(
+    "vbr_provisional", prepare=prepare, min_budget=schedules.phases_min_budget
+)
 def vbr_provisional(
     num_arms: int,
     *,

@@ -88,7 +88,7 @@ class AugUCBState(NamedTuple):
     arm: Array  # [] int32: next arm (-1 idle)
 
 
-@registry.policy("augucb", prepare=prepare)
+@registry.policy("augucb", prepare=prepare, min_budget=schedules.phases_min_budget)
 def augucb(
     num_arms: int,
     *,
@@ -143,7 +143,9 @@ def augucb(
         if budget is None:
             raise ValueError("budget is required (or pass tables=)")
         _validate.require_concrete("budget", budget, "AugUCB's round tables")
-        t_host = _validate.concrete_int("budget", budget, minimum=1)
+        t_host = _validate.concrete_int(
+            "budget", budget, minimum=1, maximum=_validate.INT32_MAX
+        )
         tables = augucb_tables_by_k(num_arms, t_host, variant=variant)
 
     def per_arm(stats):

@@ -73,7 +73,7 @@ class CSARState(NamedTuple):
     arm: Array  # [] int32: next arm (-1 idle)
 
 
-@registry.policy("csar", prepare=prepare)
+@registry.policy("csar", prepare=prepare, min_budget=schedules.phases_min_budget)
 def csar(
     num_arms: int,
     *,
@@ -116,7 +116,9 @@ def csar(
         if budget is None:
             raise ValueError("budget is required (or pass schedule=)")
         _validate.require_concrete("budget", budget, "CSAR's phase schedule")
-        t_host = _validate.concrete_int("budget", budget, minimum=1)
+        t_host = _validate.concrete_int(
+            "budget", budget, minimum=1, maximum=_validate.INT32_MAX
+        )
         schedule = csar_schedule_by_k(num_arms, t_host, variant=variant)
     authors = variant == "authors_code"
 
