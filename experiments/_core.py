@@ -116,17 +116,13 @@ class Algo(NamedTuple):
     permute: bool = True
 
     def source(self, **fixed) -> runner.Source:
-        """The runner's policy source: ``make(name, **fixed, **static, **hp)``.
+        """The runner's policy source: registered policy ``name`` with ``fixed`` and
+        ``static`` arguments (``hp`` traced per cell).
 
         Algorithms with the same name and static arguments share one compiled program
         (per process) whatever their label.
         """
-        static = {**fixed, **self.static, "name": self.name}
-        return runner.Source(_make, tuple(sorted(static.items())), _make, self.label)
-
-
-def _make(name: str, **kwargs):
-    return jbandits.make(name, **kwargs)
+        return runner.registered(self.name, {**fixed, **self.static}, label=self.label)
 
 
 def key(seed: int, stream: int):

@@ -174,7 +174,8 @@ def make(name: str, **params) -> Policy:
     """
     check_kwargs(name, params)
     policy = _ENTRIES[name].factory(**params)
-    spec = PolicySpec(name, tuple(sorted(params.items())))
+    static, numeric = split_kwargs(params, name)
+    spec = PolicySpec(name, tuple(sorted(static.items())), numeric)
     init = _mask_checked_init(policy.init, params.get("num_arms"))
     return policy._replace(init=init, spec=spec)
 

@@ -85,11 +85,10 @@ def source_of(policy) -> tuple[Source, dict]:
     if isinstance(policy, Policy):
         if policy.spec is None:  # hand-built: cached on the closures themselves
             return Source(lambda: policy, (), ident=policy, name="policy"), {}
-        name, kwargs = policy.spec.name, dict(policy.spec.kwargs)
-        static, numeric = registry.split_kwargs(kwargs, name)
-        return _registered(name, static), numeric
+        spec = policy.spec
+        return registered(spec.name, dict(spec.static)), dict(spec.params)
     if isinstance(policy, str):
-        return _registered(policy, {}), {}
+        return registered(policy, {}), {}
     if callable(policy):
         return Source(
             policy,
@@ -111,7 +110,13 @@ def _takes_execution(factory) -> bool:
         return False
 
 
-def _registered(name: str, static: dict) -> Source:
+def registered(name: str, static: dict, *, label: str | None = None) -> Source:
+    """The :class:`Source` of registered policy ``name`` with ``static`` arguments
+    (its numbers are traced per cell); ``label`` names it in progress output.
+
+    Programs and stores are keyed on the name and the static arguments, so every
+    source of the same policy and structure shares one compiled program.
+    """
     registry.check_kwargs(name, static)
     items = tuple(sorted((k, _hashable(v)) for k, v in static.items()))
     factory = registry.raw_factory(name)
@@ -119,10 +124,21 @@ def _registered(name: str, static: dict) -> Source:
         factory,
         items,
         ident=("registered", name),
-        name=name,
+        name=label or name,
         prepare=registry.prepare_hook(name),
         takes_execution=_takes_execution(factory),
     )
+
+
+
+
+def storable(source: Source) -> bool:
+    """Whether runs of ``source`` can be stored and resumed: a registered policy,
+    identified by its name, static arguments and numbers. A hand-built policy or an
+    unregistered factory is code that no key can identify across processes (two
+    closures over other numbers have the same byte code)."""
+    ident = source.ident
+    return isinstance(ident, tuple) and len(ident) == 2 and ident[0] == "registered"
 
 
 # ------------------------------------------------------------------------------ lanes
@@ -593,11 +609,11 @@ def _auto_store(source: Source, bandit: Bandit, lanes: Lanes, opts: Options, hp)
 
     frame = _RESUME[-1]
     index, frame[1] = frame[1], frame[1] + 1
+    if not storable(source):
+        _warn_not_storable(source)
+        return None
     work = {
-        "policy": (source.name, source.static),
-        "factory": source.build
-        if source.ident != ("registered", source.name)
-        else None,
+        "policy": (source.ident, source.static),
         "bandit": bandit.name,
         "hp": hp,
         "params": lanes.params,
@@ -608,6 +624,17 @@ def _auto_store(source: Source, bandit: Bandit, lanes: Lanes, opts: Options, hp)
     fingerprint = {name: digest(value) for name, value in work.items()}
     tag = digest(fingerprint)[:16]
     return Store(os.path.join(frame[0], f"{index:04d}-{tag}"), fingerprint=fingerprint)
+
+
+def _warn_not_storable(source: Source) -> None:
+    import warnings
+
+    warnings.warn(
+        f"resumable(): the run of {source.name or 'a policy'} is not stored: only "
+        "registered policies (jbandits.make, jbandits.<name>, @registry.policy) can "
+        "be recognised when resumed",
+        stacklevel=4,
+    )
 
 
 def _process_share(chunk: int) -> bool:

@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import time
-import types
 from typing import Any
 
 import numpy as np
@@ -213,16 +212,17 @@ class Store:
 def digest(value) -> str:
     """SHA-1 of a pytree's structure and leaf bytes (arrays, keys, numbers, strings).
 
-    Functions contribute their byte code and constants, not their address, so a digest
-    is the same in every process that runs the same code on the same data."""
+    A function has no digest (TypeError): its byte code does not identify what it
+    closes over, so stores are keyed on registered names, static arguments and
+    numbers instead."""
     import jax
 
     leaves, treedef = jax.tree_util.tree_flatten(value)
     h = hashlib.sha1(str(treedef).encode())
     for leaf in leaves:
-        if isinstance(leaf, (types.FunctionType, types.CodeType)):
-            h.update(_code_bytes(leaf))
-        elif hasattr(leaf, "shape") or isinstance(leaf, (list, tuple)):
+        if callable(leaf) and not hasattr(leaf, "shape"):
+            raise TypeError(f"cannot fingerprint the function {leaf!r}")
+        if hasattr(leaf, "shape") or isinstance(leaf, (list, tuple)):
             if jax.dtypes.issubdtype(getattr(leaf, "dtype", None), jax.dtypes.prng_key):
                 leaf = jax.random.key_data(leaf)
             arr = np.asarray(jax.device_get(leaf))
@@ -231,18 +231,6 @@ def digest(value) -> str:
         else:
             h.update(repr(leaf).encode())
     return h.hexdigest()
-
-
-def _code_bytes(obj) -> bytes:
-    code = getattr(obj, "__code__", obj)
-    out = [code.co_name.encode(), code.co_code]
-    for const in code.co_consts:
-        out.append(
-            _code_bytes(const)
-            if isinstance(const, types.CodeType)
-            else repr(const).encode()
-        )
-    return b"|".join(out)
 
 
 def _poll(probe, timeout: float, interval: float, what: str):

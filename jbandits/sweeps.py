@@ -255,11 +255,20 @@ def _prepared(policy_source, numeric: dict, num_arms: int, real, budgets) -> dic
     return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *rows)
 
 
-def _open_store(store, **work):
-    """A :class:`jbandits.store.Store` for ``store`` (a Store, a path, or None)."""
+def _open_store(store, source, **work):
+    """A :class:`jbandits.store.Store` for ``store`` (a Store, a path, or None) of
+    the runs of ``source`` (a registered policy: see :func:`jbandits.runner.storable`;
+    None for sweep_grid's registered names)."""
     if store is None:
         return None
     from jbandits.store import Store, digest
+
+    if source is not None and not runner.storable(source):
+        raise ValueError(
+            "store= needs a registered policy (jbandits.make, jbandits.<name>, "
+            "@jbandits.registry.policy), whose name, static arguments and numbers "
+            f"identify its runs; got {source.name or 'a hand-built policy'}"
+        )
 
     if isinstance(store, Store):
         return store
@@ -391,7 +400,8 @@ def simulate(
     hp = _prepared(source, numeric, mask.shape[-1], real, budgets)
     store = _open_store(
         store,
-        policy=(source.name, source.static, numeric, hp),
+        source,
+        policy=(source.ident, source.static, numeric, hp),
         bandit=bandit.name,
         params=params,
         key=key,
@@ -559,13 +569,15 @@ def sweep(
         keys = np.tile(runner.key_data(key)[None], (num_points, 1))
         inst_params = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
     if isinstance(make_policy, str):  # a registered name: numbers from the grid
-        make_policy = runner._registered(make_policy, {"num_arms": mask.shape[-1]})
+        make_policy = runner.registered(make_policy, {"num_arms": mask.shape[-1]})
         hp.update(
             _prepared(make_policy, hp, mask.shape[-1], real[cell_inst], cell_budget)
         )
+    source = runner.source_of(make_policy)[0]
     store = _open_store(
         store,
-        policy=getattr(make_policy, "__qualname__", repr(make_policy)),
+        source,
+        policy=(source.ident, source.static),
         hp=hp,
         bandit=bandit.name,
         params=params,
@@ -846,6 +858,7 @@ def sweep_grid(
         )
     store = _open_store(
         store,
+        None,  # registered names
         policies=repr(policies),
         bandit=bandit.name,
         instances=instances,
@@ -881,7 +894,7 @@ def sweep_grid(
         for arg in ("budget", "horizon"):
             if arg in accepted and arg not in hp:
                 hp[arg] = cell_budget
-        source = runner._registered(name, {**static, "num_arms": kb})
+        source = runner.registered(name, {**static, "num_arms": kb})
         cell_real = np.asarray([real[cells[i]["instance"]] for i in ids])
         hp.update(_prepared(source, hp, kb, cell_real, cell_budget))
         hp = jax.tree_util.tree_map(

@@ -68,10 +68,28 @@ class Policy(NamedTuple):
 
 
 class PolicySpec(NamedTuple):
-    """A registered policy's name and the keyword arguments it was built with."""
+    """What a registered policy was built from, split once by :func:`jbandits.make`.
+
+    * ``name``: the registered name;
+    * ``static``: the structure, sorted ``((key, value), ...)`` of hashable values
+      (``num_arms``, tie rules, variants, the integers the policy declares static,
+      its :class:`~jbandits.execution.Execution`): the compiled program depends on
+      these, and they key its cache;
+    * ``params``: the numbers (threshold, epsilon, rho, budgets, schedules, ...),
+      a dict pytree of scalars or arrays: data, traced by the batched runner, so a
+      sweep over them compiles once. Numbers left at the factory's defaults are not
+      in it (the factory's constants).
+    """
 
     name: str
-    kwargs: tuple  # sorted ((key, value), ...); values may be arrays
+    static: tuple
+    params: dict
+
+    @property
+    def kwargs(self) -> tuple:
+        """Every keyword argument, sorted ``((key, value), ...)`` (static and
+        numeric together: what the factory was called with)."""
+        return tuple(sorted((*self.static, *self.params.items())))
 
 
 class Bandit(NamedTuple):

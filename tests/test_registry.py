@@ -102,3 +102,17 @@ def test_a_policy_registered_in_its_own_module_is_made_and_swept(tmp_policy_modu
     assert len(set(np.round(regrets, 6))) > 1  # and the numbers reach the policy
     importlib.reload(tmp_policy_module)  # a reload (notebooks) replaces the entry
     assert "tmp_greedy_bonus" in jbandits.names()
+
+
+def test_make_splits_structure_from_numbers_once():
+    policy = jbandits.make(
+        "apt", num_arms=6, threshold=0.4, epsilon=0.1, variant="paper"
+    )
+    spec = policy.spec
+    assert dict(spec.static) == {"num_arms": 6, "variant": "paper"}
+    assert spec.params == {"threshold": 0.4, "epsilon": 0.1}
+    assert dict(spec.kwargs) == {**dict(spec.static), **spec.params}
+    # integers a policy declares static stay structure (sar's m fixes shapes)
+    sar = jbandits.make("sar", num_arms=6, m=2, budget=300)
+    assert dict(sar.spec.static) == {"num_arms": 6, "m": 2}
+    assert sar.spec.params == {"budget": 300}

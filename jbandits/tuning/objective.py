@@ -143,7 +143,7 @@ class Objective:
             static, _ = registry.split_kwargs(
                 {**self.fixed, "num_arms": self.num_arms}, self.policy
             )
-            return runner._registered(self.policy, static)
+            return runner.registered(self.policy, static)
         return runner.source_of(self.policy)[0]
 
     def numeric_fixed(self) -> dict:
