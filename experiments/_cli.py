@@ -1,20 +1,22 @@
-"""The argument parser and the compilation-cache helpers of ``python -m experiments``
-(:mod:`experiments.__main__`, which sets ``XLA_FLAGS`` before this module imports
-JAX)."""
+"""The argument parser of ``python -m experiments`` (:mod:`experiments.__main__`,
+which sets ``XLA_FLAGS`` before this module imports JAX) and the compilation-cache
+helpers it shares with ``jbandits sweep`` (:mod:`jbandits._compile_cache`)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-import jax
-
 from experiments import _core
+from jbandits._compile_cache import (  # noqa: F401  (re-exported)
+    CACHE_ENV,
+    OFF,
+    compile_cache_dir,
+    enable_compile_cache,
+)
 
 DATA_ENV = "JBANDITS_DATA"  # read by jbandits.envs.movielens.find_file
 PROGRESS_ENV = "JBANDITS_PROGRESS"  # "0": the runner shows no progress bars
-CACHE_ENV = "JBANDITS_COMPILE_CACHE"  # "0": no persistent compilation cache
-OFF = ("0", "false", "no", "off")
 
 
 def _integer(text: str, what: str) -> int:
@@ -44,23 +46,6 @@ def _existing_path(text: str) -> str:
     if not os.path.exists(text):
         raise argparse.ArgumentTypeError(f"no such file or directory: {text!r}")
     return os.path.abspath(text)
-
-
-def compile_cache_dir() -> str:
-    """``$XDG_CACHE_HOME/jbandits/jax`` (``~/.cache/jbandits/jax`` by default)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".cache"
-    )
-    return os.path.join(base, "jbandits", "jax")
-
-
-def enable_compile_cache(path: str | None = None) -> str:
-    """Cache every compiled XLA program on disk so that a re-run skips compilation."""
-    path = path or compile_cache_dir()
-    jax.config.update("jax_compilation_cache_dir", path)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
-    return path
 
 
 class Parser(argparse.ArgumentParser):

@@ -39,6 +39,7 @@ def plot_panels(
     *,
     ncols: int | None = None,
     suptitle: str | None = None,
+    format: str | None = None,
 ) -> str:
     """One subplot per panel and one shared legend below them.
 
@@ -46,7 +47,8 @@ def plot_panels(
     "hi"}}, "logx": bool, "logy": bool}``; bands are drawn between ``lo`` and ``hi`` (NaNs skipped).
     A label has the same style in every panel (:func:`series_styles` over the labels
     of all panels, in order of first appearance), and the legend sits below the
-    axes so that it hides no curve.
+    axes so that it hides no curve. ``format`` (e.g. ``"png"``) is the file format
+    when ``path`` does not end with it (matplotlib's ``savefig``).
     """
     n = len(panels)
     ncols = ncols or min(n, 3) or 1
@@ -90,16 +92,21 @@ def plot_panels(
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     if handles:
+        # as many legend columns as the longest label lets fit across the figure
+        # (an entry at font size 8: ~0.45 in of line and gap + ~0.065 in a character)
+        entry = 0.45 + 0.065 * max(len(label) for label in handles)
+        fit = max(1, int(fig.get_figwidth() // entry))
         fig.legend(
             list(handles.values()),
             list(handles),
             loc="outside lower center",
-            ncol=min(len(handles), max(3, 2 * ncols)),
+            ncol=min(len(handles), max(3, 2 * ncols), fit),
             fontsize=8,
             frameon=False,
         )
     if suptitle:
         fig.suptitle(suptitle)
-    fig.savefig(path, dpi=120)
+    # "tight": the saved image holds the whole legend, however long its labels
+    fig.savefig(path, dpi=120, format=format, bbox_inches="tight")
     plt.close(fig)
     return path

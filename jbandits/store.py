@@ -22,6 +22,7 @@ Parquet reader (pandas, polars, DuckDB, Spark) opens the parts. Needs ``pyarrow`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -31,6 +32,50 @@ from typing import Any
 import numpy as np
 
 FORMAT = 1
+
+
+class StoreMismatch(ValueError):
+    """A store folder holds the results of different work (another fingerprint)."""
+
+
+# Writes (temporary file + rename) in progress in this process, and what to call once
+# none is: an interrupt handler defers its exit with :func:`when_idle` so that it never
+# leaves a temporary file behind.
+_writing = 0
+_deferred: list = []
+
+
+@contextlib.contextmanager
+def _write_section():
+    global _writing
+    _writing += 1
+    try:
+        yield
+    finally:
+        _writing -= 1
+        while not _writing and _deferred:
+            _deferred.pop(0)()
+
+
+def when_idle(fn) -> None:
+    """Call ``fn()`` now, or right after the store write in progress (if any) ends.
+
+    For signal handlers (they run between two bytecodes of the main thread): an exit
+    requested in the middle of a chunk or manifest write waits for its rename."""
+    if _writing:
+        _deferred.append(fn)
+    else:
+        fn()
+
+
+def write_atomic(path: str, write) -> str:
+    """``write(tmp)`` then rename ``tmp`` to ``path`` (never a half-written ``path``);
+    an exit requested meanwhile through :func:`when_idle` waits for the rename."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with _write_section():
+        write(tmp)
+        os.replace(tmp, path)
+    return path
 
 
 def _arrow():
@@ -80,7 +125,7 @@ class Store:
             }
             self._write_manifest(manifest)
         elif fingerprint is not None and manifest.get("fingerprint") != fp:
-            raise ValueError(
+            raise StoreMismatch(
                 f"store {self.path} holds results of different work; use another path "
                 "or delete it"
             )
@@ -104,10 +149,12 @@ class Store:
     def _write_manifest(self, manifest: dict) -> None:
         if not self.writer:
             return
-        tmp = f"{self._manifest_path}.tmp{os.getpid()}"
-        with open(tmp, "w") as f:
-            json.dump(manifest, f, indent=2, default=str)
-        os.replace(tmp, self._manifest_path)
+
+        def dump(tmp):
+            with open(tmp, "w") as f:
+                json.dump(manifest, f, indent=2, default=str)
+
+        write_atomic(self._manifest_path, dump)
 
     @property
     def complete(self) -> bool:
@@ -167,9 +214,7 @@ class Store:
         table = table.replace_schema_metadata({"shapes": json.dumps(shapes)})
         final = self._part(group, chunk)
         os.makedirs(os.path.dirname(final), exist_ok=True)
-        tmp = f"{final}.tmp{os.getpid()}"
-        pq.write_table(table, tmp)
-        os.replace(tmp, final)
+        write_atomic(final, lambda tmp: pq.write_table(table, tmp))
 
     def read(self, group: str, chunk: int) -> dict:
         """One chunk back as ``{field: array [lanes, ...]}`` (exact dtypes)."""
@@ -200,13 +245,22 @@ class Store:
     def write_cells(self, cells: list) -> None:
         """The cell labels table (``cells.parquet``), written atomically."""
         pa, pq = _arrow()
-        table = pa.Table.from_pylist(
-            [{k: _plain(v) for k, v in c.items()} for c in cells]
-        )
+        rows = [{k: _plain(v) for k, v in c.items()} for c in cells]
+        # a label that is text in some cells and a number in others (one name, two
+        # policies) is one column of text
+        kinds: dict = {}
+        for row in rows:
+            for k, v in row.items():
+                if v is not None:
+                    kinds.setdefault(k, set()).add(isinstance(v, str))
+        mixed = {k for k, seen in kinds.items() if len(seen) > 1}
+        rows = [
+            {k: str(v) if k in mixed and v is not None else v for k, v in r.items()}
+            for r in rows
+        ]
+        table = pa.Table.from_pylist(rows)
         final = os.path.join(self.path, "cells.parquet")
-        tmp = f"{final}.tmp{os.getpid()}"
-        pq.write_table(table, tmp)
-        os.replace(tmp, final)
+        write_atomic(final, lambda tmp: pq.write_table(table, tmp))
 
 
 def digest(value) -> str:

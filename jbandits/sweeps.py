@@ -646,11 +646,21 @@ class SweepResult:
         return frame
 
     def summary(self, z: float = 1.959963984540054):
-        """Mean, standard error and normal CI per (cell, checkpoint) of each value."""
+        """Mean and CI per (cell, checkpoint) of each value (``NAME``, ``NAME_lo``,
+        ``NAME_hi``).
+
+        Rates (an ``error`` metric, boolean values) get the Wilson score interval
+        (:func:`jbandits.metrics.binomial_ci`: inside [0, 1], not empty at a rate of
+        0 or 1); other values (regret, reward, misclassified, simple regret) the
+        normal interval ``mean +- z * sd / sqrt(reps)``.
+        """
         import pandas as pd
+
+        from jbandits.metrics import binomial_ci
 
         rows = []
         num_ckpt = self.values["times"].shape[2]
+        rates = {name: _is_rate(name, v) for name, v in self.values.items()}
         for c, labels in enumerate(self.cells):
             for j in range(num_ckpt):
                 row = {
@@ -662,13 +672,31 @@ class SweepResult:
                     if name == "times" or value.shape[2:] != (num_ckpt,):
                         continue
                     x = value[c, :, j].astype(np.float64)
-                    se = x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else 0.0
                     short = name.removeprefix("metric.")
-                    row[short] = x.mean()
-                    row[short + "_lo"] = x.mean() - z * se
-                    row[short + "_hi"] = x.mean() + z * se
+                    if rates[name]:
+                        mean, lo, hi = (float(v) for v in binomial_ci(x, z=z))
+                    else:
+                        se = x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else 0.0
+                        mean, lo, hi = x.mean(), x.mean() - z * se, x.mean() + z * se
+                    row[short] = mean
+                    row[short + "_lo"] = lo
+                    row[short + "_hi"] = hi
                 rows.append(row)
-        return pd.DataFrame(rows)
+        frame = pd.DataFrame(rows)
+        # policy, hyper-parameters (of every policy), K, instance, budget, values
+        labels = list(dict.fromkeys(k for c in self.cells for k in c))
+        tail = [k for k in ("K", "instance", "budget") if k in labels]
+        labels = [k for k in labels if k not in tail] + tail
+        return frame[labels + [c for c in frame.columns if c not in labels]]
+
+
+def _is_rate(name: str, value: np.ndarray) -> bool:
+    """A field of 0/1 outcomes: booleans, or an ``error`` metric that is 0 or 1."""
+    if value.dtype == np.bool_:
+        return True
+    return name.removeprefix("metric.") == "error" and bool(
+        np.all((value == 0) | (value == 1))
+    )
 
 
 def _grid_points(hp: dict, name: str = "") -> list[dict]:
@@ -835,9 +863,7 @@ def sweep_grid(
                     cells.append(
                         {
                             "policy": name,
-                            **{
-                                k: v for k, v in point.items() if not isinstance(v, str)
-                            },
+                            **point,
                             "K": real[n],
                             "instance": n,
                             "budget": b,
