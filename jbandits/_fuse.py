@@ -2,19 +2,18 @@
 
 XLA's fusion passes copy a cheap producer into each fusion that reads it. For a
 long chain of cheap operations, such as a threefry hash (~130 integer operations per
-32-bit word), that repeats the chain once per consumer: in Bayes-UCB's Beta step
-the binarising hash ran in 12 kernels. ``jax.lax.optimization_barrier`` does not
-prevent it on XLA:CPU (jaxlib 0.10: the barrier is gone from the optimised HLO and
-the hash is fused into each consumer). :func:`materialise` ends the chain in a
-reduction instead, which XLA computes in one kernel whose consumers read its buffer:
-the maximum over a trailing pair ``(x, lowest)``, exact for every value (``-0.0``,
-NaN and infinities included).
+32-bit word), that repeats the chain once per consumer (the binarising hash of the
+Beta policies' steps, for one). ``jax.lax.optimization_barrier`` does not prevent it
+on XLA:CPU (the barrier is gone from the optimised HLO and the hash is fused into
+each consumer). :func:`materialise` ends the chain in a reduction instead, which XLA
+computes in one kernel whose consumers read its buffer: the maximum over a trailing
+pair ``(x, lowest)``, exact for every value (``-0.0``, NaN and infinities included).
 
 It pays for chains of cheap operations. XLA:CPU does not fuse an expensive operation
 (``log``, ``exp``, a division) with several consumers into the reduction either, so
 materialising a value computed through such operations can split its chain into more
-kernels (tried on the Beta sampler's gammas: 6 kernels instead of 1, each with the
-hash). Count the kernels (``benchmarks/hlo.py``) before and after.
+kernels. Count the kernels (``benchmarks/hlo.py``) before and after; the cases
+measured so far are in ``benchmarks/notes_policies.md``.
 """
 
 from __future__ import annotations

@@ -14,14 +14,14 @@ which stage finished it:
 2. For at most ``slots`` NaN gammas per draw (lowest numbers first), ``retries``
    more tries of that gamma alone: a few scalar tries instead of ``[K]``-wide ones
    (the gamma that did accept keeps its value: redoing both gammas of the entry from
-   try 0 took 2 (1 + retries) tries per slot instead of ``retries``; Thompson Beta
-   1.06x at K = 100 and 1.24x at K = 20, identical draws). Both grow with the number
-   of entries and of lanes (:func:`default_stages`), so that stage 3 stays rare at
-   every ``K`` and ``R``. Inside the batched runner these gammas of all lanes share
-   one pool of :func:`pool_size` slots, computed once for the batch (per-lane slots
-   must each cover their lane's rare worst case, so most of them idle: at K = 20 and
-   50 lanes, 56 pooled slots replace 200; Thompson Beta 1.14-1.28x faster, identical
-   draws).
+   try 0 would take 2 (1 + retries) tries per slot instead of ``retries``). Both grow
+   with the number of entries and of lanes (:func:`default_stages`), so that stage 3
+   stays rare at every ``K`` and ``R``. Inside the batched runner these gammas of all
+   lanes share one pool of :func:`pool_size` slots, computed once for the batch
+   (per-lane slots must each cover their lane's rare worst case, so most of them
+   idle; one pool for the batch needs far fewer slots). Both forms give the same
+   draws as the simpler ones they replace and run faster (measurements in
+   ``benchmarks/notes_policies.md``).
 3. Only when some gamma of some lane is still NaN (checked with
    :func:`jbandits._lanes.any_lane`, so a ``lax.cond`` skips it on the other steps),
    every gamma by a ``while`` loop over tries until all accept; it replaces the NaN
@@ -62,17 +62,13 @@ TRIES = 1  # tries of every gamma (stage 1)
 # more NaN gammas in a lane than slots, half from a slot whose gamma rejects all its
 # tries again. The rates assumed: stage 1 leaves fewer than P_NAN NaN gammas per
 # entry (both gammas of an entry rejecting is rare: ~P_REJECT^2), a
-# count per lane close to Poisson (measured along Thompson runs, Bernoulli 0.1..0.9,
-# T = 2000, 64 lanes: 0.012 of entries at K = 20, 0.016 at K = 100, P(> 8) = 6e-5 at
-# K = 100; NaN entries, counted before stage 2 worked per gamma), and a try rejects
-# with probability at most P_REJECT (1.8 % at shape 2, the most of any shape >= 2;
-# shape 1 never rejects try 0). A slot's gamma fails its ``retries`` tries of stage 2
-# with probability P_REJECT^retries. Measured (Thompson Beta, 2 cores, in one process):
-# with 4 slots at every K, stage 3 ran at nearly every step from K = 100 (R = 100:
-# 0.23 M pulls/s against 0.45-0.52 with 8 slots; K = 200: 0.15 against 0.31 with 12);
-# with 9 slots and two retries, 1.7e-4 of lanes still held a NaN after stage 2 (K =
-# 100, T = 100, counted over 1000 lanes: stage 3 at ~16 % of steps at that many
-# lanes), and K = 100, R = 500 ran 0.43 M pulls/s against 0.50 with three retries.
+# count per lane close to Poisson (both measured along Thompson runs, see
+# benchmarks/notes_policies.md), and a try rejects with probability at most
+# P_REJECT (1.8 % at shape 2, the most of any shape >= 2; shape 1 never rejects
+# try 0). A slot's gamma fails its ``retries`` tries of stage 2 with probability
+# P_REJECT^retries. Slots and retries fixed rather than grown with the entries
+# and the lanes let stage 3 run on many steps (nearly every step at large K) and
+# made the sampler slower (benchmarks/notes_policies.md).
 P_NAN = 0.02
 P_REJECT = 0.02
 # the most NaN gammas per entry after stage 1 for shapes 1 or >= 2 (whole-number
@@ -122,9 +118,9 @@ def default_stages(n: int, lanes: int = 1) -> tuple[int, int]:
 
     ``slots`` (NaN gammas per lane): the least ``s >= 1`` (at most ``2 n``) with
     ``P(Poisson(P_NAN n) > s) <= STAGE3_RATE / (2 lanes)``; ``retries``: the least
-    ``r >= 1`` with ``lanes P_NAN n P_REJECT^r <= STAGE3_RATE / 2``. At 50 lanes (R =
-    100 on 2 cores): ``(4, 2)`` at ``n = 20``, ``(9, 3)`` at 100; at 250 lanes ``(5,
-    3)`` and ``(10, 3)``.
+    ``r >= 1`` with ``lanes P_NAN n P_REJECT^r <= STAGE3_RATE / 2``. At 50 lanes:
+    ``(4, 2)`` at ``n = 20``, ``(9, 3)`` at 100; at 250 lanes ``(5, 3)`` and
+    ``(10, 3)``.
     """
     lam = P_NAN * n
     slots = _poisson_quantile(lam, STAGE3_RATE / (2.0 * lanes))
@@ -142,13 +138,13 @@ def pool_size(n: int, lanes: int) -> int:
     Sized for the highest stage-1 NaN rate, not the average P_NAN: the
     whole batch's count moves with the shapes of its draws (early in a Thompson
     run most shapes are small), where a lane's count is dominated by its own
-    Poisson spread. Counted with P_NAN instead (K = 100, T = 500, 500 lanes), the
-    pool overflowed and stage 3 ran at ~40 % of the steps.
+    Poisson spread: sized with P_NAN instead, the pool overflowed early in runs
+    and stage 3 ran often (``benchmarks/notes_policies.md``).
     """
     lam = P_NAN_MAX * n * lanes
     size = min(_poisson_quantile(lam, STAGE3_RATE / 2.0), 2 * n * lanes)
-    # a multiple of 8: XLA:CPU ran the tries' kernel ~5x slower at odd sizes
-    # (measured at K = 100, 50 lanes: 116 us at 231 and 233 slots, 24 us at 232)
+    # a multiple of 8: XLA:CPU runs the tries' kernel much slower at odd sizes
+    # (benchmarks/notes_policies.md)
     return -(-size // 8) * 8
 
 
@@ -261,7 +257,8 @@ def _pooled(key, alpha, gammas, first, slots, size, retries, axis):
     )
     kd = _lanes.gather(jax.random.key_data(key), axis)  # [lanes, 2]
     # the tries' inputs gathered in kernels of their own: fused into the tries'
-    # kernel, the gathers kept XLA:CPU from vectorising it (7x slower per slot)
+    # kernel, the gathers kept XLA:CPU from vectorising it (much slower per slot,
+    # benchmarks/notes_policies.md)
     k1, k2, alpha_s = _fuse.materialise(
         kd[lane, 0], kd[lane, 1], _lanes.gather(alpha, axis)[lane, elem]
     )

@@ -80,7 +80,8 @@ def index_policy(
         as in UCB1 or MOSS (implied by ``local``): over 11 to
         :data:`jbandits.arms.TREE_MAX_ARMS` arms with ``"first"`` ties the selection
         is then a knock-out tree (``arms.argmin_masked(tree=True)``), which is
-        faster there and slower where the index reduces over the arms (GapE).
+        faster there and slower where the index reduces over the arms (GapE; see
+        ``benchmarks/notes_policies.md``).
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.choice("select", select, ("min", "max"))

@@ -13,19 +13,16 @@ score that does not change between the phases ending on one step (SR, VBR, CSAR)
 one :func:`drop` of the ``count`` worst arms (unrolled arg-mins, or one ranking when
 the bound is large or unknown, as for a traced schedule). Each such update sits in a
 ``lax.cond`` on "a phase ends on some lane" (``Execution.gate``): under the runner's
-lanes axis that is one predicate for all lanes, so the update (a sort for halving) runs on
-the few steps that end a phase, not on every step. Measured with
-``benchmarks/gpu.py`` (K = 100, T = 1000, 1e6-1e7 arm-lanes, H100): Sequential
-Halving 96 -> 215 and 113 -> 349 M pulls/s, Successive Rejects 116 -> 193. A
+lanes axis that is one predicate for all lanes, so the update (a sort for halving)
+runs on the few steps that end a phase, not on every step: the faster form on GPU. A
 ``lax.while_loop`` over the due phases remains where the bound is unknown (SAR, a
 traced schedule), and on CPU (``Execution.fixed_phase_sorts`` off there by default)
-for updates that sort (halving,
-a ranking :func:`drop`): there a loop run only at phase ends costs a kernel or two
-per step, and it was as fast as the gated update or faster (2 cores, K = 100,
-R = 500: halving at T = 1e4 7.1-7.3 vs 6.8-7.0 M pulls/s, at T = 2000 3.8-4.0 vs
-4.9-5.2; Successive Rejects' ranking 1.6x). The policies take these choices as
-their static ``execution`` (:class:`jbandits.execution.Execution`), chosen by the
-batched runner per platform; every form gives the same arms.
+for updates that sort (halving, a ranking :func:`drop`): there a loop run only at
+phase ends adds little per step; measured against the gated update it was faster
+for Successive Rejects' ranking and about even (mixed) for halving. Both
+measurements are in ``benchmarks/notes_policies.md``. The policies take these
+choices as their static ``execution`` (:class:`jbandits.execution.Execution`),
+chosen by the batched runner per platform; every form gives the same arms.
 
 A policy runs either a *by-K table* (built by :func:`resolve` from a concrete budget,
 or passed as ``schedule=``) or a *single schedule* computed for one real K (a
