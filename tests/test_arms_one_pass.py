@@ -52,7 +52,7 @@ def test_one_pass_matches_two_passes(num_arms, largest, monkeypatch):
     score, mask = _cases(num_arms)
     fn = arms.argmax_masked if largest else arms.argmin_masked
     one = jax.jit(jax.vmap(lambda s, m: fn(s, m)))(score, mask)
-    monkeypatch.setattr(arms, "ONE_PASS_MAX_ARMS", 0)  # the two-pass form
+    monkeypatch.setattr(arms.selection, "ONE_PASS_MAX_ARMS", 0)  # the two-pass form
     assert not arms.uses_one_pass(num_arms, "first")
     two = jax.jit(jax.vmap(lambda s, m: fn(s, m)))(score, mask)
     np.testing.assert_array_equal(np.asarray(one), np.asarray(two))
@@ -70,7 +70,7 @@ def test_tree_matches_two_passes(num_arms, largest, monkeypatch):
     fn = arms.argmax_masked if largest else arms.argmin_masked
     tree = jax.jit(jax.vmap(lambda s, m: fn(s, m, tree=True)))(score, mask)
     two = jax.jit(jax.vmap(lambda s, m: fn(s, m)))(score, mask)  # not asked for
-    monkeypatch.setattr(arms, "TREE_MAX_ARMS", 0)
+    monkeypatch.setattr(arms.selection, "TREE_MAX_ARMS", 0)
     assert not arms.uses_tree(num_arms, "first")
     also_two = jax.jit(jax.vmap(lambda s, m: fn(s, m, tree=True)))(score, mask)
     np.testing.assert_array_equal(np.asarray(two), np.asarray(also_two))

@@ -1,23 +1,9 @@
-"""Fixed-iteration numerics shared by the KL/Bayesian regret policies (KL-UCB,
-Bayes-UCB, DMED, Thompson sampling).
+"""Beta tails and quantiles: the Bayes-UCB index of a Beta posterior.
 
-Everything here is elementwise (vectorised over arms), branch-free and runs a
-**constant** number of iterations, so it compiles to one fixed-shape loop under
-``jit``/``vmap``/``scan``:
-
-* :func:`kl_bernoulli`, :func:`kl_gaussian`: KL divergences between two Bernoulli /
-  two equal-variance Gaussian laws, written with ``xlogy`` so that ``p in {0, 1}`` is
-  exact (0 log 0 = 0).
-* :func:`klucb_bernoulli`: ``max{q : kl(mu, q) <= d}`` by bisection on
-  ``[mu, min(1, mu + sqrt(d / 2))]`` (Pinsker's inequality kl(p, q) >= 2 (p - q)^2
-  bounds the root; the KL-UCB index of Garivier and Cappé, COLT 2011).
-* :func:`klucb_gaussian`: the closed form ``mu + sqrt(2 sigma^2 d)``.
 * :func:`beta_upper_quantile`: the ``x`` with ``P(X > x) = alpha`` for
   ``X ~ Beta(a, b)``, by bisection on ``I_{1-x}(b, a)`` (the Bayes-UCB index of
   Kaufmann, Cappé, Garivier, AISTATS 2012, Algorithm 1, Beta posterior). Working with
   the tail ``alpha`` avoids forming ``1 - alpha`` in float32.
-* :func:`normal_upper_quantile`: ``z_alpha = -ndtri(alpha)`` (the Gaussian Bayes-UCB
-  index; Kaufmann, Cappé, Garivier, AISTATS 2012).
 * :func:`beta_quantile_newton`: the same quantile, warm-started
   from a previous point: fixed Newton steps on ``ln P(X > x)`` in ``ln(1 - x)``, the
   tail from a fixed-length continued fraction (:func:`beta_sf`) with a Stirling-form
@@ -28,107 +14,26 @@ Everything here is elementwise (vectorised over arms), branch-free and runs a
   certified cells): a grid point above the quantile from the tangent of the concave
   ``ln P(X > x)`` in ``ln(1 - x)``, and the tail after one more success or failure by
   the recurrences of ``I_x(a, b)`` (DLMF 8.17.20-21).
-
-Iteration counts default to accuracy-driven values, chosen from the dtype
-of the inputs: KL-UCB 24 (float32) / 50 (float64), Beta quantile 30 / 50. The
-starting bracket has width <= 1, so after ``k`` halvings the midpoint is within
-``2^-(k+1)`` of the root (KL-UCB: ``<= 3e-8`` at 24 iterations; Beta: ``<= 5e-10`` at
-30 iterations, plus the accuracy of ``betainc``).
 """
 
 from __future__ import annotations
 
-import decimal
-
 import jax
 import jax.numpy as jnp
-from jax.scipy.special import betainc, ndtri, xlogy
+from jax.scipy.special import betainc
 
+from jbandits.numerics.iterations import (
+    BETA_CF_ITERS,
+    BETA_GRID_BITS,
+    BETA_ITERS,
+    BETA_NEWTON,
+    _float,
+    _iters,
+)
+from jbandits.numerics.special import log1pmx, stirling_error
 from jbandits.types import Array, ArrayLike
 
-KLUCB_ITERS = {"float32": 24, "float64": 50}
-BETA_ITERS = {"float32": 30, "float64": 50}
-# warm-started Beta quantile (beta_sf / beta_quantile_newton): continued-fraction
-# terms, Newton steps per call and the resolution 2^-bits of the final dyadic snap
-BETA_CF_ITERS = {"float32": 24, "float64": 48}
-BETA_NEWTON = {"float32": 2, "float64": 2}
-BETA_GRID_BITS = {"float32": 20, "float64": 40}
 _HALF_LOG_2PI = 0.9189385332046727
-# B_2k / (2k (2k - 1)), k = 1..8: Stirling series of ln Gamma
-_STIRLING = (
-    1 / 12,
-    -1 / 360,
-    1 / 1260,
-    -1 / 1680,
-    1 / 1188,
-    -691 / 360360,
-    1 / 156,
-    -3617 / 122400,
-)
-
-
-def _float(*xs: ArrayLike) -> jnp.dtype:
-    return jnp.result_type(float, *xs)
-
-
-def _iters(table: dict, dtype, num_iters: int | None) -> int:
-    if num_iters is not None:
-        return int(num_iters)
-    return table["float64" if jnp.dtype(dtype) == jnp.float64 else "float32"]
-
-
-def kl_bernoulli(p: ArrayLike, q: ArrayLike) -> Array:
-    """``kl(p, q) = p ln(p/q) + (1-p) ln((1-p)/(1-q))`` for ``p, q in [0, 1]``.
-
-    Exact at ``p in {0, 1}`` (``0 ln 0 = 0``); ``+inf`` when ``q in {0, 1}`` and
-    ``p != q``.
-    """
-    dtype = _float(p, q)
-    p, q = jnp.asarray(p, dtype), jnp.asarray(q, dtype)
-    return xlogy(p, p) - xlogy(p, q) + xlogy(1.0 - p, 1.0 - p) - xlogy(1.0 - p, 1.0 - q)
-
-
-def kl_gaussian(p: ArrayLike, q: ArrayLike, sigma2: ArrayLike = 1.0) -> Array:
-    """``(p - q)^2 / (2 sigma^2)``: KL between ``N(p, sigma^2)`` and ``N(q, sigma^2)``."""
-    dtype = _float(p, q, sigma2)
-    p, q = jnp.asarray(p, dtype), jnp.asarray(q, dtype)
-    return (p - q) ** 2 / (2.0 * jnp.asarray(sigma2, dtype))
-
-
-def klucb_bernoulli(mu: ArrayLike, d: ArrayLike, num_iters: int | None = None) -> Array:
-    """Bernoulli KL-UCB bound ``max{q in [mu, 1] : kl(mu, q) <= d}`` by bisection.
-
-    Args:
-      mu: empirical means; values outside ``[0, 1]`` are clipped into it.
-      d: exploration level per arm (``>= 0``), e.g. ``ln(n) / z``.
-      num_iters: static trip count; default 24 (float32) / 50 (float64).
-
-    Returns:
-      The midpoint of the final bracket (as pymaBandits). ``mu = 1`` gives exactly 1;
-      ``d = 0`` gives exactly ``mu``.
-    """
-    dtype = _float(mu, d)
-    mu = jnp.clip(jnp.asarray(mu, dtype), 0.0, 1.0)
-    d = jnp.maximum(jnp.asarray(d, dtype), 0.0)
-    mu, d = jnp.broadcast_arrays(mu, d)
-    lo = mu
-    hi = jnp.minimum(1.0, mu + jnp.sqrt(d / 2.0))  # Pinsker: kl(p, q) >= 2 (p - q)^2
-
-    def body(_, bracket):
-        lo, hi = bracket
-        mid = (lo + hi) / 2.0
-        too_far = kl_bernoulli(mu, mid) > d
-        return jnp.where(too_far, lo, mid), jnp.where(too_far, mid, hi)
-
-    lo, hi = jax.lax.fori_loop(0, _iters(KLUCB_ITERS, dtype, num_iters), body, (lo, hi))
-    return (lo + hi) / 2.0
-
-
-def klucb_gaussian(mu: ArrayLike, d: ArrayLike, sigma2: ArrayLike = 1.0) -> Array:
-    """Gaussian KL-UCB bound ``mu + sqrt(2 sigma^2 d)`` (closed form of the same max)."""
-    dtype = _float(mu, d, sigma2)
-    d = jnp.maximum(jnp.asarray(d, dtype), 0.0)
-    return jnp.asarray(mu, dtype) + jnp.sqrt(2.0 * jnp.asarray(sigma2, dtype) * d)
 
 
 def beta_upper_quantile(
@@ -160,117 +65,6 @@ def beta_upper_quantile(
 
     lo, hi = jax.lax.fori_loop(0, _iters(BETA_ITERS, dtype, num_iters), body, (lo, hi))
     return (lo + hi) / 2.0
-
-
-def normal_upper_quantile(alpha: ArrayLike) -> Array:
-    """``z`` with ``P(Z > z) = alpha`` for ``Z ~ N(0, 1)``: ``-ndtri(alpha)``.
-
-    ``alpha = 1`` gives ``-inf`` and ``alpha = 0`` gives ``+inf``.
-    """
-    return -ndtri(jnp.asarray(alpha, _float(alpha)))
-
-
-# ------------------------------------------------------- warm-started Beta quantile
-def log1pmx(e: ArrayLike) -> Array:
-    """``ln(1 + e) - e`` for ``e >= -1``, without cancellation for small ``|e|``.
-
-    For ``|e| <= 1/4``: with ``s = e / (2 + e)``, ``ln(1 + e) = 2 atanh(s)`` and
-    ``e = 2 s / (1 - s)``, so ``ln(1 + e) - e = 2 s^3 (1/3 + s^2/5 + ... + s^8/11)
-    - 2 s^2 / (1 - s)``, the sum to ``s^8/11`` in float32 and ``s^18/21`` in float64
-    (``|s| <= 1/7``: truncation ``< 1e-10`` / ``< 1e-17`` relative).
-    """
-    e = jnp.asarray(e, _float(e))
-    small = jnp.abs(e) <= 0.25
-    s = jnp.where(small, e, 0.0)
-    s = s / (2.0 + s)
-    s2 = s * s
-    terms = 10 if e.dtype == jnp.float64 else 5
-    series = jnp.zeros_like(s)
-    for k in range(terms - 1, -1, -1):  # Horner: sum_k s^(2k) / (2k + 3)
-        series = 1.0 / (2 * k + 3) + s2 * series
-    near = 2.0 * s * s2 * series - 2.0 * s2 / (1.0 - s)
-    far = jnp.log1p(jnp.where(small, 0.5, e)) - e
-    return jnp.where(small, near, far)
-
-
-def _stirling_shifts(z: Array, count: int) -> Array:
-    """``se(z) - se(z + count) = sum_{k < count} (w_k + 1/2) ln(1 + 1/w_k) - 1``,
-    ``w_k = z + k``, for ``z > 0``, summed from the smallest term.
-
-    For ``w >= 1``, with ``s = 1 / (2 w + 1)``: ``ln(1 + 1/w) = 2 atanh(s)`` and
-    ``w + 1/2 = 1 / (2 s)``, so a term is ``sum_{j >= 1} s^(2j) / (2j + 1)`` (``s <= 1/3``:
-    8 terms in float32, 16 in float64, truncation ``< 1e-9`` / ``< 1e-17`` relative),
-    free of the cancellation of the direct form, which serves ``0 < w < 1`` (only
-    ``w_0`` can be). The terms
-    are one array with a trailing axis of ``count`` (one kernel each for the
-    reciprocal and the series, where separate terms would cost two each on XLA:CPU).
-    """
-    w = z[..., None] + jnp.arange(count, dtype=z.dtype)
-    s = 1.0 / (2.0 * w + 1.0)
-    s2 = s * s
-    terms = 16 if z.dtype == jnp.float64 else 8
-    series = jnp.zeros_like(s)
-    for j in range(terms, 0, -1):  # Horner: sum_j s^(2j) / (2j + 1)
-        series = s2 * (1.0 / (2 * j + 1) + series)
-    total = series[..., count - 1]
-    for k in range(count - 2, 0, -1):
-        total = total + series[..., k]
-    # only the first term can have w < 1
-    small = z < 1.0
-    direct = (z + 0.5) * jnp.log1p(1.0 / jnp.where(small, z, 1.0)) - 1.0
-    total = total + jnp.where(small, direct, series[..., 0])
-    return total
-
-
-def _stirling_table(count: int) -> tuple[float, ...]:
-    """``se(n)`` for ``n = 1 .. count``, from ``ln (n - 1)!`` in 60-digit decimals."""
-    with decimal.localcontext(decimal.Context(prec=60)):  # (prec= needs 3.11)
-        pi = decimal.Decimal(  # 60 digits
-            "3.14159265358979323846264338327950288419716939937510582097494"
-        )
-        half_log_2pi = (2 * pi).ln() / 2
-        out, log_fact = [], decimal.Decimal(0)  # log_fact = ln (n - 1)!
-        for n in map(decimal.Decimal, range(1, count + 1)):
-            out.append(
-                float(
-                    log_fact - (n - decimal.Decimal("0.5")) * n.ln() + n - half_log_2pi
-                )
-            )
-            log_fact += n.ln()
-    return tuple(out)
-
-
-_STIRLING_SMALL = _stirling_table(9)  # se(1) .. se(9)
-
-
-def stirling_error(z: ArrayLike, *, integer: bool = False) -> Array:
-    """``ln Gamma(z) - [(z - 1/2) ln z - z + ln(2 pi) / 2]`` for ``z > 0``.
-
-    Asymptotic series ``sum_k B_2k / (2k (2k - 1) z^(2k-1))``, 8 terms, for
-    ``z >= 10`` (next term ``< 1e-17``). Below 10: the series at ``z + 10`` plus the
-    ten differences ``se(w) - se(w + 1)``, ``w = z, ..., z + 9``
-    (:func:`_stirling_shifts`; for ``w >= 1`` a positive series, so float32 keeps
-    ~1e-8 absolute where ``gammaln`` minus Stirling's formula cancels to ~3e-7).
-    With ``integer=True`` (static: every ``z`` is a whole number ``>= 1``, such as
-    the shapes of a Beta posterior on binary rewards) the values below 10 come from
-    a table of ``se(1) .. se(9)`` computed in 60-digit decimals and rounded once,
-    without the shifts (~30 of the ~40 reciprocals and series of a value).
-    """
-    z = jnp.asarray(z, _float(z))
-    big = z >= 10.0
-    r = 1.0 / jnp.where(big, z, z + 10.0)
-    r2 = r * r
-    series = jnp.zeros_like(r)
-    for coef in reversed(_STIRLING):
-        series = coef + r2 * series
-    series = r * series
-    if integer:
-        small = jnp.zeros_like(z)
-        for n, value in enumerate(_STIRLING_SMALL, start=1):
-            small = jnp.where(z == n, value, small)
-        return jnp.where(big, series, small)
-    shifts = _stirling_shifts(jnp.where(big, 10.0, z), 10)
-    return jnp.where(big, series, series + shifts)
 
 
 def beta_log_norm(a: ArrayLike, b: ArrayLike, *, integer: bool = False) -> Array:
