@@ -42,6 +42,10 @@ def old_tune_forms(new_tune):
     @functools.wraps(new_tune)
     def tune(*args, **kwargs):
         if _is_minimize(args, kwargs):
+            _warn(
+                "tune(loss, theta0, optimizer, ...) is deprecated: use "
+                "jbandits.tuning.minimize(loss, theta0, optimizer, ...)"
+            )
             return _minimize(args, kwargs)
         if _is_new(args, kwargs):
             return new_tune(*args, **kwargs)
@@ -67,7 +71,8 @@ def old_tune_budgets_forms(new_tune_budgets):
         budgets = list(budgets)
         if not budgets:
             return {}
-        parts["objective"]["budget"] = budgets[0]  # replaced by each budget
+        if not isinstance(args[0] if args else kwargs.get("objective"), Objective):
+            parts["objective"]["budget"] = budgets[0]  # replaced by each budget
         args, kwargs = _translate("tune_budgets", args, parts)
         return new_tune_budgets(*args, budgets=budgets, **kwargs)
 
@@ -96,10 +101,6 @@ def _is_minimize(args, kwargs) -> bool:
 def _minimize(args, kwargs):
     """``tune(loss, theta0, optimizer, ...)``: :func:`estimators.minimize` with the
     old defaults (``sigma`` 0.1, ``num_pairs`` 8)."""
-    _warn(
-        "tune(loss, theta0, optimizer, ...) is deprecated: use "
-        "jbandits.tuning.minimize(loss, theta0, optimizer, ...)"
-    )
     kwargs = dict(kwargs)
     names = ("policy", "bandit", "instance")  # where the old signature put them
     first = [*args[:3], *(kwargs.pop(n) for n in names[len(args) :] if n in kwargs)]
@@ -149,27 +150,40 @@ def _message(name, args, kwargs, parts, *, budgets: bool = False) -> str:
     objective = isinstance(args[0] if args else call.get("objective"), Objective)
     old = ["objective" if objective else "policy, bandit, instance"]
     old += ["space"] if objective and len(args) > 1 else []
+    old += ["budgets=..."] if budgets else []
     skip = ("objective", "policy", "bandit", "instance")
     old += [f"{k}=..." for k in kwargs if k not in skip]
-    if objective:
-        new = ["objective"]
-    else:
-        names = [*(["budget"] if budgets else []), *parts["objective"]]
-        new = [f"Objective({', '.join(['policy, bandit, instance', _kw(names)])})"]
-    new += ["space", *(["budgets=..."] if budgets else [])]
-    if parts["search"]:
-        new.append(f"search=Search({_kw(parts['search'])})")
+    names = [*(["budget"] if budgets else []), *parts["objective"]]
+    head = ", ".join(["policy, bandit, instance", *([_kw(names)] if names else [])])
+    new = ["objective" if objective else f"Objective({head})", "space"]
+    new += ["budgets=..."] if budgets else []
+    new += _group("search", "Search", parts["search"], call)
     estimator = call.get("estimator")
-    pg = estimator == "pg" or isinstance(estimator, PG)
-    if isinstance(estimator, str) or parts["pg" if pg else "es"]:
-        cls = "PG" if pg else "ES"
-        new.append(f"estimator={cls}({_kw(parts['pg' if pg else 'es'])})")
-    if parts["report"]:
-        new.append(f"report=Report({_kw(parts['report'])})")
+    cls, other = (
+        ("pg", "es") if estimator == "pg" or isinstance(estimator, PG) else ("es", "pg")
+    )
+    if isinstance(estimator, str):
+        new.append(f"estimator={cls.upper()}({_kw(parts[cls])})")
+    else:
+        new += _group("estimator", cls.upper(), parts[cls], call)
+    new += _group("report", "Report", parts["report"], call)
     new += ["key=..."] if "key" in call else []
-    if budgets:
-        old.insert(1, "budgets=...")
-    return f"{name}({', '.join(old)}) is deprecated: use {name}({', '.join(new)})"
+    note = (
+        f" ({', '.join(parts[other])} had no effect with {cls.upper()}: drop it)"
+        if parts[other]
+        else ""
+    )
+    return f"{name}({', '.join(old)}) is deprecated: use {name}({', '.join(new)}){note}"
+
+
+def _group(group: str, cls: str, keys: dict, call: dict) -> list:
+    """How the new form spells a group: ``[]``, ``search=...`` (the caller's own),
+    ``search=Search(k=...)``, or ``search=dataclasses.replace(search, k=...)``."""
+    if not keys:
+        return [f"{group}=..."] if group in call else []
+    if group in call:
+        return [f"{group}=dataclasses.replace({group}, {_kw(keys)})"]
+    return [f"{group}={cls}({_kw(keys)})"]
 
 
 def _translate(name: str, args, parts) -> tuple[tuple, dict]:

@@ -350,12 +350,13 @@ def tune_budgets(
     space,
     *,
     budgets,
-    search: Search = _SEARCH,
-    estimator: ES | PG = _ES,
-    report: Report = _REPORT,
-    key: Any = 0,
+    search=_SEARCH,
+    estimator=_ES,
+    report=_REPORT,
+    key=0,
 ) -> dict:
-    """``theta`` as a function of the budget: :func:`tune` for each budget in turn.
+    """``theta`` as a function of the budget: :func:`tune` for each budget in turn
+    (``search``, ``estimator``, ``report``, ``key``: as in :func:`tune`).
 
     ``objective``'s own budget is replaced by each of ``budgets``. The first budget
     starts from ``search.start`` (by default the coarse grid), each next one from
