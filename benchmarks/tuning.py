@@ -31,7 +31,7 @@ import jax
 import numpy as np
 
 from jbandits import envs, metrics, problems
-from jbandits.tune import Box, LogSpace, Objective, Space, tune
+from jbandits.tune import ES, PG, Box, LogSpace, Objective, Search, Space, tune
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Task:
     fixed: dict = field(default_factory=dict)
     metric: object = None
     stds: np.ndarray | None = None
-    tuner: dict = field(default_factory=dict)  # extra tune() arguments (estimator)
+    estimator: ES | PG = ES()  # the tuner's gradient estimator
 
     @property
     def instance(self):
@@ -74,7 +74,7 @@ def tasks(quick: bool) -> list[Task]:
         replace(
             lsa,
             name="LSA alpha PG",
-            tuner={"estimator": "pg", "temperature": 0.03},
+            estimator=PG(temperature=0.03),
         ),
         Task(
             "APT eps",
@@ -226,7 +226,6 @@ def main(argv=None) -> None:
             part.strip().lower() in task.name.lower() for part in args.only.split(",")
         ):
             continue
-        bandit, params = task.instance
         space = Space(task.space)
         d = space.dim
         standard = 20**d * reps
@@ -250,18 +249,11 @@ def main(argv=None) -> None:
         for seed in range(args.first_seed, args.first_seed + seeds):
             t0 = time.perf_counter()
             res = tune(
-                task.policy,
-                bandit,
-                params,
-                space=task.space,
-                budget=task.budget,
-                loss=task.loss,
-                metric=task.metric,
-                fixed=task.fixed,
-                simulations=sims,
-                num_reps=reps,
+                objective_of(task),
+                task.space,
+                search=Search(simulations=sims, num_reps=reps),
+                estimator=task.estimator,
                 key=seed,
-                **task.tuner,
             )
             walls.append(time.perf_counter() - t0)
             used.append(res.simulations)
@@ -292,7 +284,7 @@ def main(argv=None) -> None:
                 grid_ratios.append(ev[-1] / best_f)
         ratios = np.asarray(ratios)
         ok = ratios <= 1.02
-        if not task.tuner:  # the target counts the default tuner (not the PG row)
+        if isinstance(task.estimator, ES):  # the target counts the default tuner
             all_ok += list(ok)
         line = (
             f"{task.name:18s} {np.median(ratios):9.3f} {ratios.max():6.3f} "

@@ -1,4 +1,9 @@
-"""The tuner: estimators, search spaces, compile-once runs, errors, NaN handling."""
+"""The tuner: estimators, search spaces, compile-once runs, errors, NaN handling,
+the option groups and the old spellings (same results, a DeprecationWarning)."""
+
+import dataclasses
+import re
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -9,12 +14,17 @@ from compile_log import count_compiles
 
 import jbandits
 from jbandits import tune
-from jbandits.tune import Box, Logit, LogSpace
+from jbandits.tune import ES, PG, Box, Logit, LogSpace, Objective, Report, Search
 
 MEANS = np.array([0.3, 0.45, 0.55, 0.7])
 BANDIT, PARAMS = jbandits.envs.bernoulli(MEANS)
 METRIC = jbandits.metrics.thresholding(0.5)
 # one small setting shared by the tests below, so that its program compiles once
+SPACE = {"epsilon": LogSpace(0.01, 1.0)}
+SETTING = dict(budget=40, fixed={"threshold": 0.5}, loss="misclassified", metric=METRIC)
+OBJECTIVE = Objective("apt", BANDIT, PARAMS, **SETTING)
+SEARCH = Search(num_reps=8, simulations=80, init_points=3)
+# the same in the spelling before the option groups (deprecated)
 SMALL = dict(
     space={"epsilon": LogSpace(0.01, 1.0)},
     budget=40,
@@ -57,9 +67,10 @@ def test_es_accepts_a_pytree_theta():
 
 def test_legacy_loop_runs_and_rejects_nan_start():
     loss = lambda th, key: jnp.sum((th - 1.0) ** 2)
-    theta, hist = tune.tune(
-        loss, jnp.zeros(2), optax.sgd(0.2), num_steps=15, key=jax.random.key(0)
-    )
+    with pytest.warns(DeprecationWarning, match=r"use jbandits.tuning.minimize\("):
+        theta, hist = tune.tune(
+            loss, jnp.zeros(2), optax.sgd(0.2), num_steps=15, key=jax.random.key(0)
+        )
     assert hist[-1] < hist[0] and np.all(np.abs(np.asarray(theta) - 1.0) < 0.3)
     with pytest.raises(ValueError, match="finite"):
         tune.minimize(
@@ -111,18 +122,51 @@ def test_spaces_round_trip_and_validate():
         (dict(sigma=0.7), "sigma"),
     ],
 )
-def test_tune_errors_name_the_problem(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+def test_tune_errors_name_the_problem_in_the_old_spelling(kwargs, match):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=match):
         tune.tune("apt", BANDIT, PARAMS, **{**SMALL, **kwargs})
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: tune.tune(OBJECTIVE, {"alpah": LogSpace(0.1, 2.0)}), "no tunable"),
+        (
+            lambda: tune.tune(
+                OBJECTIVE, SPACE, search=Search(start={"epsilon": np.nan})
+            ),
+            "finite",
+        ),
+        (
+            lambda: tune.tune(OBJECTIVE, SPACE, search=Search(start={"epsilon": 5.0})),
+            "outside its range",
+        ),
+        (lambda: tune.tune(OBJECTIVE, {}), "non-empty dict"),
+        (lambda: tune.tune(OBJECTIVE, SPACE, estimator=Search()), "estimator must"),
+        (lambda: tune.tune(OBJECTIVE, SPACE, search=ES()), "search must"),
+        (
+            lambda: Objective("apt", BANDIT, PARAMS, budget=40, loss="misclassifed"),
+            "unknown loss",
+        ),
+        (lambda: Search(num_reps=1), "num_reps"),
+        (lambda: Search(select=1.0), "select"),
+        (lambda: ES(sigma=0.7), "sigma"),
+    ],
+)
+def test_tune_errors_name_the_problem(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
 
 
 @pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_tune_compiles_once_and_reports():
     jbandits.runner.clear_cache()
     with count_compiles() as first:
-        res = tune.tune("apt", BANDIT, PARAMS, **SMALL, evaluate=16, key=1)
+        res = tune.tune(
+            OBJECTIVE, SPACE, search=SEARCH, report=Report(evaluate=16), key=1
+        )
     assert first.count == 1  # grid, steps and evaluation share one program
-    assert res.simulations <= SMALL["simulations"]
+    assert res.simulations <= SEARCH.simulations
     assert 0.01 <= res.theta["epsilon"] <= 1.0
     assert res.init[0].shape == (3, 1) and res.init[1].shape == (3,)
     assert set(res.evaluation.rows) == {"tuned", "start", "grid"}
@@ -132,15 +176,11 @@ def test_tune_compiles_once_and_reports():
         assert step.grad.shape == (1,) and step.grad_se.shape == (1,)
     with count_compiles() as again:  # new starting points, new keys, new budgets
         for i, eps in enumerate((0.02, 0.5)):
-            tune.tune("apt", BANDIT, PARAMS, **SMALL, start={"epsilon": eps}, key=i)
-        tune.tune("apt", BANDIT, PARAMS, **SMALL, select=0.5, crn=True, key=3)
-        out = tune.tune_budgets(
-            "apt",
-            BANDIT,
-            PARAMS,
-            budgets=[24, 40],
-            **{k: v for k, v in SMALL.items() if k != "budget"},
-        )
+            start = dataclasses.replace(SEARCH, start={"epsilon": eps})
+            tune.tune(OBJECTIVE, SPACE, search=start, key=i)
+        race = dataclasses.replace(SEARCH, select=0.5)
+        tune.tune(OBJECTIVE, SPACE, search=race, estimator=ES(crn=True), key=3)
+        out = tune.tune_budgets(OBJECTIVE, SPACE, budgets=[24, 40], search=SEARCH)
     assert again.count == 0
     assert set(out) == {24, 40}
 
@@ -164,12 +204,9 @@ def test_grid_tune_finds_the_minimum_of_its_own_estimates():
 def test_non_finite_estimates_are_rejected_and_theta_stays_finite():
     nan_loss = lambda res: np.full(res.regret.shape[:2], np.nan)
     res = tune.tune(
-        "apt",
-        BANDIT,
-        PARAMS,
-        **{**SMALL, "loss": nan_loss},
-        start={"epsilon": 0.1},
-        max_steps=3,
+        Objective("apt", BANDIT, PARAMS, **{**SETTING, "loss": nan_loss}),
+        SPACE,
+        search=dataclasses.replace(SEARCH, start={"epsilon": 0.1}, max_steps=3),
     )
     assert res.rejected == len(res.path) == 3
     assert res.theta["epsilon"] == pytest.approx(0.1)
@@ -252,23 +289,18 @@ def test_softmax_relaxation_at_low_temperature_is_the_hard_policy():
 
 def test_pg_estimator_runs_and_rejects_non_index_policies():
     res = tune.tune(
-        "apt",
-        BANDIT,
-        PARAMS,
-        **SMALL,
-        estimator="pg",
-        temperature=0.5,
-        start={"epsilon": 0.1},
-        max_steps=2,
+        OBJECTIVE,
+        SPACE,
+        search=dataclasses.replace(SEARCH, start={"epsilon": 0.1}, max_steps=2),
+        estimator=PG(temperature=0.5),
     )
     assert len(res.path) == 2 and np.isfinite(res.path[0].grad).all()
     with pytest.raises(ValueError, match="index policy"):
         tune.tune(
-            "augucb",
-            BANDIT,
-            PARAMS,
-            **{**SMALL, "space": {"rho": Box(0.1, 1.0)}},
-            estimator="pg",
+            Objective("augucb", BANDIT, PARAMS, **SETTING),
+            {"rho": Box(0.1, 1.0)},
+            search=SEARCH,
+            estimator=PG(),
         )
 
 
@@ -308,18 +340,18 @@ def test_tuning_apt_epsilon_reduces_error():
     means = np.r_[np.full(3, 0.45), np.full(3, 0.55)]
     bandit, params = jbandits.envs.bernoulli(means)
     res = tune.tune(
-        "apt",
-        bandit,
-        params,
-        space={"epsilon": LogSpace(0.001, 1.0)},
-        budget=300,
-        fixed={"threshold": 0.5},
-        loss="misclassified",
-        metric=jbandits.metrics.thresholding(0.5),
-        start={"epsilon": 1.0},
-        simulations=3000,
-        num_reps=100,
-        evaluate=2000,
+        Objective(
+            "apt",
+            bandit,
+            params,
+            budget=300,
+            fixed={"threshold": 0.5},
+            loss="misclassified",
+            metric=jbandits.metrics.thresholding(0.5),
+        ),
+        {"epsilon": LogSpace(0.001, 1.0)},
+        search=Search(start={"epsilon": 1.0}, simulations=3000, num_reps=100),
+        report=Report(evaluate=2000),
         key=1,
     )
     assert res.theta["epsilon"] < 1.0
@@ -340,19 +372,15 @@ def test_parabolic_refinement_finds_the_vertex_between_grid_points():
 
 def test_snr_stop_ends_a_search_on_a_flat_objective():
     flat = lambda res: np.ones(res.regret.shape[:2])
-    kw = {**SMALL, "loss": flat, "simulations": 10_000}
+    objective = Objective("apt", BANDIT, PARAMS, **{**SETTING, "loss": flat})
+    search = dataclasses.replace(SEARCH, simulations=10_000, start={"epsilon": 0.1})
     res = tune.tune(
-        "apt",
-        BANDIT,
-        PARAMS,
-        **kw,
-        start={"epsilon": 0.1},
-        snr_stop=1.0,
-        patience=2,
-        max_steps=20,
+        objective,
+        SPACE,
+        search=dataclasses.replace(search, snr_stop=1.0, patience=2, max_steps=20),
     )
     assert res.stopped == "snr" and len(res.path) == 2 and res.converged
-    res = tune.tune("apt", BANDIT, PARAMS, **kw, start={"epsilon": 0.1}, max_steps=4)
+    res = tune.tune(objective, SPACE, search=dataclasses.replace(search, max_steps=4))
     assert res.stopped == "max_steps" and len(res.path) == 4
 
 
@@ -361,7 +389,8 @@ def test_final_comparison_picks_the_lowest_candidate_within_the_budget():
     compared on fresh common replications; the lowest mean is returned. A candidate
     equal to an earlier one runs once, under the earlier name (with key 2 the search
     did not move: the averaged iterate is the start)."""
-    res = tune.tune("apt", BANDIT, PARAMS, **SMALL, select=0.5, crn=True, key=2)
+    search = dataclasses.replace(SEARCH, select=0.5)
+    res = tune.tune(OBJECTIVE, SPACE, search=search, estimator=ES(crn=True), key=2)
     race = res.extra["race"]
     assert race is not None and "average 0" in race and len(race) >= 2
     assert set(race) <= {"average 0", "start", "best evaluated"}
@@ -370,6 +399,159 @@ def test_final_comparison_picks_the_lowest_candidate_within_the_budget():
     assert len(set(thetas)) == len(thetas)
     best = min(race, key=lambda n: race[n][1])
     assert res.theta == race[best][0]
-    assert res.simulations <= SMALL["simulations"]
-    with pytest.raises(ValueError, match="select"):
+    assert res.simulations <= SEARCH.simulations
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="select"):
         tune.tune("apt", BANDIT, PARAMS, **SMALL, select=1.0)
+
+
+def _same_result(a, b):
+    """Two TuneResults are equal field by field (the wall time aside)."""
+    assert a.theta == b.theta and a.start == b.start
+    assert (a.simulations, a.stopped, a.rejected) == (
+        b.simulations,
+        b.stopped,
+        b.rejected,
+    )
+    assert len(a.path) == len(b.path)
+    for s, t in zip(a.path, b.path, strict=True):
+        assert s.theta == t.theta and s.accepted == t.accepted
+        np.testing.assert_array_equal(
+            [s.loss, s.loss_se, s.snr], [t.loss, t.loss_se, t.snr]
+        )
+        np.testing.assert_array_equal(s.grad, t.grad)
+        np.testing.assert_array_equal(s.grad_se, t.grad_se)
+    for x, y in zip(a.init or (), b.init or (), strict=True):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(a.extra["z"], b.extra["z"])
+    assert a.extra["race"] == b.extra["race"] and a.extra["chunk"] == b.extra["chunk"]
+    assert (a.evaluation is None) == (b.evaluation is None)
+    if a.evaluation is not None:
+        assert a.evaluation.rows == b.evaluation.rows
+        assert a.evaluation.paired == b.evaluation.paired
+
+
+def _new_form_only():
+    """A DeprecationWarning about tune is an error (the new spelling warns nothing)."""
+    ctx = warnings.catch_warnings()
+    ctx.__enter__()
+    warnings.filterwarnings("error", message=r"tune", category=DeprecationWarning)
+    return ctx
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        (  # grid, ES steps on the grid's keys, the final comparison, an evaluation
+            dict(select=0.5, crn=True, sigma=0.2, evaluate=16, key=3),
+            dict(
+                search=dataclasses.replace(SEARCH, select=0.5),
+                estimator=ES(sigma=0.2, crn=True),
+                report=Report(evaluate=16),
+                key=3,
+            ),
+        ),
+        (  # two starts picked among, the last iterate, SNR stopping
+            dict(starts=2, average=False, snr_stop=1.0, patience=2, key=4),
+            dict(
+                search=dataclasses.replace(
+                    SEARCH, starts=2, average=False, snr_stop=1.0, patience=2
+                ),
+                key=4,
+            ),
+        ),
+        pytest.param(  # the PG estimator (compiles its relaxed program: ~4 s)
+            dict(estimator="pg", temperature=0.5, start={"epsilon": 0.1}, key=5),
+            dict(
+                search=dataclasses.replace(SEARCH, start={"epsilon": 0.1}),
+                estimator=PG(temperature=0.5),
+                key=5,
+            ),
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_old_keywords_and_option_groups_give_identical_results(old, new):
+    with pytest.warns(DeprecationWarning, match="is deprecated: use tune"):
+        a = tune.tune("apt", BANDIT, PARAMS, **SMALL, **old)
+    ctx = _new_form_only()
+    try:
+        b = tune.tune(OBJECTIVE, SPACE, **new)
+    finally:
+        ctx.__exit__(None, None, None)
+    _same_result(a, b)
+
+
+def test_old_tune_budgets_spelling_gives_identical_results():
+    rest = {k: v for k, v in SMALL.items() if k != "budget"}
+    with pytest.warns(DeprecationWarning, match=r"use tune_budgets\(Objective\("):
+        a = tune.tune_budgets("apt", BANDIT, PARAMS, budgets=[24, 40], **rest)
+    b = tune.tune_budgets(OBJECTIVE, SPACE, budgets=[24, 40], search=SEARCH)
+    assert set(a) == set(b) == {24, 40}
+    for budget in a:
+        _same_result(a[budget], b[budget])
+
+
+# every keyword of the old signature, a value, and the new form the warning names
+# (each call runs nothing: it starts at `start` and takes no step)
+NO_STEP = dict(num_reps=8, simulations=80, start={"epsilon": 0.1}, max_steps=0)
+IN_SEARCH = r"search=Search\([^)]*\b{}=\.\.\."
+OLD_KEYWORDS = [
+    ("simulations", 80, IN_SEARCH),
+    ("num_reps", 8, IN_SEARCH),
+    ("start", {"epsilon": 0.2}, IN_SEARCH),
+    ("init_points", 3, IN_SEARCH),
+    ("starts", 1, IN_SEARCH),
+    ("optimizer", optax.sgd(0.1), IN_SEARCH),
+    ("max_steps", 0, IN_SEARCH),
+    ("snr_stop", 1.0, IN_SEARCH),
+    ("patience", 2, IN_SEARCH),
+    ("average", False, IN_SEARCH),
+    ("select", 0.0, IN_SEARCH),
+    ("sigma", 0.2, r"estimator=ES\(sigma=\.\.\.\)"),
+    ("num_pairs", 2, r"estimator=ES\(num_pairs=\.\.\.\)"),
+    ("crn", True, r"estimator=ES\(crn=\.\.\.\)"),
+    ("estimator", "pg", r"estimator=PG\(\)"),
+    ("estimator", "es", r"estimator=ES\(\)"),
+    ("temperature", 0.5, r"\(temperature had no effect with ES: drop it\)"),
+    ("evaluate", 0, r"report=Report\(evaluate=\.\.\.\)"),
+    ("verbose", False, r"report=Report\(verbose=\.\.\.\)"),
+]
+
+
+@pytest.mark.parametrize("name, value, new_form", OLD_KEYWORDS)
+def test_each_old_keyword_warns_with_its_new_form(name, value, new_form):
+    with pytest.warns(DeprecationWarning) as record:
+        res = tune.tune(OBJECTIVE, SPACE, **{**NO_STEP, name: value})
+    message = str(record[0].message)
+    assert message.startswith("tune(objective, space, ") and f"{name}=..." in message
+    assert "is deprecated: use tune(objective, space, search=Search(" in message
+    assert re.search(new_form.format(name), message), message
+    start = value if name == "start" else NO_STEP["start"]
+    assert res.path == [] and res.theta == pytest.approx(start)
+
+
+def test_the_old_policy_bandit_instance_spelling_warns_with_an_objective():
+    with pytest.warns(DeprecationWarning) as record:
+        res = tune.tune(
+            "apt",
+            BANDIT,
+            instance=PARAMS,
+            space=SPACE,
+            budget=40,
+            loss="misclassified",
+            metric=METRIC,
+            fixed={"threshold": 0.5},
+            permute=True,
+            search=Search(**NO_STEP),
+        )
+    assert str(record[0].message) == (
+        "tune(policy, bandit, instance, space=..., budget=..., loss=..., metric=..., "
+        "fixed=..., permute=..., search=...) is deprecated: use tune(Objective(policy, "
+        "bandit, instance, budget=..., loss=..., metric=..., fixed=..., permute=...), "
+        "space, search=...)"
+    )
+    assert res.theta == pytest.approx(NO_STEP["start"])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'lr'"):
+        tune.tune(OBJECTIVE, SPACE, lr=0.1)
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="budget"):
+        tune.tune("apt", BANDIT, PARAMS, space=SPACE)

@@ -3,9 +3,11 @@
 ``jax.grad`` through a bandit trajectory is exactly zero almost everywhere, so tuning
 needs a grid or a gradient *estimator* of a smoothed objective. This package has:
 
-* :func:`tune`: the one-call tuner on the batched runner (compiled once, cached):
-  coarse-grid or multi-start initialisation, antithetic ES with common random numbers
-  or the softmax policy-gradient estimator, any optax optimiser, decaying steps,
+* :func:`tune`: the one-call tuner on the batched runner (compiled once, cached),
+  ``tune(Objective(policy, bandit, instance, budget=...), space, search=Search(...),
+  estimator=ES(...) | PG(...), report=Report(...), key=...)``: coarse-grid or
+  multi-start initialisation, antithetic ES with common random numbers or the
+  softmax policy-gradient estimator, any optax optimiser, decaying steps,
   gradient-SNR stopping, iterate averaging, a final evaluation with CIs;
 * :func:`grid_tune`: a compile-once grid on common random numbers (first choice for
   one parameter); :func:`tune_budgets`: theta as a function of the budget;
@@ -24,25 +26,30 @@ from jbandits.tuning.estimators import (
     minimize,
     pg_gradient,
 )
+from jbandits.tuning.grid import grid_tune
 from jbandits.tuning.objective import Objective
+from jbandits.tuning.options import ES, PG, Report, Search
 from jbandits.tuning.relaxed import relaxed_policy
 from jbandits.tuning.results import Evaluation, GridResult, Step, TuneResult
 from jbandits.tuning.space import Box, Logit, LogSpace, Space
 from jbandits.tuning.tuner import (
     default_optimizer,
     evaluate_points,
-    grid_tune,
     tune,
     tune_budgets,
 )
 
 __all__ = [
+    "ES",
     "Box",
     "Evaluation",
     "GridResult",
     "LogSpace",
     "Logit",
     "Objective",
+    "PG",
+    "Report",
+    "Search",
     "Space",
     "Step",
     "TrajectoryGradientError",

@@ -13,6 +13,7 @@ runner; new points, new keys, new starting values and new budgets reuse it.
 
 from __future__ import annotations
 
+import copy
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -136,6 +137,13 @@ class Objective:
             )
         self.loss, self.metric, self.permute = loss, metric, permute
         self.source = self._source()
+
+    def with_budget(self, budget: int) -> Objective:
+        """The same objective at another budget (the program is shared: the budget
+        is traced)."""
+        out = copy.copy(self)
+        out.budget = int(sweeps._budget_array("budget", budget))
+        return out
 
     # ------------------------------------------------------------------ internals
     def _source(self) -> runner.Source:
