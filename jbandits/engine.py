@@ -16,8 +16,8 @@ Randomness of one replication: ``key`` splits into (init, steps, rewards, permut
 The policy's step after pull ``t`` (0-based) gets ``fold_in(steps_key, t)``; the
 ``j``-th reward of arm ``i`` comes from the reward stack of the rewards key, shared by
 every policy run with the same key (common random numbers). It is drawn at the end of
-the step that chose arm ``i`` and carried to the next step (see ``draw`` in
-:func:`run`); the rewards are the same as if drawn at the pull.
+the step that chose arm ``i`` and carried to the next step (see
+:func:`jbandits._segments.draw`); the rewards are the same as if drawn at the pull.
 """
 
 from __future__ import annotations
@@ -30,10 +30,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _grad_guard, _prng, _validate, metrics, registry
+from jbandits import _grad_guard, _segments, _validate, metrics, registry
+from jbandits._compiler import _known_option, compiler_options  # noqa: F401
+from jbandits._segments import (  # noqa: F401  (re-exported)
+    UNROLL,
+    step_key,
+    step_reads_key,
+)
 from jbandits.types import Array, Bandit, Key, Policy, State
-
-UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
 
 
 class RunResult(NamedTuple):
@@ -56,43 +60,6 @@ def split_key(key: Key) -> tuple[Key, Key, Key, Key]:
     """(init, steps, rewards, permutation) keys of one replication."""
     k = jax.random.split(key, 4)
     return k[0], k[1], k[2], k[3]
-
-
-def step_key(steps_key: Key, t: Any) -> Key:
-    """Key passed to ``policy.step`` after pull ``t`` (0-based)."""
-    return _prng.fold_in(steps_key, t)
-
-
-_READS_KEY: dict = {}  # key_cache -> step_reads_key (see run)
-
-
-def step_reads_key(policy: Policy, state: State, reward: Any) -> bool:
-    """Whether ``policy.step`` reads its key (traced once, dead code removed).
-
-    A step that never reads its key (APT, Sequential Halving, UCB1 with first ties)
-    does not need the engine's per-lane step counter inside a segment, only at its
-    end: one kernel less per step. Any failure to tell counts as reading it.
-    """
-    try:
-        from jax._src.interpreters import partial_eval as pe
-
-        closed = jax.make_jaxpr(lambda k: policy.step(state, k, reward))(
-            jax.random.key(0)
-        )
-        _, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
-        return bool(used[0])
-    except Exception:  # noqa: BLE001 - an internal API: keep the counter
-        return True
-
-
-def _cached_reads_key(policy, state, reward, key_cache, num_arms: int) -> bool:
-    """:func:`step_reads_key`, remembered per ``key_cache`` (see :func:`run`)."""
-    if key_cache is None:
-        return step_reads_key(policy, state, reward)
-    cache = (key_cache, num_arms, jax.config.x64_enabled)
-    if cache not in _READS_KEY:
-        _READS_KEY[cache] = step_reads_key(policy, state, reward)
-    return _READS_KEY[cache]
 
 
 def _to_bandit_numbering(out: Array, perm: Array) -> Array:
@@ -152,50 +119,6 @@ def lane_varying(carry: Any, lane: Array) -> Any:
 
 
 SEGMENT = 32  # steps per inner segment when the horizon is traced
-
-
-def compiler_options() -> dict[str, str]:
-    """XLA options for programs that run the engine (the batched runner uses them).
-
-    On CPU, XLA's YNN fusions (reductions and elementwise fusions handed to XNNPACK's
-    YNN runtime) are switched off: inside the engine's loops, where one compiled
-    program executes them millions of times, the process's peak RSS grew with the
-    horizon (APT, K = 100, R = 1000: +39% from T = 1e4 to 4e4) although our buffers
-    are O(R K); without them it stays flat (``benchmarks/memory.py``). Copy insertion
-    uses XLA's region analysis, which proves more of the step's in-place scatters
-    into the loop-carried arrays safe without a copy (APT, K = 100, with the lean
-    step: 10 fewer kernels per step, counted by ``benchmarks/hlo.py``; results are
-    unchanged, copies only move data). XLA's tree-reduction rewriter is off: on CPU it
-    splits every reduction over more than 32 elements into a ``reduce-window`` of
-    32-wide partial results and a second reduction, and that ``reduce-window`` cannot
-    fuse with the index that feeds it; a policy's arg-max over K arms then costs two
-    passes over ``[lanes, K]`` instead of one fused pass (APT, K = 100, 2 cores:
-    9.7M -> 17.5M pulls/s; K = 1000: 2.7x). The engine's reductions run over the K
-    arms of one lane (never over replications), where the rewriter's pairwise
-    partial sums buy no accuracy that matters; results of every trace test are
-    unchanged.
-    """
-    if jax.default_backend() != "cpu":
-        return {}
-    wanted = {
-        "xla_cpu_experimental_ynn_fusion_type": "",
-        "xla_cpu_copy_insertion_use_region_analysis": True,
-        "xla_disable_hlo_passes": "tree_reduction_rewriter",
-    }
-    return {k: v for k, v in wanted.items() if _known_option(k, v)}
-
-
-@functools.cache
-def _known_option(name: str, value: Any) -> bool:
-    """Whether this jaxlib's compiler accepts the option (older ones reject unknown
-    flags with an error); probed once per option on a one-element program."""
-    try:
-        jax.jit(lambda x: x + 1, compiler_options={name: value}).lower(
-            np.zeros(1, np.float32)
-        ).compile()
-    except Exception:  # noqa: BLE001 - any rejection means: leave the option out
-        return False
-    return True
 
 
 def _check_run(policy: Policy, bandit: Bandit, params, key, budget, horizon) -> None:
@@ -313,17 +236,7 @@ def run(
     num_checkpoints = _validate.static_int(
         "num_checkpoints", num_checkpoints, minimum=1, maximum=_validate.INT32_MAX
     )
-    if record_arms or _validate.is_concrete(horizon):
-        horizon = _validate.static_int(
-            "horizon", horizon, minimum=1, maximum=_validate.INT32_MAX
-        )
-        inner = math.ceil(horizon / num_checkpoints)
-        seg = default_segment(inner) if segment is None else segment
-    else:  # traced horizon: checkpoint spacing computed in the program
-        h = jnp.asarray(horizon, jnp.int32)
-        inner = (h + num_checkpoints - 1) // num_checkpoints
-        seg = default_segment(None) if segment is None else segment
-    seg = _validate.static_int("segment", seg, minimum=1)
+    horizon, inner, seg = _spacing(horizon, num_checkpoints, segment, record_arms)
     _check_run(policy, bandit, params, key, budget, horizon)
     if diagnostics and policy.diagnostics is None:
         raise ValueError(
@@ -336,154 +249,113 @@ def run(
     key_init, key_steps, key_env, key_perm = split_key(key)
     # True on every lane, and batched wherever the key or the budget is
     lane = (jax.random.key_data(key).reshape(-1)[0] >= 0) & (jnp.asarray(budget) >= 0)
-    if permute:
-        perm = jax.random.permutation(key_perm, num_arms).astype(jnp.int32)
-    else:
-        perm = jnp.arange(num_arms, dtype=jnp.int32)
+    perm = _arm_order(key_perm, num_arms, permute)
     means = bandit.means(params)
-    gaps = jnp.max(jnp.where(mask, means, -jnp.inf)) - means
+    readout = _Readout(
+        metric, means, mask, jnp.max(jnp.where(mask, means, -jnp.inf)) - means,
+        diagnostics,
+    )  # fmt: skip
     budget = jnp.asarray(budget, jnp.int32)
-    ftype = jnp.result_type(float)
-
-    def one_step(limit, guarded=True):
-        """One pull. ``guarded``: a lane past its limit or idle keeps its carry (a
-        select over the whole carry); unguarded, for segments in which every lane is
-        known to stay live, the step writes its results directly and marks the
-        reward total NaN if it met an idle state after all."""
-
-        def body(carry, _):
-            state, counts, t, total, reward, one = carry
-            a = jnp.maximum(state.arm, 0)  # counts are kept in policy numbering
-            new = policy.step(state, step_key(key_steps, t), reward)
-            gained = jnp.asarray(reward).astype(ftype)
-            if not guarded:
-                # an idle step (the policy stopped inside the segment) leaves NaN in
-                # the reward total, which sends the segment to the guarded redo
-                gained = jnp.where(state.arm < 0, jnp.nan, gained)
-                counts = counts.at[a].add(one)
-                ahead = draw(new, counts)
-                # a policy that reads its key needs the step counter every step (step
-                # keys from the segment's first step plus the scan index let XLA fuse
-                # the key's hash into its consumers: UCB1 ran 15 % slower); for the
-                # others the segment adds its length once (fast_segment)
-                t = t + 1 if keyed else t
-                return (new, counts, t, total + gained, ahead, one), None
-            live = (t < limit) & (state.arm >= 0)
-            state = jax.tree_util.tree_map(
-                lambda n, o: jnp.where(live, n, o), new, state
-            )
-            counts = counts.at[a].add(live.astype(jnp.int32))
-            total = total + jnp.where(live, gained, 0.0)
-            reward = jnp.where(live, draw(state, counts), reward)
-            ys = jnp.where(live, perm[a], -1).astype(jnp.int32) if record_arms else None
-            return (state, counts, t + live.astype(jnp.int32), total, reward, one), ys
-
-        return body
-
-    def draw(state, counts):
-        """The reward of the arm ``state`` pulls next: the ``counts[a]``-th of the
-        reward stack of bandit arm ``perm[a]``, for policy arm ``a``. Drawn at the
-        end of the step that chose the arm and carried into the next one, so that it
-        is computed once, in a kernel of its own, and read from the carry by every
-        statistic it updates (computed inside the step, XLA fused the hash into each
-        consumer and repeated it there)."""
-        a = jnp.maximum(state.arm, 0)
-        return bandit.sample(params, key_env, perm[a], counts[a])
-
-    def regret_of(counts):
-        """Pseudo-regret ``sum_i n_i (mu* - mu_i)`` of the pull counts (policy
-        numbering): the per-step sum ``sum_t (mu* - mu_{A_t})`` regrouped by arm,
-        read at checkpoints instead of gathered every step."""
-        pulled = counts > 0
-        return jnp.sum(jnp.where(pulled, counts.astype(ftype) * gaps[perm], 0.0))
-
-    def lanes_all(pred):
-        """``pred`` holds on every lane of ``axis_name`` (an unbatched predicate)."""
-        missing = jax.lax.psum((~pred).astype(jnp.int32), axis_name)
-        return missing == 0
-
-    def guarded_segment(limit, inner_carry):
-        return jax.lax.scan(
-            one_step(limit), inner_carry, None, length=seg, unroll=UNROLL
-        )[0]
-
-    def fast_segment(limit, inner_carry, done):
-        """``seg`` unguarded steps, then one select that keeps the carry of the lanes
-        that were already ``done``; redone guarded if a live lane met an idle state."""
-        out = jax.lax.scan(
-            one_step(limit, guarded=False), inner_carry, None, length=seg, unroll=UNROLL
-        )[0]
-        if not keyed:  # every live lane made ``seg`` steps
-            out = (*out[:2], out[2] + seg, *out[3:])
-
-        def keep_done(c):
-            return jax.tree_util.tree_map(lambda n, o: jnp.where(done, o, n), out, c)
-
-        return jax.lax.cond(
-            lanes_all(done | ~jnp.isnan(out[3])),
-            keep_done,
-            lambda c: guarded_segment(limit, c),
-            inner_carry,
-        )
-
-    def block(carry, c):
-        limit = jnp.minimum(budget, (c + 1) * inner)
-        if record_arms:  # a fixed-length scan, so that every step has an output
-            carry, arms = jax.lax.scan(one_step(limit), carry, None, length=inner)
-            used = jnp.asarray(-(-inner // seg), jnp.int32)  # informational
-        else:
-            arms = None
-
-            def live(loop):
-                (state, _, t, *_), _ = loop
-                pred = (t < limit) & (state.arm >= 0)
-                if axis_name is None:
-                    return pred
-                return jax.lax.psum(pred.astype(jnp.int32), axis_name) > 0
-
-            def segment_(loop):
-                inner_carry, n = loop
-                if axis_name is None:
-                    return guarded_segment(limit, inner_carry), n + 1
-                state, t = inner_carry[0], inner_carry[2]
-                done = (t >= limit) | (state.arm < 0)
-                clean = lanes_all(done | (t + seg <= limit))
-                inner_carry = jax.lax.cond(
-                    clean,
-                    lambda c: fast_segment(limit, c, done),
-                    lambda c: guarded_segment(limit, c),
-                    inner_carry,
-                )
-                return inner_carry, n + 1
-
-            carry, used = jax.lax.while_loop(
-                live, segment_, (carry, jnp.zeros((), jnp.int32))
-            )
-        out = _to_bandit_numbering(policy.output(carry[0]), perm)
-        values = metric(out, means, mask) if metric is not None else {}
-        diag = _read_diagnostics(policy, carry[0], perm) if diagnostics else None
-        return carry, (values, regret_of(carry[1]), carry[3], arms, used, diag)
-
+    play = _segments.Play(
+        policy, bandit, params, key_steps, key_env, perm, jnp.result_type(float),
+        seg, record_arms, axis_name,
+    )  # fmt: skip
     state0 = policy.init(key_init, mask[perm])
     counts0 = jnp.zeros((num_arms,), jnp.int32)
     # only the fast segments (with axis_name) leave the counter out of a step
-    keyed = axis_name is None or _cached_reads_key(
-        policy, state0, draw(state0, counts0), key_cache, num_arms
+    keyed = axis_name is None or _segments.cached_reads_key(
+        policy, state0, _segments.draw(play, state0, counts0), key_cache, num_arms
     )
-    carry0 = (
+    play = play._replace(keyed=keyed)
+    carry0 = lane_varying(_initial_carry(play, state0, counts0, budget), lane)
+    block = functools.partial(_checkpoint, play, readout, budget, inner)
+    carry, outs = jax.lax.scan(
+        block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
+    )
+    return _result(play, carry, outs, budget, inner, horizon, return_state)
+
+
+def _spacing(horizon, num_checkpoints: int, segment, record_arms: bool):
+    """``(horizon, inner, seg)``: the horizon (a static int where it is concrete or
+    arms are recorded), the steps between checkpoints (traced with the horizon) and
+    the static steps per segment."""
+    if record_arms or _validate.is_concrete(horizon):
+        horizon = _validate.static_int(
+            "horizon", horizon, minimum=1, maximum=_validate.INT32_MAX
+        )
+        inner = math.ceil(horizon / num_checkpoints)
+        seg = default_segment(inner) if segment is None else segment
+    else:  # traced horizon: checkpoint spacing computed in the program
+        h = jnp.asarray(horizon, jnp.int32)
+        inner = (h + num_checkpoints - 1) // num_checkpoints
+        seg = default_segment(None) if segment is None else segment
+    return horizon, inner, _validate.static_int("segment", seg, minimum=1)
+
+
+def _arm_order(key_perm: Key, num_arms: int, permute: bool) -> Array:
+    """``perm`` [K]: policy arm ``a`` is bandit arm ``perm[a]`` (random if
+    ``permute``, else the identity)."""
+    if permute:
+        return jax.random.permutation(key_perm, num_arms).astype(jnp.int32)
+    return jnp.arange(num_arms, dtype=jnp.int32)
+
+
+class _Readout(NamedTuple):
+    """What a checkpoint reads besides the carry."""
+
+    metric: Any  # (output, means, arm_mask) -> dict, or None
+    means: Array  # [K] arm means (bandit numbering)
+    mask: Array  # [K] arm mask (bandit numbering)
+    gaps: Array  # [K] mu* - mu_i (bandit numbering)
+    diagnostics: bool  # read policy.diagnostics
+
+
+def _initial_carry(play: _segments.Play, state0, counts0, budget) -> tuple:
+    """The loop carry before the first pull (see :mod:`jbandits._segments`)."""
+    return (
         state0,
         counts0,
         jnp.zeros((), jnp.int32),
-        jnp.zeros((), ftype),  # realised reward so far
-        draw(state0, counts0),  # the reward of the next pull
+        jnp.zeros((), play.ftype),  # realised reward so far
+        _segments.draw(play, state0, counts0),  # the reward of the next pull
         # the unguarded step's count increment, 1, carried from a value XLA
         # cannot fold (a folded 1 is broadcast again in every step: a kernel)
         (budget >= 0).astype(jnp.int32),
     )
-    carry0 = lane_varying(carry0, lane)  # one batching pass per loop
-    carry, (values, regret, total, arms, used, diag) = jax.lax.scan(
-        block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
-    )
+
+
+def _regret(play: _segments.Play, gaps: Array, counts: Array) -> Array:
+    """Pseudo-regret ``sum_i n_i (mu* - mu_i)`` of the pull counts (policy
+    numbering): the per-step sum ``sum_t (mu* - mu_{A_t})`` regrouped by arm, read
+    at checkpoints instead of gathered every step."""
+    pulled = counts > 0
+    return jnp.sum(jnp.where(pulled, counts.astype(play.ftype) * gaps[play.perm], 0.0))
+
+
+def _checkpoint(play: _segments.Play, readout: _Readout, budget, inner, carry, c):
+    """Checkpoint ``c`` (a scan body): the pulls up to it, then its read-outs
+    ``(metrics, regret, reward, arms, segments, diagnostics)``."""
+    limit = jnp.minimum(budget, (c + 1) * inner)
+    if play.record_arms:  # a fixed-length scan, so that every step has an output
+        carry, arms, used = _segments.recorded(play, limit, carry, inner)
+    else:
+        arms = None
+        carry, used = _segments.segments(play, limit, carry)
+    policy, perm = play.policy, play.perm
+    out = _to_bandit_numbering(policy.output(carry[0]), perm)
+    values = {}
+    if readout.metric is not None:
+        values = readout.metric(out, readout.means, readout.mask)
+    diag = _read_diagnostics(policy, carry[0], perm) if readout.diagnostics else None
+    regret = _regret(play, readout.gaps, carry[1])
+    return carry, (values, regret, carry[3], arms, used, diag)
+
+
+def _result(play: _segments.Play, carry, outs, budget, inner, horizon, return_state):
+    """The :class:`RunResult` of the final carry and the checkpoints' read-outs."""
+    values, regret, total, arms, used, diag = outs
+    policy, perm = play.policy, play.perm
+    num_checkpoints = regret.shape[0]
     state, counts = carry[0], carry[1]
     values, regret, total = _grad_guard.guard_outputs((values, regret, total), policy)
     times = jnp.minimum(jnp.arange(1, num_checkpoints + 1) * inner, budget)

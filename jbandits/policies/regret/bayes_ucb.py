@@ -1,51 +1,35 @@
-"""Bayes-UCB, Beta and Gaussian posteriors (Kaufmann, Cappe, Garivier,
-AISTATS 2012).
+"""Bayes-UCB (Kaufmann, Cappé, Garivier, AISTATS 2012), Beta and Gaussian posteriors.
 
 Pull the arm with the largest upper posterior quantile
 
     q_j(t) = Quantile(1 - alpha_t; posterior_j),   alpha_t = 1 / (t (ln T)^c),
 
-with ``t = n + 1`` the 1-based index of the pull being decided. The
-computation works with the tail probability ``alpha_t`` (never ``1 - alpha_t``, which
-loses ~6 % of ``alpha`` in float32 near ``t ~ 1e6``).
+with ``t = n + 1`` the 1-based index of the pull being decided. The computation works
+with the tail probability ``alpha_t`` (never ``1 - alpha_t``, which loses ~6 % of
+``alpha`` in float32 near ``t ~ 1e6``).
 
 * ``posterior="beta"``: ``Beta(1 + succ_j, 1 + fail_j)`` on binarised rewards (as in
   Thompson sampling). The index is the midpoint of the ``2^-num_iters`` dyadic cell
   ``(lo, lo + 2^-num_iters]`` holding the quantile (what ``num_iters`` bisection
-  halvings return), computed lazily: an arm is resolved to its cell only when
-  needed to tell the arg-max and its exact ties apart. The state keeps per arm the
-  last point ``x_j`` where the tail was evaluated, with
-  ``(ln P(X > x_j), Mills ratio)``, the posterior's
-  log-norm and a grid point ``lo_j`` known to lie below the quantile. As ``alpha``
-  only falls between two pulls of an arm, ``lo_j`` stays valid, and
-  ``ln P(X > x)`` being concave in ``ln(1 - x)`` (log-concavity of the density of
-  ``ln(1 - X)`` for ``a, b >= 1``) turns the stored tangent at ``x_j`` into a grid
-  point above the quantile at no cost
-  (:func:`jbandits.numerics.beta_root_ceiling`). Per decision the pulled arm takes
-  one Halley step guided by the tail recurrences (DLMF 8.17.20-21) and one tail
-  evaluation a cell below it. The contenders are the arms whose ceiling lies
-  above the best floor; while there are several and one is not resolved to its
-  cell, the open contender with the highest ceiling is probed at one grid point
-  (below the next ceiling, to separate the two), and arms with its posterior take
-  the result. A lone contender is the arg-max without being resolved; other arms
-  get index ``-inf``, so the pulled arm and the exact ties among maximal cells
-  are those of the full index vector. That search ends in a data-dependent
-  ``lax.while_loop``. With ``Execution.fixed_bisection`` (the static
-  ``execution`` of the factory) the cells come instead from ``num_iters`` bisection halvings of every arm
-  in a loop of static trip count, with the same tail evaluation: the same cells,
-  hence the same arms (see ``_beta_choose`` for the one exception, a root within
-  rounding error of a grid point). The search is the default on every backend: on an
-  H100 (K = 100, 1e6 arm-lanes, ``benchmarks/gpu.py``) it ran 37 M pulls/s against
-  the bisection's 9.8 M, its data-dependent loop notwithstanding. How often a lane
-  probes (K = 20 Bernoulli 0.1..0.9, 200 lanes, T = 2000, counted by a copy of the
-  loop with a trip counter): 6.7 % of decisions overall, 28 % for ``t < 100`` and
-  2.3 % for ``1000 <= t < 2000``, nearly always one probe; under ``vmap`` the loop
-  runs until the slowest lane is done, 1.55 trips per step at 200 lanes. Refreshing
-  the open arm with the highest ceiling every step in straight-line code (one more
-  tail evaluation) cut that to 1.10 trips but ran slower on 2 CPU cores (median of
-  3 interleaved runs: 1.11 vs 1.38 M pulls/s at 100 lanes, 1.78 vs 2.07 at 500).
-* ``posterior="gauss"``: the Gaussian model of Thompson sampling, prior ``N(0, s2)``
-  and noise variance ``s2 = noise_var``, so the posterior is
+  halvings return), computed lazily (:func:`_beta_choose`): an arm is resolved to its
+  cell only when needed to tell the arg-max and its exact ties apart. Per arm the state
+  keeps the last point ``x_j`` where the tail was evaluated, with
+  ``(ln P(X > x_j), Mills ratio)``, the posterior's log-norm and a grid point ``lo_j``
+  below the quantile. As ``alpha`` only falls between two pulls of an arm, ``lo_j``
+  stays valid, and ``ln P(X > x)`` being concave in ``ln(1 - x)`` (log-concavity of the
+  density of ``ln(1 - X)`` for ``a, b >= 1``) turns the stored tangent at ``x_j`` into a
+  grid point above the quantile at no cost
+  (:func:`jbandits.numerics.beta_root_ceiling`). Per decision the pulled arm takes one
+  Halley step guided by the tail recurrences (DLMF 8.17.20-21) and one tail evaluation a
+  cell below it; while several arms can still be the arg-max and one is not resolved,
+  the open one with the highest ceiling is probed at one grid point (a data-dependent
+  ``lax.while_loop``). A lone contender is the arg-max unresolved; arms that cannot be
+  the arg-max get index ``-inf``: the pulled arm and the exact ties are those of the
+  full index vector. ``Execution.fixed_bisection`` gives the same cells (bar a root
+  within rounding error of a grid point) by ``num_iters`` halvings of every arm in a
+  loop of static trip count (slower: ``benchmarks/notes_bayes_ucb.md``).
+* ``posterior="gauss"``: the Gaussian model of Thompson sampling, prior ``N(0, s2)`` and
+  noise variance ``s2 = noise_var``, so the posterior is
   ``N(S_j / (k_j + 1), s2 / (k_j + 1))`` and
   ``q_j = S_j / (k_j + 1) + sqrt(s2 / (k_j + 1)) z_alpha``, ``z_alpha = -ndtri(alpha)``.
 
@@ -130,17 +114,16 @@ def _beta_bisect(a, b, log_alpha, usable, bits):
     """Fixed-shape Bayes-UCB cells of every ``usable`` arm (the real arms; none
     under a NaN level); returns (index, new warm).
 
-    ``bits`` bisection halvings of ``[0, 1]`` for all arms at once (a
-    ``lax.fori_loop`` of static trip count): at the midpoint ``g = lo + 2^-(k+1)``
-    of the bracket the sign of ``ln P(X > g) - ln alpha`` (:func:`numerics.beta_sf`,
-    the tail the certified search evaluates) keeps the upper or the lower half. The
-    result is the cell ``(lo, lo + 2^-bits]`` with ``P(X > lo) > alpha`` (or
-    ``lo = 0``) and ``P(X > lo + 2^-bits) <= alpha`` (or ``lo + 2^-bits = 1``) as
-    evaluated: where the evaluated tail decreases across the grid that is the one
-    cell where its sign changes, the cell :func:`_beta_choose` certifies. The warm
-    state returned is one the certified search can start from: ``x = lo`` with the
-    tail and Mills ratio evaluated there (``(0, inf)`` at ``lo = 0``, as at init),
-    the posterior's log-norm and ``lo``.
+    ``bits`` bisection halvings of ``[0, 1]`` for all arms at once (a ``lax.fori_loop``
+    of static trip count): at the midpoint ``g = lo + 2^-(k+1)`` of the bracket the sign
+    of ``ln P(X > g) - ln alpha`` (:func:`numerics.beta_sf`, the tail the certified
+    search evaluates) keeps the upper or the lower half. The result is the cell
+    ``(lo, lo + 2^-bits]`` with ``P(X > lo) > alpha`` (or ``lo = 0``) and
+    ``P(X > lo + 2^-bits) <= alpha`` (or ``lo + 2^-bits = 1``) as evaluated: where the
+    evaluated tail decreases across the grid that is the one cell where its sign
+    changes, the cell :func:`_beta_choose` certifies. The warm state returned is one the
+    certified search can start from: ``x = lo`` with the tail and Mills ratio evaluated
+    there (``(0, inf)`` at ``lo = 0``, as at init), the posterior's log-norm and ``lo``.
     """
     dtype = a.dtype
     terms = _terms(dtype)
@@ -173,39 +156,34 @@ def _beta_bisect(a, b, log_alpha, usable, bits):
 def _beta_choose(a, b, warm, log_alpha, changed, success, arm_mask, bits, bisect):
     """Bayes-UCB cells of the arms that can be the arg-max; returns (index, new warm).
 
-    Two implementations, chosen by the static ``bisect``
-    (``Execution.fixed_bisection`` of the policy):
+    Two implementations, chosen by the static ``bisect`` (``Execution.fixed_bisection``
+    of the policy): by default the certified search below, lazy and warm-started, with a
+    ``lax.while_loop`` that runs until every candidate arm is resolved (data dependent:
+    usually a few probes per decision; the faster one on CPU and on GPU,
+    ``benchmarks/notes_bayes_ucb.md``); with ``bisect=True`` :func:`_beta_bisect`,
+    ``bits`` bisection halvings of every real arm, no data-dependent loop.
 
-    * default (False): the certified search below, lazy and warm-started, with a
-      ``lax.while_loop`` that runs until every candidate arm is resolved (data
-      dependent: usually a few probes per decision); the faster one on CPU and on an
-      H100 (module doc).
-    * ``bisect=True``: :func:`_beta_bisect`, ``bits`` bisection halvings of
-      every real arm, no data-dependent loop.
-
-    Both give the cell ``(lo, lo + 2^-bits]`` of the root of
-    ``ln P(X > x) = ln alpha`` on the same grid, the tail evaluated by the same
-    :func:`numerics.beta_sf` with the same ``beta_log_norm`` and ``terms``. The
-    bisection brackets the root between grid points by the evaluated sign of
-    ``ln P(X > g) - ln alpha`` at them; the certified search proves the same
-    bracket from that sign at grid points and from facts that hold for the exact
-    tail (tangent bounds from concavity, a lower end kept while ``alpha`` falls or
-    after a success, the floor of a point above the root). Both are the unique cell
-    of the root wherever the evaluated sign at the grid points next to the root is
-    the exact one, i.e. unless the root lies within the tail's rounding error of a
-    grid point; then the two can be one cell apart (float32 runs with 2^-23 cells:
-    2 of 128 000 pulled arms' cells, neither changing the pull; none of 230 000
-    with the default 2^-20). The certified search gives ``-inf`` to the arms whose
-    ceiling is at most the best floor (their cells lie strictly below the best
-    one), and an unresolved lone contender a value above them all: the pulled arm
-    and the ties are the bisection's.
+    Both give the cell ``(lo, lo + 2^-bits]`` of the root of ``ln P(X > x) = ln alpha``
+    on the same grid, the tail evaluated by the same :func:`numerics.beta_sf` with the
+    same ``beta_log_norm`` and ``terms``. The bisection brackets the root between grid
+    points by the evaluated sign of ``ln P(X > g) - ln alpha`` at them; the certified
+    search proves the same bracket from that sign at grid points and from facts that
+    hold for the exact tail (tangent bounds from concavity, a lower end kept while
+    ``alpha`` falls or after a success, the floor of a point above the root). Both are
+    the unique cell of the root wherever the evaluated sign at the grid points next to
+    the root is the exact one, i.e. unless the root lies within the tail's rounding
+    error of a grid point; then the two can be one cell apart (rarely, and without
+    changing the pull where counted: ``benchmarks/notes_bayes_ucb.md``). The certified
+    search gives ``-inf`` to the arms whose ceiling is at most the best floor (their
+    cells lie strictly below the best one), and an unresolved lone contender a value
+    above them all: the pulled arm and the ties are the bisection's.
 
     ``warm`` holds per arm ``(x, ln P(X > x), Mills ratio at x, log_norm, lo)``: the
-    last point where the tail was evaluated and a grid point ``lo`` known to lie
-    below the root (``P(X > lo) > alpha``; 0 when none). ``changed`` (int32 arm or
-    None at init) had its posterior changed by ``success`` (bool): its log-norm and its
-    point are re-evaluated. The fixed-shape path ignores ``warm`` and returns one
-    valid for either path.
+    last point where the tail was evaluated and a grid point ``lo`` known to lie below
+    the root (``P(X > lo) > alpha``; 0 when none). ``changed`` (int32 arm or None at
+    init) had its posterior changed by ``success`` (bool): its log-norm and its point
+    are re-evaluated. The fixed-shape path ignores ``warm`` and returns one valid for
+    either path.
     """
     # a NaN level (an invalid traced c or horizon) certifies nothing: no arm is
     # usable, every index is -inf and the arm is a tie among the real arms (the
