@@ -158,7 +158,7 @@ def test_float32_count_ceiling_is_refused(monkeypatch):
     than 50 on one arm; 100 uniform pulls of 4 arms put 25 on each."""
     if jax.config.jax_enable_x64:
         pytest.skip("64-bit floats count exactly to 2^53")
-    monkeypatch.setattr(jbandits.runner, "EXACT_FLOAT32_COUNT", 50)
+    monkeypatch.setattr(jbandits.runner.results, "EXACT_FLOAT32_COUNT", 50)
     two, two_params = jbandits.envs.bernoulli([0.3, 0.7])
     with pytest.raises(ValueError, match="float32 statistics count"):
         jbandits.simulate(

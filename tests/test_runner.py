@@ -102,8 +102,8 @@ def test_budget_sweep_in_chunks_of_one_budget_traces_once():
 
 @pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_program_cache_is_bounded():
-    old = runner.CACHE_SIZE
-    runner.CACHE_SIZE = 2
+    old = runner.programs.CACHE_SIZE
+    runner.programs.CACHE_SIZE = 2
     try:
         bandit, params = jbandits.envs.bernoulli([0.2, 0.5, 0.8])
         for c in (1, 2, 3):
@@ -119,7 +119,7 @@ def test_program_cache_is_bounded():
             )
         assert len(runner._CACHE) == 2
     finally:
-        runner.CACHE_SIZE = old
+        runner.programs.CACHE_SIZE = old
 
 
 @pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step

@@ -1,0 +1,117 @@
+"""The one batched runner: lanes of (cell, replication), chunked, sharded, cached.
+
+Every batched entry point — :func:`jbandits.simulate`, :func:`jbandits.sweep`,
+:func:`jbandits.sweep_grid`, the tuner and the experiments — describes its work as
+*cells* (a policy's numeric hyper-parameters, an instance, a budget) times
+replications, and hands them to :func:`execute`. A *lane* is one replication of one
+cell: one call of :func:`jbandits.engine.run`. :func:`execute`
+
+* builds the policy *inside* the compiled function from traced numbers (ε, α, ρ, δ,
+  budgets, horizons, host-computed schedules), so one compiled *program* serves every
+  value; programs are cached on what changes them — the policy factory and its static
+  arguments, the bandit family, K, the horizon, checkpoint count, metric, dtypes and
+  chunk shape — never on closures or numbers, in a bounded LRU cache;
+* orders lanes by budget and runs them in fixed-size chunks, so a chunk stops at its
+  own largest budget (the engine's inner loop exits once every lane is done) and the
+  last chunk reuses the compilation (padded);
+* chooses the chunk size from a memory budget (the per-lane state size from
+  ``jax.eval_shape``), shards every chunk's lane axis over ``jax.local_devices()``
+  (``shard_map``: each device runs its own lanes, so its loops stop when they are
+  done), splits chunks over processes under ``jax.distributed``, shows a progress bar and,
+  given a :class:`jbandits.store.Store`, writes each chunk atomically and skips the
+  chunks already written (resume).
+
+Lane keys: the cell key is ``fold_in(key, instance)`` for a batch of instances, else
+``key``; replication ``r`` uses ``fold_in(cell_key, r)`` (equal to
+``jax.random.split(cell_key, R)[r]``), the same for every grid point and policy
+(common random numbers).
+
+This package is the documented low-level tier: experiments, benchmarks and the tuner
+use the names exported here (``from jbandits import runner``; ``runner.execute``).
+Its modules, one job each:
+
+* :mod:`~jbandits.runner.programs` — policy sources (:class:`Source`,
+  :func:`registered`, :func:`source_of`, :func:`storable`), run :class:`Options`,
+  the :class:`~jbandits.execution.Execution` of a program (:func:`execution_of`)
+  and the compiled programs in a bounded LRU cache (:data:`CACHE_SIZE`,
+  :func:`clear_cache`);
+* :mod:`~jbandits.runner.work` — the work: :class:`Lanes`, :func:`key_data`,
+  :func:`instance_keys`, numbers per cell and their checks, a chunk's arguments;
+* :mod:`~jbandits.runner.chunking` — chunks and memory (:func:`default_memory_budget`,
+  :func:`lane_bytes`, :func:`choose_chunk`, budget-homogeneous chunks,
+  :data:`MIN_CHUNK`);
+* :mod:`~jbandits.runner.devices` — the device mesh (:data:`DEVICE_AXIS`), argument
+  shardings, each process's share of the chunks, lane-steps run per device;
+* :mod:`~jbandits.runner.loop` — the execution loop, :func:`execute`;
+* :mod:`~jbandits.runner.results` — :class:`Report`, the progress bar, a chunk's
+  results on the host, :func:`to_result`, :func:`check_count_precision`;
+* :mod:`~jbandits.runner.resume` — :func:`resumable`: a store per call, resumed.
+
+Module state lives where it is read: the program cache and :data:`CACHE_SIZE` in
+``programs``, :data:`EXACT_FLOAT32_COUNT` in ``results``, the active
+:func:`resumable` blocks in ``resume``; to change a setting, set it there
+(``runner.programs.CACHE_SIZE = 8``): the names below are copies.
+"""
+
+from jbandits import registry  # noqa: F401  (runner.registry: sweeps reads it)
+from jbandits.runner.chunking import (
+    CPU_MAX_LANE_BYTES,
+    MIN_CHUNK,
+    choose_chunk,
+    default_memory_budget,
+    lane_bytes,
+)
+from jbandits.runner.devices import DEVICE_AXIS
+from jbandits.runner.devices import _lane_steps as _lane_steps
+from jbandits.runner.loop import execute
+from jbandits.runner.programs import _CACHE as _CACHE
+from jbandits.runner.programs import (
+    CACHE_SIZE,
+    LANES_AXIS,
+    Options,
+    Source,
+    clear_cache,
+    execution_of,
+    registered,
+    source_of,
+    storable,
+)
+from jbandits.runner.programs import _program as _program
+from jbandits.runner.results import (
+    EXACT_FLOAT32_COUNT,
+    Report,
+    check_count_precision,
+    to_result,
+)
+from jbandits.runner.resume import resumable
+from jbandits.runner.work import Lanes, instance_keys, key_data
+from jbandits.runner.work import _per_cell as _per_cell
+
+# ``X as X`` above: private names still read from outside the package (the tests,
+# benchmarks/hlo.py, the tuner); the tier is the names below.
+__all__ = [
+    "CACHE_SIZE",
+    "CPU_MAX_LANE_BYTES",
+    "DEVICE_AXIS",
+    "EXACT_FLOAT32_COUNT",
+    "LANES_AXIS",
+    "MIN_CHUNK",
+    "Lanes",
+    "Options",
+    "Report",
+    "Source",
+    "check_count_precision",
+    "choose_chunk",
+    "clear_cache",
+    "default_memory_budget",
+    "execute",
+    "execution_of",
+    "instance_keys",
+    "key_data",
+    "lane_bytes",
+    "registered",
+    "resumable",
+    "source_of",
+    "storable",
+    "to_result",
+]

@@ -1,0 +1,232 @@
+"""The execution loop: :func:`execute` runs every lane of a call, chunk by chunk.
+
+It gets the policy's :class:`~jbandits.runner.programs.Source`, a store inside
+:func:`~jbandits.runner.resume.resumable`, checks the numbers, plans the run
+(:class:`_Plan`: the program, the chunk size, the lane sharding), then runs, reads
+(a store's finished chunks) or leaves to another process each chunk, and scatters
+the results into ``[cells, reps, ...]`` arrays.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+from jbandits.engine import default_segment
+from jbandits.runner.chunking import _lane_bytes_cached, abstract_chunk, chunk_lanes
+from jbandits.runner.devices import _lane_steps, _process_share, _sharding, placed
+from jbandits.runner.programs import Options, Source, _program, source_of
+from jbandits.runner.results import (
+    Report,
+    _host,
+    _progress_bar,
+    _scatter,
+    check_count_precision,
+)
+from jbandits.runner.resume import _auto_store
+from jbandits.runner.work import Lanes, Work, _check_numbers, per_cell
+from jbandits.types import Bandit
+
+
+def execute(
+    policy,
+    bandit: Bandit,
+    lanes: Lanes,
+    opts: Options,
+    *,
+    batch_size: int | None = None,
+    memory_budget: int | None = None,
+    progress: bool | None = None,
+    label: str = "",
+    store=None,
+    group: str = "g0",
+    order: np.ndarray | None = None,
+    report: Report | None = None,
+) -> dict:
+    """Run every lane; returns RunResult fields as NumPy arrays ``[cells, reps, ...]``.
+
+    Args:
+      policy: a Policy (``make()``/factory-built ones are rebuilt from their spec), a
+        registered name or a factory callable ``(**hp) -> Policy``.
+      bandit: the reward family.
+      lanes: the cells and replications (:class:`Lanes`).
+      opts: static run options (:class:`Options`).
+      batch_size: lanes per chunk (default: from ``memory_budget``); must be >= 1.
+      memory_budget: bytes a chunk may use (default :func:`default_memory_budget`).
+      progress: True shows a bar at once, None (default) after 2 s, False never.
+      label: progress-bar label.
+      store: a :class:`jbandits.store.Store` (optional): each chunk is written
+        atomically under ``group``; chunks already there are read, not recomputed.
+      order: cell order (default: by budget, so chunks stop at their own budget).
+      report: a :class:`Report` to fill.
+
+    Raises:
+      ValueError: bad ``batch_size`` / ``memory_budget``; several processes
+        (``jax.distributed``) without a store.
+    """
+    _check_processes(store)
+    source, numeric = source_of(policy)
+    hp = {**numeric, **lanes.hp} if numeric else lanes.hp
+    report = Report() if report is None else report
+    auto = store is None and _auto_store(source, bandit, lanes, opts, hp)
+    store = auto or store
+    if not lanes.fold_reps and lanes.num_reps != 1:
+        raise ValueError("fold_reps=False needs num_reps == 1")
+    hp = per_cell(hp, lanes.num_cells)
+    name = _check_numbers(source, hp, lanes.num_cells)
+    work = Work(lanes, hp, order)
+    plan = _plan(
+        source,
+        bandit,
+        opts,
+        work,
+        store,
+        group,
+        batch_size=batch_size,
+        memory_budget=memory_budget,
+    )
+    report.lanes += work.total
+    report.chunk_size = plan.size
+    out: dict = {}
+    bar = _progress_bar(work.total, label or name, progress)
+    t0 = time.perf_counter()
+    _run_chunks(out, plan, work, store, group, report, bar)
+    if bar is not None:
+        bar.close()
+    if store is not None and jax.process_count() > 1:
+        _read_other_processes(out, plan, work, store, group)
+    if auto:
+        auto.finish()
+    report.seconds += time.perf_counter() - t0
+    return out
+
+
+def _check_processes(store) -> None:
+    if store is None and jax.process_count() > 1:
+        raise ValueError(
+            f"{jax.process_count()} processes (jax.distributed) split the chunks "
+            "between them and exchange them through a results store: pass "
+            "store=PATH on a file system every process sees"
+        )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a call's lanes run: the compiled program, lanes per chunk, the number of
+    chunks, the lane sharding (None: one device, or a chunk size that the devices
+    do not divide), the local device count and the engine's segment length."""
+
+    fn: Any
+    size: int
+    num_chunks: int
+    sharding: Any
+    ndev: int
+    segment: int
+
+
+def _plan(
+    source: Source,
+    bandit: Bandit,
+    opts: Options,
+    work: Work,
+    store,
+    group: str,
+    *,
+    batch_size: int | None,
+    memory_budget: int | None,
+) -> _Plan:
+    """The program and the chunk size of a call.
+
+    The size probe traces the program at the chunk shape (and sharding) chosen when
+    memory does not bind (the user's batch_size, or the whole work cut to chunks of
+    one budget), so when that is the size chosen the call below reuses the trace
+    (tracing is most of a second run's wall time once the executables are cached;
+    probing at the whole work traced chunked runs twice). The probe is abstract: one
+    gathered lane gives dtypes and trailing shapes. A store that already holds
+    chunks keeps its recorded chunk layout (resume).
+    """
+    ndev = len(jax.local_devices())
+    sizing = dict(
+        total=work.total,
+        budgets=work.lanes.budget,
+        reps=work.reps,
+        ndev=ndev,
+        batch_size=batch_size,
+        memory_budget=memory_budget,
+    )
+    probe_size = chunk_lanes(1, **sizing)
+    one = work.gather(np.zeros(1, np.int64))
+    fold = work.lanes.fold_reps
+    fn = _program(source, bandit, opts, work.shared, fold, ndev)
+    probe = abstract_chunk(one, work.shared, probe_size, ndev)
+    size = chunk_lanes(_lane_bytes_cached(fn, probe), **sizing)
+    if store is not None:  # a resumed run keeps the recorded chunk layout
+        size = store.chunk_size(group, size)
+    sharding = _sharding(ndev) if ndev > 1 and size % ndev == 0 else None
+    if sharding is None and ndev > 1:
+        fn = _program(source, bandit, opts, work.shared, fold)
+    segment = opts.segment or default_segment(
+        None if opts.horizon is None else math.ceil(opts.horizon / opts.num_checkpoints)
+    )
+    return _Plan(fn, size, -(-work.total // size), sharding, ndev, segment)
+
+
+def _run_chunks(
+    out: dict, plan: _Plan, work: Work, store, group: str, report: Report, bar
+):
+    """Run this process's chunks, or read those a store holds, into ``out``."""
+    for chunk in range(plan.num_chunks):
+        start, stop = _span(plan, work, chunk)
+        part = None
+        if store is not None and store.has(group, chunk):
+            part = store.read(group, chunk)
+            report.chunks_skipped += 1
+        elif _process_share(chunk):
+            part = _run_chunk(plan, work, chunk, report)
+            if store is not None:
+                store.write(group, chunk, part)
+            report.chunks += 1
+        if part is not None:
+            _scatter(out, part, *work.placement(np.arange(start, stop)), *work.shape)
+        if bar is not None:
+            bar.update(stop - start)
+
+
+def _span(plan: _Plan, work: Work, chunk: int) -> tuple[int, int]:
+    """The lanes ``[start, stop)`` of ``chunk``."""
+    return chunk * plan.size, min(work.total, (chunk + 1) * plan.size)
+
+
+def _run_chunk(plan: _Plan, work: Work, chunk: int, report: Report) -> dict:
+    """Run ``chunk`` (the last one padded by wrapping around to the first lanes);
+    its results on the host, padding cut (:func:`_host`)."""
+    start, stop = _span(plan, work, chunk)
+    lane_ids = np.arange(start, start + plan.size) % work.total  # pad: wrap around
+    args = work.gather(lane_ids)
+    if plan.sharding is not None:  # lane axis split; shared fields replicated
+        args = jax.device_put(args, placed(args, plan.sharding, work.shared))
+    res = jax.device_get(plan.fn(*args))
+    check_count_precision(res.pulls)
+    part = _host(res, stop - start)
+    used = np.asarray(res.segments)  # [size, C]
+    report.lane_steps_executed += _lane_steps(
+        used, plan.segment, 1 if plan.sharding is None else plan.ndev
+    )
+    report.pulls += int(np.asarray(res.num_pulls).sum())
+    return part
+
+
+def _read_other_processes(out: dict, plan: _Plan, work: Work, store, group: str):
+    """Under ``jax.distributed``: wait for the chunks the other processes run and
+    scatter them from the store."""
+    store.wait(group, plan.num_chunks)
+    for chunk in range(plan.num_chunks):
+        if not _process_share(chunk):
+            start, stop = _span(plan, work, chunk)
+            cells, rep = work.placement(np.arange(start, stop))
+            _scatter(out, store.read(group, chunk), cells, rep, *work.shape)

@@ -1,0 +1,273 @@
+"""Policy sources and the compiled programs of a chunk of lanes, in a bounded cache.
+
+A :class:`Source` says how to build the policy *inside* the compiled function from
+traced numbers; :func:`_program` is the jitted function of a chunk of lanes (``vmap``
+over lanes, ``shard_map`` over devices), cached on what changes it: the source's
+identity and static arguments, the bandit family, the :class:`Options`, the shared
+instance fields, key folding, the device count, x64 and the :class:`Execution`.
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from jbandits import registry
+from jbandits.engine import compiler_options, run
+from jbandits.execution import Execution
+from jbandits.runner.devices import DEVICE_AXIS, _mesh
+from jbandits.types import Bandit, Policy
+
+CACHE_SIZE = 32  # compiled programs kept (least recently used dropped first)
+_CACHE: collections.OrderedDict = collections.OrderedDict()
+
+
+# --------------------------------------------------------------------------- policies
+@dataclass(frozen=True)
+class Source:
+    """How to build the policy inside the compiled function.
+
+    ``build(**static, **numeric)`` returns a Policy; ``static`` is hashable and part of
+    the cache key, the numeric keyword arguments are traced per cell.
+    """
+
+    build: Any
+    static: tuple = ()
+    ident: Any = None  # what identifies ``build`` in the cache key
+    name: str = ""
+    prepare: Any = None  # host hook (num_arms, num_real_arms, budget, **kw) -> dict
+    takes_execution: bool = False  # ``build`` takes ``execution=`` (an Execution)
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError as err:
+        raise ValueError(f"static policy argument {value!r} is not hashable") from err
+    return value
+
+
+def source_of(policy) -> tuple[Source, dict]:
+    """(Source, numeric kwargs) of a Policy, a registered name, or a factory callable."""
+    if isinstance(policy, Source):
+        return policy, {}
+    if isinstance(policy, Policy):
+        if policy.spec is None:  # hand-built: cached on the closures themselves
+            return Source(lambda: policy, (), ident=policy, name="policy"), {}
+        spec = policy.spec
+        return registered(spec.name, dict(spec.static)), dict(spec.params)
+    if isinstance(policy, str):
+        return registered(policy, {}), {}
+    if callable(policy):
+        return Source(
+            policy,
+            (),
+            ident=policy,
+            name=getattr(policy, "__name__", ""),
+            takes_execution=_takes_execution(policy),
+        ), {}
+    raise ValueError(
+        "policy must be a jbandits Policy, a registered name or a factory callable, "
+        f"got {type(policy).__name__}"
+    )
+
+
+def _takes_execution(factory) -> bool:
+    try:
+        return "execution" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def registered(name: str, static: dict, *, label: str | None = None) -> Source:
+    """The :class:`Source` of registered policy ``name`` with ``static`` arguments
+    (its numbers are traced per cell); ``label`` names it in progress output.
+
+    Programs and stores are keyed on the name and the static arguments, so every
+    source of the same policy and structure shares one compiled program.
+    """
+    registry.check_kwargs(name, static)
+    items = tuple(sorted((k, _hashable(v)) for k, v in static.items()))
+    factory = registry.raw_factory(name)
+    return Source(
+        factory,
+        items,
+        ident=("registered", name),
+        name=label or name,
+        prepare=registry.prepare_hook(name),
+        takes_execution=_takes_execution(factory),
+    )
+
+
+def storable(source: Source) -> bool:
+    """Whether runs of ``source`` can be stored and resumed: a registered policy,
+    identified by its name, static arguments and numbers. A hand-built policy or an
+    unregistered factory is code that no key can identify across processes (two
+    closures over other numbers have the same byte code)."""
+    ident = source.ident
+    return isinstance(ident, tuple) and len(ident) == 2 and ident[0] == "registered"
+
+
+# ---------------------------------------------------------------------- the programs
+@dataclass(frozen=True)
+class Options:
+    """Static run options (part of the program's cache key).
+
+    ``horizon`` is static only with ``record_arms`` (a fixed-length scan); otherwise
+    it is None and every cell's horizon (:attr:`Lanes.horizon`) is traced.
+    """
+
+    horizon: int | None = None
+    num_checkpoints: int = 1
+    metric: Any = None
+    permute: bool = True
+    record_arms: bool = False
+    return_state: bool = False
+    segment: int | None = None
+    diagnostics: bool = False
+    execution: Execution | None = None  # None: the platform's (execution_of)
+
+
+LANES_AXIS = "lanes"  # the vmap axis over a chunk's lanes
+
+
+def execution_of(source: Source, opts: Options) -> Execution | None:
+    """The :class:`~jbandits.execution.Execution` a program builds its policy with
+    (None when the policy's factory takes none): the policy's own ``execution=``
+    if it was built with one, else ``opts.execution``, else the measured defaults of
+    the platform of the local devices; always with the program's lanes axis."""
+    if not source.takes_execution:
+        return None
+    chosen = dict(source.static).get("execution") or opts.execution
+    if chosen is None:
+        chosen = Execution.for_platform(jax.local_devices()[0].platform)
+    return Execution.resolve(chosen).with_lanes(LANES_AXIS)
+
+
+def _axes(params, shared):
+    if not shared:
+        return 0
+    return type(params)(*[None if f in shared else 0 for f in params._fields])
+
+
+def _program(
+    source: Source,
+    bandit: Bandit,
+    opts: Options,
+    shared: tuple,
+    fold: bool,
+    devices: int = 1,
+):
+    """The compiled program of a chunk of lanes (cached).
+
+    ``devices > 1``: the lane axis is split over the first ``devices`` local devices
+    by ``shard_map``, and each device runs its own lanes under ``vmap``. The engine's
+    "any lane" predicates (the inner loop's stopping test, the fast-segment test,
+    :func:`jbandits._lanes.any_lane` in policies) then reduce over the device's own
+    lanes: no cross-device rendezvous in the loops, and a device whose lanes are done
+    stops. Results do not depend on how lanes are grouped (those predicates only
+    choose how much work is done, never what it computes).
+    """
+    execution = execution_of(source, opts)
+    key = (
+        execution,  # how phase ends, Bayes-UCB's search and lane pooling compile
+        source.ident,
+        source.static,
+        bandit,
+        opts,
+        shared,
+        fold,
+        devices,
+        jax.config.x64_enabled,
+    )
+    fn = _CACHE.get(key)
+    if fn is not None:
+        _CACHE.move_to_end(key)
+        return fn
+    fn = _compile(source, bandit, opts, shared, fold, devices, execution)
+    _CACHE[key] = fn
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return fn
+
+
+def _compile(
+    source: Source,
+    bandit: Bandit,
+    opts: Options,
+    shared: tuple,
+    fold: bool,
+    devices: int,
+    execution: Execution | None,
+):
+    """The jitted function of a chunk of lanes (see :func:`_program`)."""
+    static = dict(source.static)
+    if execution is not None:
+        static["execution"] = execution
+
+    def lane(hp, params, kdata, rep, budget, horizon):
+        k = jax.random.wrap_key_data(kdata)
+        if fold:
+            k = jax.random.fold_in(k, rep)
+        policy = source.build(**static, **hp)
+        return run(
+            policy,
+            bandit,
+            params,
+            k,
+            budget=budget,
+            horizon=horizon if opts.horizon is None else opts.horizon,
+            num_checkpoints=opts.num_checkpoints,
+            metric=opts.metric,
+            record_arms=opts.record_arms,
+            permute=opts.permute,
+            return_state=opts.return_state,
+            segment=opts.segment,
+            axis_name=LANES_AXIS,
+            diagnostics=opts.diagnostics,
+            key_cache=(source.ident, source.static, execution),
+        )
+
+    def lanes(hp, params, kdata, rep, budget, horizon):
+        return jax.vmap(
+            lane,
+            in_axes=(0, _axes(params, shared), 0, 0, 0, 0),
+            axis_name=LANES_AXIS,
+        )(hp, params, kdata, rep, budget, horizon)
+
+    lanes.__name__ = "jbandits_lanes"
+    if devices > 1:
+        return jax.jit(
+            _per_device(lanes, shared, devices), compiler_options=compiler_options()
+        )
+    return jax.jit(lanes, compiler_options=compiler_options())
+
+
+def _per_device(lanes, shared: tuple, devices: int):
+    """``lanes`` with its lane axis split over the first ``devices`` local devices."""
+    split = jax.sharding.PartitionSpec(DEVICE_AXIS)
+    whole = jax.sharding.PartitionSpec()
+
+    def per_device(hp, params, kdata, rep, budget, horizon):
+        spec = params._replace(
+            **{f: (whole if f in shared else split) for f in params._fields}
+        )
+        return jax.shard_map(
+            lanes,
+            mesh=_mesh(devices),
+            in_specs=(split, spec, split, split, split, split),
+            out_specs=split,
+            check_vma=False,
+        )(hp, params, kdata, rep, budget, horizon)
+
+    per_device.__name__ = "jbandits_lanes"
+    return per_device
+
+
+def clear_cache() -> None:
+    """Drop every cached program (their executables are freed with them)."""
+    _CACHE.clear()

@@ -1,0 +1,77 @@
+"""Resuming: :func:`resumable` gives every :func:`~jbandits.runner.execute` call
+inside it a results store keyed on its work, so an interrupted program resumes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from jbandits.runner.programs import Options, Source, storable
+from jbandits.runner.work import Lanes
+from jbandits.types import Bandit
+
+_RESUME: list = []  # active resumable() roots: [path, calls so far]
+
+
+@contextlib.contextmanager
+def resumable(path: str):
+    """Give every :func:`execute` call inside the block a results store under ``path``.
+
+    The ``i``-th call of the block gets the store ``path/<i>-<digest>``, the digest
+    taken over its work (policy name, static arguments and factory byte code, numeric
+    hyper-parameters, instances, keys, budgets, replications, run options). Run the
+    same program again after an interruption (SIGINT, SIGKILL, a session's end) and
+    every chunk that finished is read instead of recomputed, so the run resumes and
+    ends bit-identical to an uninterrupted one (each store keeps its chunk layout).
+    Calls that pass their own ``store`` or ask for ``return_state`` are not stored.
+    ``python -m experiments run`` wraps every experiment in this block
+    (``OUT/.partial/NAME``) and removes the folder once the results are written.
+
+    Resuming assumes the same code: a call whose work changed gets a new store (its
+    digest differs) and recomputes.
+    """
+    from jbandits.store import Store  # noqa: F401  (fail early without pyarrow)
+
+    # the folder is created by the first stored call (a block without batched work
+    # leaves nothing behind)
+    _RESUME.append([os.fspath(path), 0])
+    try:
+        yield path
+    finally:
+        _RESUME.pop()
+
+
+def _auto_store(source: Source, bandit: Bandit, lanes: Lanes, opts: Options, hp):
+    """The store of this call inside :func:`resumable` (None outside or not storable)."""
+    if not _RESUME or opts.return_state:
+        return None
+    from jbandits.store import Store, digest
+
+    frame = _RESUME[-1]
+    index, frame[1] = frame[1], frame[1] + 1
+    if not storable(source):
+        _warn_not_storable(source)
+        return None
+    work = {
+        "policy": (source.ident, source.static),
+        "bandit": bandit.name,
+        "hp": hp,
+        "params": lanes.params,
+        "cells": (lanes.instance, lanes.budget, lanes.keys, lanes.horizon),
+        "reps": (lanes.num_reps, lanes.shared, lanes.fold_reps),
+        "options": repr(opts),
+    }
+    fingerprint = {name: digest(value) for name, value in work.items()}
+    tag = digest(fingerprint)[:16]
+    return Store(os.path.join(frame[0], f"{index:04d}-{tag}"), fingerprint=fingerprint)
+
+
+def _warn_not_storable(source: Source) -> None:
+    import warnings
+
+    warnings.warn(
+        f"resumable(): the run of {source.name or 'a policy'} is not stored: only "
+        "registered policies (jbandits.make, jbandits.<name>, @registry.policy) can "
+        "be recognised when resumed",
+        stacklevel=4,
+    )
