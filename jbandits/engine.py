@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _grad_guard, _segments, _validate, metrics, registry
+from jbandits import _checks, _grad_guard, _segments, _validate, metrics, registry
 from jbandits._compiler import _known_option, compiler_options  # noqa: F401
 from jbandits._segments import (  # noqa: F401  (re-exported)
     UNROLL,
@@ -135,25 +135,15 @@ def _check_run(policy: Policy, bandit: Bandit, params, key, budget, horizon) -> 
     b = _validate.concrete_int("budget", budget, minimum=1, maximum=_validate.INT32_MAX)
     if b is None:
         return
-    if isinstance(horizon, int) and b > horizon:
-        raise ValueError(f"budget {b} exceeds horizon {horizon}")
+    if isinstance(horizon, int):
+        _checks.within_horizon(b, horizon)
     spec = getattr(policy, "spec", None)
     if _validate.is_concrete(mask):
         real = int(np.sum(np.asarray(jax.device_get(mask))))
-        if b < real:
-            raise ValueError(
-                f"budget {b} is smaller than the number of arms {real}: every "
-                "algorithm here needs at least one pull per arm"
-            )
+        _checks.one_pull_per_arm(b, real)
         if spec is not None:
             registry.check_budgets(spec.name, dict(spec.kwargs), [b], [real])
-    own = dict(spec.kwargs).get("budget") if spec is not None else None
-    concrete = own is not None and _validate.is_concrete(own) and np.ndim(own) == 0
-    if concrete and int(own) != b:
-        raise ValueError(
-            f"policy was built with budget={int(own)} but is run with budget {b}; "
-            "build it with the run's budget"
-        )
+    _checks.built_budget(spec, b)
 
 
 def default_segment(inner: int | None) -> int:

@@ -1,0 +1,325 @@
+"""Host-side checks of the entry points' arguments, each written once.
+
+:func:`jbandits.simulate`, :func:`jbandits.sweep`, :func:`jbandits.sweep_grid`, the
+tuner and :func:`jbandits.engine.run` check their arguments here, before anything is
+traced or compiled: every check raises ValueError with a message that names the
+offending argument, and returns the argument in the form the caller runs with.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from jbandits import _validate, metrics, registry
+from jbandits.types import Bandit
+
+
+# --------------------------------------------------------------------------- budgets
+def budget_array(name: str, budget, count: int | None = None) -> np.ndarray:
+    """``budget`` (an int or 1-D ints, ``count`` of them if given) as int64, each a
+    whole number in ``[1, 2**31 - 1]``."""
+    if isinstance(budget, (str, bytes)) or budget is None:
+        raise ValueError(
+            f"{name} must be an integer (or integer array), got {budget!r}"
+        )
+    if not _validate.is_concrete(budget):
+        raise ValueError(f"{name} must be concrete (host) numbers here, got a tracer")
+    try:
+        arr = np.asarray(jax.device_get(budget))
+    except Exception as err:  # noqa: BLE001 - anything unconvertible is a bad budget
+        raise ValueError(f"{name} must be integers, got {budget!r}") from err
+    if arr.dtype.kind not in "iuf" or arr.ndim > 1:
+        raise ValueError(
+            f"{name} must be an integer scalar or 1-D array, got {budget!r}"
+        )
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty, got {budget!r}")
+    if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+        raise ValueError(f"{name} must hold whole numbers, got {budget!r}")
+    if np.any(arr < 1):
+        raise ValueError(f"{name} must be >= 1, got {budget!r}")
+    if np.any(arr > _validate.INT32_MAX):  # the engine counts pulls in int32
+        raise ValueError(
+            f"{name} must be <= {_validate.INT32_MAX} (2**31 - 1), got {budget!r}"
+        )
+    arr = arr.astype(np.int64)
+    if count is not None and arr.ndim == 1 and arr.shape[0] != count:
+        raise ValueError(f"{name} has {arr.shape[0]} entries, expected {count}")
+    return arr
+
+
+def budget_list(budgets) -> np.ndarray:
+    """``budgets`` of :func:`jbandits.sweep_grid` (a list, or one budget) as 1-D."""
+    if isinstance(budgets, (str, bytes)):
+        budget_array("budgets", budgets)  # refused, with the string in the message
+    if np.ndim(budgets) == 0:
+        budgets = [budgets]  # one budget
+    return budget_array("budgets", list(budgets))
+
+
+def within_horizon(budgets, horizon: int) -> None:
+    """Every budget is at most ``horizon``."""
+    if np.any(np.asarray(budgets) > horizon):
+        raise ValueError(f"budget {np.max(budgets)} exceeds horizon {horizon}")
+
+
+def one_pull_per_arm(budgets, real_arms) -> None:
+    """Every budget (one per cell) covers one pull of each real arm of its cell."""
+    budgets, real_arms = np.asarray(budgets), np.asarray(real_arms)
+    small = budgets < real_arms
+    if np.any(small):
+        raise ValueError(
+            f"budget {budgets[small].min()} is smaller than the number of arms "
+            f"{real_arms[small].max()}: every algorithm here needs at least one pull "
+            "per arm"
+        )
+
+
+def built_budget(spec, budgets) -> None:
+    """A policy built with a concrete ``budget=`` (its ``spec``) runs with that one;
+    ``budgets``: the run's budget (an int) or the cells' budgets (1-D)."""
+    own = dict(spec.kwargs).get("budget") if spec is not None else None
+    if own is None or not _validate.is_concrete(own) or np.ndim(own) != 0:
+        return
+    if np.any(np.asarray(budgets) != int(own)):
+        run = sorted(set(budgets.tolist())) if np.ndim(budgets) else budgets
+        raise ValueError(
+            f"policy was built with budget={int(own)} but is run with budget "
+            f"{run}; build it with the run's budget"
+        )
+
+
+def counts(num_reps, num_checkpoints) -> tuple[int, int]:
+    """``num_reps`` and ``num_checkpoints`` as ints the engine can count in int32."""
+    num_reps = _validate.static_int(
+        "num_reps", num_reps, minimum=1, maximum=_validate.INT32_MAX
+    )
+    num_checkpoints = _validate.static_int(
+        "num_checkpoints", num_checkpoints, minimum=1, maximum=_validate.INT32_MAX
+    )
+    return num_reps, num_checkpoints
+
+
+def static_horizon(value) -> int:
+    """``horizon`` (a checkpoint spacing) as an int the engine can count in int32."""
+    return _validate.static_int(
+        "horizon", value, minimum=1, maximum=_validate.INT32_MAX
+    )
+
+
+# ------------------------------------------------------------ instances and the key
+def mask(params) -> np.ndarray:
+    """``params.arm_mask`` on the host: ``[K]``, or ``[N, K]`` for a stack."""
+    if not hasattr(params, "arm_mask"):
+        raise ValueError(
+            f"params must be an instance pytree with an arm_mask (from jbandits.envs), "
+            f"got {type(params).__name__}"
+        )
+    arm_mask = np.asarray(jax.device_get(params.arm_mask))
+    if arm_mask.ndim not in (1, 2):
+        raise ValueError(
+            f"params.arm_mask must be [K] or [N, K] (a stack of instances), "
+            f"got shape {arm_mask.shape}"
+        )
+    return arm_mask
+
+
+def bandit(family, params) -> None:
+    """``family`` is a Bandit and ``params`` one of its instances."""
+    if not isinstance(family, Bandit):
+        raise ValueError(
+            f"bandit must be a jbandits Bandit, got {type(family).__name__}"
+        )
+    _validate.bandit_params(family, params)
+
+
+def cells(family, params, budgets, real_arms, horizon: int) -> None:
+    """The cells' budgets fit the instances (``real_arms`` each) and ``horizon``."""
+    bandit(family, params)
+    family.check(params, int(np.max(budgets)))
+    within_horizon(budgets, horizon)
+    one_pull_per_arm(budgets, real_arms)
+
+
+def instances(family, items: list, budgets: np.ndarray) -> None:
+    """:func:`jbandits.sweep_grid`'s instances: a non-empty list of single ones."""
+    if not items:
+        raise ValueError("instances must be a non-empty list of instances")
+    for inst in items:
+        if mask(inst).ndim != 1:
+            raise ValueError(
+                "instances must be single instances (arm_mask [K]), got a stack of "
+                f"shape {np.shape(inst.arm_mask)}: pass its instances as a list"
+            )
+        bandit(family, inst)
+        family.check(inst, int(budgets.max()))
+
+
+def one_key(key) -> None:
+    """``key`` is one key (a typed ``jax.random.key`` of shape (), or legacy uint32
+    data of shape (2,)), not a batch of them."""
+    from jbandits import runner
+
+    try:
+        data = runner.key_data(key)
+    except (TypeError, ValueError) as err:
+        raise ValueError(
+            f"key must be one jax.random.key (e.g. jax.random.key(0)), got {key!r}"
+        ) from err
+    if data.shape != (2,):
+        raise ValueError(
+            f"key must be one jax.random.key, got an array of keys of shape "
+            f"{data.shape[:-1]} (the entry points derive every replication's key "
+            "from one key)"
+        )
+
+
+# --------------------------------------------------------------- policy and metric
+def policy_fits(policy, num_arms: int, budgets: np.ndarray) -> None:
+    """A policy built with ``num_arms`` / ``budget`` (its spec) fits the run's."""
+    spec = getattr(policy, "spec", None)
+    if spec is None:
+        return
+    kw = dict(spec.kwargs)
+    if "num_arms" in kw and kw["num_arms"] != num_arms:
+        raise ValueError(
+            f"policy was built with num_arms={kw['num_arms']} but the bandit has "
+            f"K={num_arms} arms (padded instances: build with num_arms=K_max)"
+        )
+    built_budget(spec, budgets)
+
+
+def policy_list(policies) -> list:
+    """``policies`` as a list of ``(registered name, hp dict)`` pairs."""
+    if (
+        isinstance(policies, tuple)
+        and len(policies) == 2
+        and isinstance(policies[0], str)
+    ):
+        policies = [policies]  # one pair
+    if not isinstance(policies, (list, tuple)) or not policies:
+        raise ValueError(
+            f"policies must be a non-empty list of (name, hp) pairs, got {policies!r}"
+        )
+    out = []
+    for pair in policies:
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not isinstance(pair[0], str)
+            or not isinstance(pair[1], dict)
+        ):
+            raise ValueError(
+                "policies must be (name, hp) pairs, e.g. [('apt', {'threshold': "
+                f"0.5}})], got {pair!r}"
+            )
+        registry.prepare_hook(pair[0])  # an unknown name lists the known
+        out.append(pair)
+    return out
+
+
+def metric(value) -> None:
+    """``value`` is a built metric (or None)."""
+    if value in (metrics.thresholding, metrics.identification, metrics.top_m):
+        raise ValueError(
+            f"metric must be a built metric: call jbandits.metrics.{value.__name__}"
+            f"(...) (e.g. jbandits.metrics.thresholding(0.5)), got {value!r}"
+        )
+    if value is not None and not callable(value):
+        raise ValueError(
+            "metric must be a jbandits.metrics metric, e.g. "
+            f"jbandits.metrics.thresholding(0.5), None, or 'auto'; got "
+            f"{value!r}"
+        )
+
+
+def is_auto(value) -> bool:
+    """``metric="auto"``: the policies' default metric."""
+    return isinstance(value, str) and value == "auto"
+
+
+def auto_metric(value, policy):
+    """``"auto"``: the policy's default metric (:func:`jbandits.metrics.for_policy`)."""
+    if is_auto(value):
+        return metrics.for_policy(policy)
+    return value
+
+
+def one_metric(policies):
+    """The default metric shared by ``policies`` (one per grid point); a sweep records
+    one metric, so points that call for different ones are an error."""
+    found = {}
+    for policy in policies:
+        m = metrics.for_policy(policy)
+        found.setdefault(repr(m), m)
+    if len(found) > 1:
+        raise ValueError(
+            "metric='auto': the grid points call for different metrics "
+            f"({', '.join(found)}); pass metric= (one metric per sweep)"
+        )
+    return next(iter(found.values()))
+
+
+def use(policy, value, diagnostics: bool) -> None:
+    """The policy (a built one, e.g. a grid's first point) fits the metric ``value``
+    and the diagnostics asked for."""
+    metrics.check_setting(value, policy)
+    if diagnostics and getattr(policy, "diagnostics", None) is None:
+        spec = getattr(policy, "spec", None)
+        what = spec.name if spec is not None else "this policy"
+        raise ValueError(
+            f"diagnostics=True but {what} has no diagnostics channel "
+            "(Policy.diagnostics is None); pass diagnostics=False"
+        )
+
+
+# ------------------------------------------------------------------- grids and store
+def grid_arrays(grid) -> tuple[dict, int]:
+    """:func:`jbandits.sweep`'s ``grid`` as host arrays with a leading axis of
+    ``P`` points, and ``P``."""
+    if not isinstance(grid, dict) or not grid:
+        raise ValueError(f"grid must be a non-empty dict of 1-D arrays, got {grid!r}")
+    arrays = {}
+    for k, v in grid.items():
+        if isinstance(v, (list, tuple)):  # a list of values, not a pytree
+            v = np.asarray(v)
+        a = jax.tree_util.tree_map(lambda x: np.asarray(jax.device_get(x)), v)
+        if any(np.ndim(x) < 1 for x in jax.tree_util.tree_leaves(a)):
+            raise ValueError(
+                f"grid[{k!r}] must have a leading axis of grid points (one value per "
+                "point); wrap a single value in a list"
+            )
+        arrays[k] = a
+    sizes = {x.shape[0] for x in jax.tree_util.tree_leaves(arrays)}
+    if len(sizes) != 1:
+        raise ValueError(f"grid entries must share one leading length, got {sizes}")
+    num_points = sizes.pop()
+    if num_points == 0:
+        raise ValueError(f"grid has no points (its entries are empty): {grid!r}")
+    return arrays, num_points
+
+
+def grid_axes(hp: dict, name: str = "") -> list:
+    """The list-valued entries (grid axes) of a :func:`jbandits.sweep_grid` policy's
+    ``hp``, each non-empty."""
+    keys = [k for k, v in hp.items() if isinstance(v, (list, tuple))]
+    for k in keys:
+        if not hp[k]:
+            raise ValueError(
+                f"grid axis {k!r} of {name or 'a policy'} is empty: give at least "
+                "one value (or a scalar)"
+            )
+    return keys
+
+
+def storable(source) -> None:
+    """A store needs a registered policy (see :func:`jbandits.runner.storable`)."""
+    from jbandits import runner
+
+    if not runner.storable(source):
+        raise ValueError(
+            "store= needs a registered policy (jbandits.make, jbandits.<name>, "
+            "@jbandits.registry.policy), whose name, static arguments and numbers "
+            f"identify its runs; got {source.name or 'a hand-built policy'}"
+        )

@@ -1,0 +1,121 @@
+"""The steps the entry points share on the way to :func:`jbandits.runner.execute`.
+
+Policies built on the host (registered name + concrete numbers), the distinct points
+of a grid, the per-cell host schedules of a policy's ``prepare`` hook, the store of a
+run, the per-instance keys and params of one instance or a stack, and the run itself
+(the store closed, leaves shaped for the caller).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import jax
+import numpy as np
+
+from jbandits import _checks, runner
+
+
+def accepted(name: str):
+    """The parameters the factory of registered policy ``name`` takes."""
+    return inspect.signature(runner.registry.raw_factory(name)).parameters
+
+
+def host_policy(name: str, num_arms: int, point: dict, budget: int):
+    """The registered policy ``name`` at one grid point, built on the host (concrete
+    numbers; ``budget`` / ``horizon`` filled in where the factory takes them)."""
+    import warnings
+
+    takes = accepted(name)
+    kwargs = {k: v for k, v in point.items() if k != "num_arms"}
+    for arg in ("budget", "horizon"):
+        if arg in takes and arg not in kwargs:
+            kwargs[arg] = int(budget)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # range warnings are the run's to give
+        return runner.registry.make(name, num_arms=num_arms, **kwargs)
+
+
+def points(grid: dict, num_points: int) -> list[dict]:
+    """The distinct points of a grid of ``[P]`` leaves, as dicts of host values."""
+    seen, out = set(), []
+    for i in range(num_points):
+        point = jax.tree_util.tree_map(lambda x, i=i: np.asarray(x)[i], grid)
+        tag = repr(jax.tree_util.tree_map(lambda x: x.tolist(), point))
+        if tag not in seen:
+            seen.add(tag)
+            out.append(point)
+    return out
+
+
+def prepared(policy_source, numeric: dict, num_arms: int, real, budgets) -> dict:
+    """Per-cell host arguments (exact schedules) from the policy's prepare hook."""
+    hook = policy_source.prepare
+    if hook is None:
+        return {}
+    static = dict(policy_source.static)
+    static.pop("num_arms", None)
+    cache, rows = {}, []
+    for k_real, b in zip(real.tolist(), budgets.tolist(), strict=True):
+        if (k_real, b) not in cache:
+            kw = {**static, **{k: v for k, v in numeric.items() if k != "budget"}}
+            cache[(k_real, b)] = hook(num_arms, k_real, b, **kw)
+        rows.append(cache[(k_real, b)])
+    if not rows[0]:
+        return {}
+    return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *rows)
+
+
+def open_store(store, source, **work):
+    """A :class:`jbandits.store.Store` for ``store`` (a Store, a path, or None) of
+    the runs of ``source`` (a registered policy: see :func:`jbandits.runner.storable`;
+    None for sweep_grid's registered names)."""
+    if store is None:
+        return None
+    from jbandits.store import Store, digest
+
+    if source is not None:
+        _checks.storable(source)
+    if isinstance(store, Store):
+        return store
+    fingerprint = {k: digest(v) for k, v in work.items()}
+    return Store(store, fingerprint=fingerprint)
+
+
+def instance_inputs(key, params, batched: bool, num_inst: int):
+    """``(keys [N, 2], params [N, ...])`` of a stack of ``N`` instances (``batched``:
+    instance ``n`` keyed ``fold_in(key, n)``) or of one instance (keyed ``key``)."""
+    if batched:
+        return runner.instance_keys(key, num_inst), params
+    keys = runner.key_data(key)[None]
+    return keys, jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
+
+
+def lanes(hp, params, instance, budget, keys, num_reps: int, horizon: int):
+    """:class:`jbandits.runner.Lanes` of cells that share one checkpoint horizon."""
+    return runner.Lanes(
+        hp=hp,
+        params=params,
+        instance=instance,
+        budget=budget,
+        keys=keys,
+        num_reps=num_reps,
+        horizon=np.full(budget.shape, horizon),
+    )
+
+
+def run(source, bandit, lanes, opts, lead, store, progress, report, chunking):
+    """:func:`jbandits.runner.execute`, the store closed, leaves shaped ``lead``."""
+    flat = runner.execute(
+        source,
+        bandit,
+        lanes,
+        opts,
+        progress=progress,
+        store=store,
+        report=report,
+        **chunking,
+    )
+    if store is not None:
+        store.finish()
+    return runner.to_result(flat, lead)

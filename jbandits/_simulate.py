@@ -1,0 +1,151 @@
+""":func:`simulate`: one policy on one instance (or a stack), ``R`` replications."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jbandits import _checks, _entry, runner
+from jbandits.engine import RunResult
+from jbandits.execution import Execution
+from jbandits.types import Bandit, Key
+
+
+def simulate(
+    policy,
+    bandit: Bandit,
+    params: Any,
+    key: Key,
+    *,
+    budget: Any,
+    num_reps: int,
+    horizon: int | None = None,
+    num_checkpoints: int = 1,
+    metric: Any = "auto",
+    record_arms: bool = False,
+    permute: bool = True,
+    batch_size: int | None = None,
+    memory_budget: int | None = None,
+    progress: bool | None = None,
+    return_state: bool = False,
+    diagnostics: bool = False,
+    store=None,
+    report: runner.Report | None = None,
+    execution: Execution | None = None,
+) -> RunResult:
+    """Run ``num_reps`` replications of ``policy`` (compiled once, chunked, sharded).
+
+    Args:
+      policy: a Policy. Policies from :func:`jbandits.make` or the top-level
+        factories are rebuilt inside the compiled function with their numbers traced,
+        so calling ``make`` + ``simulate`` in a loop over, say, ε compiles once.
+      bandit, params: reward family and instance; ``params.arm_mask`` ``[N, K]``
+        (a stack from :func:`jbandits.envs.stack_instances`) runs N instances.
+      key: the experiment key. Instance ``n`` of a stack uses ``fold_in(key, n)``;
+        replication ``r`` uses ``fold_in(instance key, r)``.
+      budget: pulls per replication: an int, or ``[N]`` ints for a stack.
+      num_reps: replications per instance (>= 1).
+      horizon: checkpoint spacing (default: the largest budget); traced.
+      num_checkpoints: metric read-outs at ``min(c * ceil(horizon / C), budget)``.
+      metric: a :mod:`jbandits.metrics` metric; ``"auto"`` (default) picks the one
+        the policy's ``setting`` calls for (:func:`jbandits.metrics.for_policy`:
+        thresholding at the policy's threshold, identification, top-m, or None for
+        regret policies); None records regret and reward only.
+      record_arms: also return the arm of every step (small horizons only).
+      permute: random arm relabelling per replication (default True: faithful
+        tie-breaking); pass False to play the arms as numbered.
+      batch_size: replications per chunk (default: chosen from ``memory_budget``).
+      memory_budget: bytes a chunk may use (default 40% of free device memory).
+      progress: True: progress bar at once; None: after 2 s; False: never.
+      return_state: also return the final policy states (``res.state``).
+      diagnostics: also read the policy's diagnostics channel at every checkpoint
+        (``res.diagnostics``: ``{name: [R, C, ...]}``; see
+        :class:`jbandits.types.Policy`).
+      store: optional :class:`jbandits.store.Store` (resumable chunks).
+      report: optional :class:`jbandits.runner.Report` filled with what ran.
+      execution: optional :class:`jbandits.execution.Execution`: how the policy's
+        step is compiled (never what it computes; default: the measured defaults of
+        the devices' platform), e.g. to compare forms in a benchmark.
+
+    Returns:
+      A :class:`~jbandits.engine.RunResult` of NumPy arrays ``[R, ...]``
+      (``[N, R, ...]`` for a stack).
+
+    Raises:
+      ValueError: a bad argument, named in the message (budget not a positive whole
+        number, past 2**31 - 1, smaller than K or than a fixed-budget policy's
+        schedule needs, or beyond ``horizon``; ``num_reps`` or ``num_checkpoints``
+        < 1; a policy built for another K or budget; params of another family than
+        ``bandit``; a metric of another setting than the policy's; ``diagnostics``
+        for a policy without them; a batch of keys; ``batch_size`` < 1, ...).
+
+    Example::
+
+        bandit, params = jbandits.envs.bernoulli([0.2, 0.45, 0.55, 0.8])
+        pol = jbandits.make("apt", num_arms=4, threshold=0.5, epsilon=0.05)
+        res = jbandits.simulate(pol, bandit, params, jax.random.key(0), budget=200,
+                                num_reps=1000, metric=jbandits.metrics.thresholding(0.5))
+        res.metrics["error"].mean()
+    """
+    num_reps, num_checkpoints = _checks.counts(num_reps, num_checkpoints)
+    _checks.one_key(key)
+    mask, budgets = _instances(params, budget)
+    num_inst = budgets.shape[0]
+    horizon = _checks.static_horizon(int(budgets.max()) if horizon is None else horizon)
+    real = mask.reshape(num_inst, -1).sum(-1)
+    _checks.cells(bandit, params, budgets, real, horizon)
+    _checks.policy_fits(policy, mask.shape[-1], budgets)
+    metric = _checks.auto_metric(metric, policy)
+    _checks.metric(metric)
+    _checks.use(policy, metric, diagnostics)
+    if store is not None and return_state:
+        raise ValueError("return_state cannot be combined with a store")
+    source, numeric = runner.source_of(policy)
+    if source.ident == ("registered", source.name):
+        kwargs = {**dict(source.static), **numeric}
+        runner.registry.check_budgets(source.name, kwargs, budgets, real)
+    hp = _entry.prepared(source, numeric, mask.shape[-1], real, budgets)
+    store = _entry.open_store(
+        store,
+        source,
+        policy=(source.ident, source.static, numeric, hp),
+        bandit=bandit.name,
+        params=params,
+        key=key,
+        budget=budgets,
+        run=(num_reps, horizon, num_checkpoints, repr(metric), permute, record_arms)
+        + ((True,) if diagnostics else ()),
+    )
+    keys, inst_params = _entry.instance_inputs(key, params, mask.ndim == 2, num_inst)
+    instance = np.arange(num_inst)
+    lanes = _entry.lanes(hp, inst_params, instance, budgets, keys, num_reps, horizon)
+    opts = runner.Options(
+        horizon=horizon if record_arms else None,
+        num_checkpoints=num_checkpoints,
+        metric=metric,
+        permute=permute,
+        record_arms=record_arms,
+        return_state=return_state,
+        diagnostics=diagnostics,
+        execution=Execution.resolve(execution) if execution is not None else None,
+    )
+    lead = (num_inst, num_reps) if mask.ndim == 2 else (num_reps,)
+    chunking = dict(batch_size=batch_size, memory_budget=memory_budget)
+    return _entry.run(
+        policy, bandit, lanes, opts, lead, store, progress, report, chunking
+    )
+
+
+def _instances(params, budget) -> tuple[np.ndarray, np.ndarray]:
+    """The arm mask of ``params`` (one instance ``[K]`` or a stack ``[N, K]``) and
+    one budget per instance ``[N]`` (``N = 1`` for one instance)."""
+    mask = _checks.mask(params)
+    batched = mask.ndim == 2
+    num_inst = mask.shape[0] if batched else 1
+    if num_inst == 0:
+        raise ValueError("params is an empty stack of instances (N = 0)")
+    budgets = _checks.budget_array("budget", budget, num_inst if batched else None)
+    if budgets.ndim == 1 and not batched:
+        raise ValueError("budget must be a scalar for a single instance")
+    return mask, np.broadcast_to(budgets, (num_inst,))

@@ -1,0 +1,188 @@
+""":func:`sweep`: a policy over a grid of traced hyper-parameter points x instances x
+replications, compiled once; :func:`product_grid` builds such a grid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from jbandits import _checks, _entry, runner
+from jbandits.engine import RunResult
+from jbandits.types import Bandit, Key
+
+
+def product_grid(**axes) -> dict:
+    """Cartesian product of 1-D value lists -> dict of flat arrays ``[P]``.
+
+    Raises:
+      ValueError: an axis that is not a non-empty 1-D list.
+    """
+    names = list(axes)
+    values = []
+    for n in names:
+        v = np.asarray(axes[n])
+        if v.ndim != 1 or v.size == 0:
+            raise ValueError(
+                f"grid axis {n!r} must be a non-empty 1-D list, got {axes[n]!r}"
+            )
+        values.append(v)
+    mesh = np.meshgrid(*values, indexing="ij")
+    return {n: m.reshape(-1) for n, m in zip(names, mesh, strict=True)}
+
+
+def sweep(
+    make_policy,
+    bandit: Bandit,
+    params: Any,
+    key: Key,
+    *,
+    grid: dict,
+    num_reps: int,
+    horizon: int,
+    budget: Any = None,
+    num_checkpoints: int = 1,
+    metric: Any = "auto",
+    permute: bool = True,
+    batch_size: int | None = None,
+    memory_budget: int | None = None,
+    progress: bool | None = None,
+    diagnostics: bool = False,
+    store=None,
+    report: runner.Report | None = None,
+) -> RunResult:
+    """Hyper-parameters (and budgets) x instances x replications, compiled once.
+
+    Args:
+      make_policy: ``(**hp) -> Policy`` called inside the compiled function with
+        traced scalars ``hp`` (the optax closure pattern), or a registered name
+        (its numeric arguments come from ``grid``).
+      bandit, params: reward family and instance(s); ``params.arm_mask`` ``[N, K]``
+        for padded instances (:func:`jbandits.envs.pad_arms`).
+      key: experiment key; every grid point uses the same replication keys (common
+        random numbers), instance ``n`` of a stack uses ``fold_in(key, n)``.
+      grid: dict of 1-D arrays with a common length P (see :func:`product_grid`);
+        a ``"budget"`` entry is also each point's engine budget.
+      num_reps: replications per (point, instance).
+      horizon: checkpoint spacing (>= every budget); traced.
+      budget: the budget when ``grid`` has none.
+      metric: as in :func:`simulate`; ``"auto"`` (default) is the policy's default
+        metric at every grid point, which must be the same one (a sweep over
+        thresholds needs an explicit ``metric``).
+      num_checkpoints, permute, batch_size, memory_budget, progress, diagnostics,
+        store, report: as in :func:`simulate`.
+
+    Returns:
+      RunResult with leaves ``[P, N, R, ...]`` (``[P, R, ...]`` for one instance).
+
+    Raises:
+      ValueError: grid entries that are not 1-D of one length, a missing budget, ...
+    """
+    num_reps, num_checkpoints = _checks.counts(num_reps, num_checkpoints)
+    horizon = _checks.static_horizon(horizon)
+    _checks.one_key(key)
+    arrays, num_points = _checks.grid_arrays(grid)
+    if "budget" not in arrays and budget is None:
+        raise ValueError("give budget, or a 'budget' entry in grid")
+    mask = _checks.mask(params)
+    num_inst = mask.shape[0] if mask.ndim == 2 else 1
+    point_budget = _checks.budget_array("budget", arrays.get("budget", budget))
+    point_budget = np.broadcast_to(point_budget, (num_points,))
+    real = mask.reshape(num_inst, -1).sum(-1)
+    cell_budget = np.repeat(point_budget, num_inst)
+    cell_inst = np.tile(np.arange(num_inst), num_points)
+    _checks.cells(bandit, params, cell_budget, real[cell_inst], horizon)
+    arrays, metric = _policy_checks(
+        make_policy,
+        arrays,
+        num_points,
+        metric,
+        diagnostics,
+        mask.shape[-1],
+        point_budget,
+        cell_budget,
+        real[cell_inst],
+    )
+    hp = jax.tree_util.tree_map(lambda v: np.repeat(v, num_inst, axis=0), arrays)
+    keys, inst_params = _entry.instance_inputs(key, params, mask.ndim == 2, num_inst)
+    keys = np.tile(keys, (num_points, 1))
+    if isinstance(make_policy, str):  # a registered name: numbers from the grid
+        make_policy = runner.registered(make_policy, {"num_arms": mask.shape[-1]})
+        hp.update(
+            _entry.prepared(
+                make_policy, hp, mask.shape[-1], real[cell_inst], cell_budget
+            )
+        )
+    source = runner.source_of(make_policy)[0]
+    store = _entry.open_store(
+        store,
+        source,
+        policy=(source.ident, source.static),
+        hp=hp,
+        bandit=bandit.name,
+        params=params,
+        key=key,
+        budget=cell_budget,
+        run=(num_reps, horizon, num_checkpoints, repr(metric), permute)
+        + ((True,) if diagnostics else ()),
+    )
+    lanes = _entry.lanes(
+        hp, inst_params, cell_inst, cell_budget, keys, num_reps, horizon
+    )
+    opts = runner.Options(
+        num_checkpoints=num_checkpoints,
+        metric=metric,
+        permute=permute,
+        diagnostics=diagnostics,
+    )
+    if mask.ndim == 2:
+        lead = (num_points, num_inst, num_reps)
+    else:
+        lead = (num_points, num_reps)
+    chunking = dict(batch_size=batch_size, memory_budget=memory_budget)
+    return _entry.run(
+        make_policy, bandit, lanes, opts, lead, store, progress, report, chunking
+    )
+
+
+def _policy_checks(
+    make_policy,
+    arrays,
+    num_points,
+    metric,
+    diagnostics,
+    num_arms,
+    point_budget,
+    cell_budget,
+    cell_real,
+):
+    """Build the policy on the host at the grid's distinct points (every point for
+    ``metric="auto"``, else the first) and check it against the metric, the
+    diagnostics and the cells' budgets. Returns the grid (less a ``budget`` entry
+    that a registered policy does not take: the engine's budget only) and the
+    metric."""
+    registered = isinstance(make_policy, str)
+    if (
+        registered
+        and "budget" in arrays
+        and "budget" not in _entry.accepted(make_policy)
+    ):  # the engine's budget only
+        arrays = {k: v for k, v in arrays.items() if k != "budget"}
+    points = _entry.points(arrays, num_points if _checks.is_auto(metric) else 1)
+    if registered:
+        runner.registry.check_kwargs(make_policy, points[0])
+        b0 = int(point_budget[0])
+        built = [_entry.host_policy(make_policy, num_arms, p, b0) for p in points]
+    else:
+        built = [make_policy(**p) for p in points]
+    if _checks.is_auto(metric):
+        metric = _checks.one_metric(built)
+    _checks.metric(metric)
+    _checks.use(built[0], metric, diagnostics)
+    spec = getattr(built[0], "spec", None)
+    if spec is not None:
+        runner.registry.check_budgets(
+            spec.name, dict(spec.kwargs), cell_budget, cell_real
+        )
+    return arrays, metric
