@@ -33,7 +33,14 @@ VARIANTS = ("paper", "authors_code")
 def authors_code_arms(means, arm_mask=None) -> np.ndarray:
     """Real means the authors' H sums over: arm K and every arm with mean == mu_K out."""
     mu = truth._real(means, arm_mask)
-    return mu[:-1][mu[:-1] != mu[-1]]
+    return mu[_authors_code_keep(mu)]
+
+
+def _authors_code_keep(mu: np.ndarray) -> np.ndarray:
+    """``[K] bool``: the real arms of :func:`authors_code_arms` (``mu`` real means)."""
+    keep = np.zeros(mu.size, bool)
+    keep[:-1] = mu[:-1] != mu[-1]
+    return keep
 
 
 def ucbe_oracle_a(
@@ -87,8 +94,7 @@ def ucbev_oracle_a(
     k = mu.size
     budget = _validate.concrete_int("budget", budget, minimum=2 * k + 1)
     if variant == "authors_code":
-        keep = np.zeros(k, bool)
-        keep[:-1] = mu[:-1] != mu[-1]
+        keep = _authors_code_keep(mu)
         mu, var = mu[keep], var[keep]
     gaps = truth.tbp_gaps(mu, threshold)
     sig = np.sqrt(var)

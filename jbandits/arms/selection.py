@@ -200,6 +200,26 @@ def _eligible(score: Array, eligible: Array | None) -> Array:
     return jnp.ones(score.shape, bool) if eligible is None else eligible
 
 
+def _select(
+    score: Array,
+    eligible: Array | None,
+    key: Key | None,
+    tie_break: str,
+    tree: bool,
+    largest: bool,
+) -> Array:
+    """:func:`argmax_masked` (``largest``) or :func:`argmin_masked`: one pass, the
+    knock-out tree, or the two-pass form; ineligible and NaN entries rank worst."""
+    ok = _eligible(score, eligible)
+    if uses_one_pass(score.shape[-1], tie_break):
+        return _one_pass(score, ok, largest=largest)
+    if tree and uses_tree(score.shape[-1], tie_break):
+        return _tree(score, ok, largest=largest)
+    worst = -jnp.inf if largest else jnp.inf
+    s = jax.lax.optimization_barrier(jnp.where(ok & ~jnp.isnan(score), score, worst))
+    return _pick(s, ok, jnp.max(s) if largest else jnp.min(s), key, tie_break)
+
+
 def argmax_masked(
     score: Array,
     eligible: Array | None = None,
@@ -222,13 +242,7 @@ def argmax_masked(
     ``score`` is read from memory or computed arm by arm, slower where computing it
     reduces over the arms: see :data:`TREE_MAX_ARMS`).
     """
-    ok = _eligible(score, eligible)
-    if uses_one_pass(score.shape[-1], tie_break):
-        return _one_pass(score, ok, largest=True)
-    if tree and uses_tree(score.shape[-1], tie_break):
-        return _tree(score, ok, largest=True)
-    s = jax.lax.optimization_barrier(jnp.where(ok & ~jnp.isnan(score), score, -jnp.inf))
-    return _pick(s, ok, jnp.max(s), key, tie_break)
+    return _select(score, eligible, key, tie_break, tree, largest=True)
 
 
 def argmin_masked(
@@ -244,13 +258,7 @@ def argmin_masked(
     Same contract as :func:`argmax_masked` (never ineligible; ``-1`` if none; the
     same ``tree``).
     """
-    ok = _eligible(score, eligible)
-    if uses_one_pass(score.shape[-1], tie_break):
-        return _one_pass(score, ok, largest=False)
-    if tree and uses_tree(score.shape[-1], tie_break):
-        return _tree(score, ok, largest=False)
-    s = jax.lax.optimization_barrier(jnp.where(ok & ~jnp.isnan(score), score, jnp.inf))
-    return _pick(s, ok, jnp.min(s), key, tie_break)
+    return _select(score, eligible, key, tie_break, tree, largest=False)
 
 
 def rank(score: Array, eligible: Array | None = None, *, largest: bool = True) -> Array:

@@ -1,5 +1,17 @@
 """Policies grouped by setting: thresholding, identification (incl. top-m), regret.
 
+Conventions every factory follows, stated once here (a factory's docstring refers to
+this module for them):
+
+``execution`` (the factories that take it): a static
+:class:`~jbandits.execution.Execution`, how the step is compiled, never what it
+computes; the batched runner sets it. Default:
+:meth:`Execution.default() <jbandits.execution.Execution.default>`.
+
+Output of the identification factories: the recommended arm, ``[] int32``
+(top-m factories: the returned set, ``[K] bool``); of the thresholding factories:
+the labels ``1{mean_i >= tau}``, ``[K] bool`` (0 for unpulled and padded arms).
+
 Ties: where a paper leaves ties arbitrary or random, the policies break them by the
 lowest index ("first"). The batched entry points (``jbandits.simulate``, ``sweep``,
 ``sweep_grid``) relabel the arms at random per replication by default

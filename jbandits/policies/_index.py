@@ -163,3 +163,45 @@ def index_policy(
         return output(state.stats, state.arm_mask)
 
     return Policy(init_fn, step_fn, output_fn, setting)
+
+
+def threshold_index_policy(
+    num_arms: int,
+    index: Callable[[arms.ArmStats, Array], Array],
+    threshold,
+    *,
+    tie_break: str,
+    passes: int = 1,
+    variance: bool = True,
+) -> Policy:
+    """The thresholding form (APT, LSA, UCBE, UCBEV): ``passes`` round-robin pulls
+    per real arm, then the arm of smallest ``local`` index; output the labels
+    ``1{mean_i >= threshold}`` (:func:`jbandits.arms.labels_above`)."""
+    return index_policy(
+        num_arms,
+        index,
+        select="min",
+        output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
+        setting="thresholding",
+        passes=passes,
+        tie_break=tie_break,
+        variance=variance,
+        local=True,
+    )
+
+
+def best_arm_index_policy(
+    num_arms: int, index: Callable[..., Array], setting: str, **options
+) -> Policy:
+    """The maximising form (UCB-E, the GapE family, the regret indices): the arm of
+    largest index after the forced pulls; output the real arm of largest empirical
+    mean (:func:`jbandits.arms.best_empirical`). ``options``: those of
+    :func:`index_policy` (``passes``, ``tie_break``, ``variance``, ...)."""
+    return index_policy(
+        num_arms,
+        index,
+        select="max",
+        output=arms.best_empirical,
+        setting=setting,
+        **options,
+    )

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry
 from jbandits.oracles import gape_oracle_params  # noqa: F401  (re-exported)
-from jbandits.policies._index import index_policy
+from jbandits.policies._index import best_arm_index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -56,12 +56,9 @@ def gape(
       num_arms: static K (including padded arms).
       a: exploration parameter a > 0 (traced); see :func:`gape_oracle_params`.
       b: reward range b > 0 (traced; rewards in [0, b]).
-      tie_break: static, "first" (lowest index; default) or "random".
+      tie_break: static, "first" (lowest index; default) or "random" (see :mod:`jbandits.policies`).
 
     Output: the best arm ``argmax_k mean_k`` over pulled real arms (first on ties).
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Gabillon, Ghavamzadeh, Lazaric, Bubeck. Multi-bandit best arm identification.
@@ -81,12 +78,10 @@ def gap_policy(
     _validate.in_range("a", a, 0.0, low_open=True)
     _validate.in_range("b", b, 0.0, low_open=True)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
-    return index_policy(
+    return best_arm_index_policy(
         num_arms,
         lambda stats, mask: index(stats, mask, a, b),
-        select="max",
-        output=arms.best_empirical,
-        setting="identification",
+        "identification",
         passes=passes,
         tie_break=tie_break,
         variance=variance,

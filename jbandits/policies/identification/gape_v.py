@@ -36,16 +36,12 @@ def gape_v(
     """GapE-V for best-arm identification in one bandit with a fixed budget.
 
     Args:
-      num_arms: static K (including padded arms).
       a: exploration parameter a > 0 (traced); see :func:`gape_v_oracle_params`.
-      b: reward range b > 0 (traced; rewards in [0, b]).
-      tie_break: static, "first" (lowest index; default) or "random".
+      num_arms, b, tie_break: as for :func:`~jbandits.policies.identification.gape.gape`
+        (static K; reward range b > 0, default 1; "first", the default, or "random").
 
     Needs a budget of at least 2K for the two initial pulls per arm. Output: the best
     arm ``argmax_k mean_k`` over pulled real arms (first on ties).
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       The papers cited by :func:`~jbandits.policies.identification.gape.gape`

@@ -75,17 +75,13 @@ def sar(
       m: number of arms to identify, 1 <= m < K (traced).
       budget, schedule: the Successive Rejects schedule, as for
         :func:`~jbandits.policies.identification.successive_rejects.successive_rejects`.
-      execution: static :class:`~jbandits.execution.Execution`, how the step is
-        compiled (never what it computes); the batched runner sets it. Default:
-        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
+      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the accepted set, ``[K] bool``
       (exactly m arms once the schedule is spent; before that, the accepted arms plus
-      the m_rem active arms with the largest means).
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
+      the m_rem active arms with the largest means). Ties go to the lowest index
+      (:mod:`jbandits.policies`).
 
     References:
       Bubeck, Wang, Viswanathan. Multiple identifications in multi-armed bandits.

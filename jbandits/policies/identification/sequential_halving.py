@@ -133,15 +133,11 @@ def sequential_halving(
       variant: static, "equal_stages" or "karnin" (``"s004"``, the old name of
         "equal_stages", is accepted with a DeprecationWarning); selects the schedule
         built from ``budget``.
-      execution: static :class:`~jbandits.execution.Execution`, how the step is
-        compiled (never what it computes); the batched runner sets it. Default:
-        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
+      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
-      A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
+      A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
+      the lowest index, :mod:`jbandits.policies`).
 
     References:
       Karnin, Koren, Somekh. Almost optimal exploration in multi-armed bandits.

@@ -58,15 +58,11 @@ def shvar(
       budget, schedule: the stage schedule of Lalitha et al., as for
         :func:`~jbandits.policies.identification.sequential_halving.sequential_halving`
         with ``variant="equal_stages"``.
-      execution: static :class:`~jbandits.execution.Execution`, how the step is
-        compiled (never what it computes); the batched runner sets it. Default:
-        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
+      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
-      A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
+      A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
+      the lowest index, :mod:`jbandits.policies`).
 
     References:
       Lalitha, Kalantari, Ma, Deoras, Kveton. Fixed-budget best-arm identification

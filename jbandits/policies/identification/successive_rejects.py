@@ -9,6 +9,7 @@ the T - sum of pulls leftover steps are idle.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
@@ -89,15 +90,11 @@ def successive_rejects(
         e.g. stacked over a budget sweep; a schedule whose K differs from
         ``arm_mask.sum()`` makes the policy idle with output ``-1``), or a by-K table
         from :func:`sr_schedule_by_k`.
-      execution: static :class:`~jbandits.execution.Execution`, how the step is
-        compiled (never what it computes); the batched runner sets it. Default:
-        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
+      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
-      A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
+      A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
+      the lowest index, :mod:`jbandits.policies`).
 
     References:
       Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT 2010.
@@ -108,15 +105,38 @@ def successive_rejects(
         "successive_rejects", sr_schedule_by_k, num_arms, budget, schedule
     )
 
+    return rejects_policy(
+        num_arms,
+        table,
+        lambda stats, active: arms.least_pulled(stats.counts, active),
+        arms.mean,
+        execution=execution,
+    )
+
+
+def rejects_policy(
+    num_arms: int,
+    table,
+    choose: Callable[[arms.ArmStats, Array], Array],
+    score: Callable[[arms.ArmStats], Array],
+    *,
+    execution: Execution,
+) -> Policy:
+    """The engine of SR, shared with VBR_provisional: the phase schedule ``table``
+    (one schedule or a by-K table); next arm ``choose(stats, active)``; at each phase
+    end the active arm with the lowest ``score(stats)`` is rejected (ties by index,
+    :func:`jbandits.policies._phases.drop`); output the best pulled active arm;
+    ``execution``: the form of the phase ends (:class:`jbandits.execution.Execution`).
+    """
+    bound = _phases.max_ends(table.ends, table.num_phases)
+
     def init_fn(key, arm_mask):
         del key
         sched, active = _phases.start(table, arm_mask)
         stats = arms.init_stats(num_arms)
-        first = _phases.first_or_idle(arms.least_pulled(stats.counts, active), active)
+        first = _phases.first_or_idle(choose(stats, active), active)
         zero = jnp.zeros((), jnp.int32)
         return SRState(stats, active, zero, zero, first, sched)
-
-    bound = _phases.max_ends(table.ends, table.num_phases)
 
     def step_fn(state, key, reward):
         del key
@@ -126,10 +146,10 @@ def successive_rejects(
         phase = _phases.phases_done(t, sched.ends, sched.num_phases)
         ended = phase - state.phase
         active = _phases.drop(
-            arms.mean(stats), state.active, ended, bound, execution=execution
+            score(stats), state.active, ended, bound, execution=execution
         )
         done = phase >= sched.num_phases
-        arm = jnp.where(done, -1, arms.least_pulled(stats.counts, active))
+        arm = jnp.where(done, -1, choose(stats, active))
         return SRState(stats, active, phase, t, arm.astype(jnp.int32), sched)
 
     def output_fn(state):

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry
 from jbandits.oracles import ucb_e_oracle_a  # noqa: F401  (re-exported)
-from jbandits.policies._index import index_policy
+from jbandits.policies._index import best_arm_index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -30,12 +30,9 @@ def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:
     Args:
       num_arms: static K (including padded arms).
       a: exploration parameter a > 0 (traced); see :func:`ucb_e_oracle_a`.
-      tie_break: static, "first" (lowest index; default) or "random".
+      tie_break: static, "first" (lowest index; default) or "random" (see :mod:`jbandits.policies`).
 
     Output: the best arm ``argmax_i mean_i`` over pulled real arms (first on ties).
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT
@@ -45,12 +42,10 @@ def ucb_e(num_arms: int, *, a: ArrayLike, tie_break: str = "first") -> Policy:
     _validate.in_range("a", a, 0.0, low_open=True)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
 
-    return index_policy(
+    return best_arm_index_policy(
         num_arms,
         lambda stats, mask: ucb_e_index(stats, a),
-        select="max",
-        output=arms.best_empirical,
-        setting="identification",
+        "identification",
         tie_break=tie_break,
         variance=False,
         local=True,

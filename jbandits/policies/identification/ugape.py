@@ -163,6 +163,18 @@ def _check_mask(arm_mask, m: int, passes: int, budget=None) -> None:
         )
 
 
+def _update_select(state, reward, passes: int, m: int, explore, confidence, b):
+    """The step both settings share: the statistics updated with ``reward``, the pull
+    count ``t``, the forced round-robin pull ``(forced, rr)`` and SELECT-ARM on the
+    new statistics with the exploration ``explore(t, arm_mask)`` (``a`` or ``a_t``)."""
+    stats = arms.update(state.stats, state.arm, reward)
+    t = state.t + 1
+    forced, rr = arms.forced_arm(t, state.arm_mask, passes)
+    beta = ugape_width(stats, confidence, explore(t, state.arm_mask), b)
+    sel = select_arm(arms.mean(stats), beta, state.arm_mask, m)
+    return stats, t, forced, rr, sel
+
+
 # ----------------------------------------------------------------------------- UGapEb
 class UGapEbState(NamedTuple):
     stats: arms.ArmStats
@@ -189,10 +201,10 @@ def ugapeb(
 
     After one pull per arm (two with ``confidence="bernstein"``), pull SELECT-ARM's
     ``I(t)`` for ``t = K+1, ..., n`` (widths ``beta_k = b sqrt(a / T_k)``). The output
-    is the ``J(t)`` with the smallest ``B_J(t)`` over those t, ties -> latest t
-    (latest t on ties); before the first SELECT-ARM, the m best empirical means.
-    ``epsilon`` enters only through the oracle tuning of ``a``
-    (:func:`ugapeb_oracle_a`).
+    is the ``J(t)`` with the smallest ``B_J(t)`` over those t (ties -> latest t);
+    before the first SELECT-ARM, the m best empirical means. ``epsilon`` enters only
+    through the oracle tuning of ``a`` (:func:`ugapeb_oracle_a`). Other ties go to
+    the lowest index (:mod:`jbandits.policies`).
 
     Args:
       num_arms: static K (including padded arms).
@@ -203,11 +215,8 @@ def ugapeb(
       epsilon: accuracy eps >= 0 (traced; unused by the sampling rule, validated).
       b: reward range b > 0 (traced; rewards in [0, b]).
       confidence: static, "hoeffding" (Gabillon et al.) or "bernstein" (width
-        ``sqrt(2 a s_k^2 / T_k) + 7 a b / (3 (T_k - 1))``; constants UNVERIFIED,
-        reconstructed because the technical report's App. B was not available).
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
+        ``sqrt(2 a s_k^2 / T_k) + 7 a b / (3 (T_k - 1))``; UNVERIFIED constants, see
+        the module docstring).
 
     References:
       Gabillon, Ghavamzadeh, Lazaric. Best arm identification: a unified approach to
@@ -229,13 +238,15 @@ def ugapeb(
             arms.round_robin(0, arm_mask),
         )
 
+    def explore(t, arm_mask):
+        del t, arm_mask
+        return a  # the fixed a of the budget setting
+
     def step_fn(state, key, reward):
         del key
-        stats = arms.update(state.stats, state.arm, reward)
-        t = state.t + 1
-        forced, rr = arms.forced_arm(t, state.arm_mask, passes)
-        beta = ugape_width(stats, confidence, a, b)
-        sel = select_arm(arms.mean(stats), beta, state.arm_mask, m)
+        stats, t, forced, rr, sel = _update_select(
+            state, reward, passes, m, explore, confidence, b
+        )
         better = ~forced & (t < budget) & (sel.index_chosen <= state.best_index)
         best_index = jnp.where(better, sel.index_chosen, state.best_index)
         best_set = jnp.where(better, sel.chosen, state.best_set)
@@ -280,28 +291,24 @@ def ugapec(
     widths ``beta_k = b sqrt(a_t / T_k)``, ``a_t = c ln(c0 K (t - 1)^3 / delta)``.
     If the horizon is reached first the engine reports ``stopped = False`` and the
     output (the latest ``J(t)``) carries no guarantee. With ``eps = 0`` the rule stops
-    only when ``B_J(t) < 0``.
+    only when ``B_J(t) < 0``. Ties go to the lowest index (:mod:`jbandits.policies`).
 
     Args:
       num_arms: static K (including padded arms).
       m: static number of arms to return, ``1 <= m < K``.
       epsilon: accuracy eps >= 0 (traced).
       delta: confidence level, 0 < delta < 1 (traced).
-      c: exploration constant c > 0 (traced); default 1/2 for "hoeffding" (Gabillon et
-      al.:
-        "c = 1/2 is always a good choice") and 1 for "bernstein" (UNVERIFIED).
-      c0: constant inside the log, default 4 (Gabillon et al., Eq. 4; UNVERIFIED for
-      Bernstein).
+      c: exploration constant c > 0 (traced); default 1/2 for "hoeffding" (Gabillon
+        et al.: "c = 1/2 is always a good choice") and 1 for "bernstein"
+        (UNVERIFIED).
+      c0: constant inside the log, default 4 (Gabillon et al., Eq. 4; UNVERIFIED
+        for Bernstein).
       b: reward range b > 0 (traced; rewards in [0, b]).
-      confidence: static, "hoeffding" or "bernstein" (constants UNVERIFIED,
-        reconstructed because the technical report's App. B was not available).
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
+      confidence: static, "hoeffding" or "bernstein", the widths of :func:`ugapeb`.
 
     References:
-      Gabillon, Ghavamzadeh, Lazaric. Best arm identification: a unified approach to
-      fixed budget and fixed confidence. NIPS 2012.
+      Gabillon, Ghavamzadeh, Lazaric (NIPS 2012), Fig. 1 right; the paper as cited
+      by :func:`ugapeb`.
     """
     num_arms, m, passes = _check_common(num_arms, m, epsilon, b, confidence)
     _validate.in_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
@@ -321,14 +328,14 @@ def ugapec(
             arms.round_robin(0, arm_mask),
         )
 
+    def explore(t, arm_mask):
+        return ugapec_exploration(t, jnp.sum(arm_mask), delta, c, c0)
+
     def step_fn(state, key, reward):
         del key
-        stats = arms.update(state.stats, state.arm, reward)
-        t = state.t + 1
-        forced, rr = arms.forced_arm(t, state.arm_mask, passes)
-        a_t = ugapec_exploration(t, jnp.sum(state.arm_mask), delta, c, c0)
-        beta = ugape_width(stats, confidence, a_t, b)
-        sel = select_arm(arms.mean(stats), beta, state.arm_mask, m)
+        stats, t, forced, rr, sel = _update_select(
+            state, reward, passes, m, explore, confidence, b
+        )
         stop = ~forced & (sel.index_chosen < epsilon)
         chosen = jnp.where(forced, state.chosen, sel.chosen)
         arm = jnp.where(forced, rr, jnp.where(stop, -1, sel.arm)).astype(jnp.int32)

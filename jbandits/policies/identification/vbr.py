@@ -17,7 +17,7 @@ The last active arm is the output; steps after the last phase idle.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax.numpy as jnp
 
@@ -25,19 +25,16 @@ from jbandits import _validate, arms, registry, schedules
 from jbandits.execution import Execution
 from jbandits.policies import _phases
 from jbandits.policies.identification.successive_rejects import (
+    SRState,
+    rejects_policy,
+    sr_schedule_by_k,
+)
+from jbandits.policies.identification.successive_rejects import (
     prepare as sr_prepare,
 )
-from jbandits.policies.identification.successive_rejects import sr_schedule_by_k
 from jbandits.types import Array, ArrayLike, Policy
 
-
-class VBRState(NamedTuple):
-    stats: arms.ArmStats  # cumulative per-arm statistics
-    active: Array  # [K] bool: arms not yet rejected
-    phase: Array  # [] int32: current phase (0-based); num_phases = finished
-    t: Array  # [] int32: pulls done
-    arm: Array  # [] int32: next arm, -1 = idle
-    sched: schedules.PhaseSchedule  # the SR schedule of this instance's real K
+VBRState = SRState  # VBR runs the Successive Rejects engine and its state
 
 
 def vbr_width(stats: arms.ArmStats, gamma: ArrayLike) -> Array:
@@ -70,15 +67,11 @@ def vbr_provisional(
       gamma: interval multiplier >= 0 (traced; Lalitha et al., UAI 2023, use 1.96).
       budget, schedule: the Successive Rejects schedule, as for
         :func:`~jbandits.policies.identification.successive_rejects.successive_rejects`.
-      execution: static :class:`~jbandits.execution.Execution`, how the step is
-        compiled (never what it computes); the batched runner sets it. Default:
-        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
+      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
-      A :class:`~jbandits.types.Policy`; output is the recommended arm ``[] int32``.
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
+      A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
+      the lowest index, :mod:`jbandits.policies`).
 
     References:
       Faella, Finzi, Sauro. Rapidly finding the best arm using variance. ECAI 2020
@@ -91,37 +84,16 @@ def vbr_provisional(
         "vbr_provisional", sr_schedule_by_k, num_arms, budget, schedule
     )
 
-    bound = _phases.max_ends(table.ends, table.num_phases)
-
     def choose(stats, active):
         young = active & (stats.counts < 2)
         least = arms.least_pulled(stats.counts, active)
         widest = arms.argmax_masked(vbr_width(stats, gamma), active)
         return jnp.where(young.any(), least, widest)
 
-    def init_fn(key, arm_mask):
-        del key
-        sched, active = _phases.start(table, arm_mask)
-        stats = arms.init_stats(num_arms)
-        first = _phases.first_or_idle(choose(stats, active), active)
-        zero = jnp.zeros((), jnp.int32)
-        return VBRState(stats, active, zero, zero, first, sched)
-
-    def step_fn(state, key, reward):
-        del key
-        sched = state.sched
-        stats = arms.update(state.stats, state.arm, reward)
-        t = state.t + 1
-        upper = arms.mean(stats) + vbr_width(stats, gamma)
-        phase = _phases.phases_done(t, sched.ends, sched.num_phases)
-        active = _phases.drop(
-            upper, state.active, phase - state.phase, bound, execution=execution
-        )
-        done = phase >= sched.num_phases
-        arm = jnp.where(done, -1, choose(stats, active))
-        return VBRState(stats, active, phase, t, arm.astype(jnp.int32), sched)
-
-    def output_fn(state):
-        return _phases.current_best(state.stats, state.active)
-
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return rejects_policy(
+        num_arms,
+        table,
+        choose,
+        lambda stats: arms.mean(stats) + vbr_width(stats, gamma),
+        execution=execution,
+    )

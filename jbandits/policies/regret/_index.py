@@ -15,8 +15,7 @@ from collections.abc import Callable
 import jax.numpy as jnp
 
 from jbandits import arms
-from jbandits.policies._index import IndexState
-from jbandits.policies._index import index_policy as _shared_index_policy
+from jbandits.policies._index import IndexState, best_arm_index_policy
 from jbandits.types import Array, Policy
 
 __all__ = ["IndexFn", "IndexState", "counts_at_least_one", "index_policy"]
@@ -40,12 +39,10 @@ def index_policy(
     def index(stats, arm_mask, n):
         return index_fn(stats, n, jnp.sum(arm_mask))
 
-    return _shared_index_policy(
+    return best_arm_index_policy(
         num_arms,
         index,
-        select="max",
-        output=arms.best_empirical,
-        setting="regret",
+        "regret",
         tie_break=tie_break,
         with_pulls=True,
         variance=variance,

@@ -85,9 +85,7 @@ def thompson(
       prior_var: prior variance of the Gaussian model (traced, ``> 0``); ignored by
         ``"beta"``.
       tie_break: static, ``"random"`` (default) or ``"first"``: "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
-      execution: static :class:`~jbandits.execution.Execution`, how the step is
-        compiled (never what it computes); the batched runner sets it. Default:
-        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
+      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
       A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm

@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry
-from jbandits.policies._index import index_policy
+from jbandits.policies._index import threshold_index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -36,14 +36,11 @@ def apt(
       epsilon: margin eps >= 0 (traced). Mukherjee et al. (IJCAI 2017) use 0.05; Tao et
         al. (NeurIPS 2019) sweep {0, .025, .05, .1}.
         Default: 0 (``variant="paper"``) or 0.01 (``"authors_code"``).
-      tie_break: static, "first" (lowest index) or "random".
+      tie_break: static, "first" (lowest index) or "random" (see :mod:`jbandits.policies`).
       variant: static, "paper" or "authors_code"; only the default epsilon differs
         (the AugUCB authors' experiment code calls APT with eps = 0.01).
 
     Output: labels ``1{mean_i >= tau}``.
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Locatelli, Gutzeit, Carpentier. An optimal algorithm for the thresholding bandit
@@ -55,13 +52,10 @@ def apt(
     if epsilon is None:
         epsilon = 0.01 if variant == "authors_code" else 0.0
     _validate.in_range("epsilon", epsilon, 0.0)
-    return index_policy(
-        num_arms,
-        lambda stats, mask: apt_index(stats, threshold, epsilon),
-        select="min",
-        output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
-        setting="thresholding",
-        tie_break=tie_break,
-        variance=False,
-        local=True,
+
+    def index(stats, mask):
+        return apt_index(stats, threshold, epsilon)
+
+    return threshold_index_policy(
+        num_arms, index, threshold, tie_break=tie_break, variance=False
     )

@@ -122,10 +122,8 @@ def augucb(
         (see :func:`prepare`). Idle tables (``last_round = -1``) make the policy
         pull nothing.
 
-    Output: labels ``1{mean_i >= tau}`` over all real arms.
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
+    Output: labels ``1{mean_i >= tau}`` over all real arms. Ties go to the lowest
+    index (:mod:`jbandits.policies`).
 
     References:
       Mukherjee, Naveen, Sudarsanam, Ravindran. Thresholding bandits with augmented

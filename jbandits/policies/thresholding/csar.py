@@ -95,14 +95,10 @@ def csar(
       schedule: the real K's schedule (``[P]`` leaves, from :func:`schedules.csar` or
         :func:`schedules.csar_authors_code`) or :func:`csar_schedule_by_k`
         (``[K_max + 1, P]``); needed when the budget is traced (see :func:`prepare`).
-      execution: static :class:`~jbandits.execution.Execution`, how the step is
-        compiled (never what it computes); the batched runner sets it. Default:
-        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
+      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Output: labels ``1{mean_i >= tau}`` (equal to the frozen label of removed arms).
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
+    Ties go to the lowest index (:mod:`jbandits.policies`).
 
     References:
       Chen, Lin, King, Lyu, Chen. Combinatorial pure exploration of multi-armed

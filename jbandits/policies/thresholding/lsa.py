@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry
-from jbandits.policies._index import index_policy
+from jbandits.policies._index import threshold_index_policy
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -33,10 +33,7 @@ def lsa(
       threshold: theta (traced).
       alpha: universal parameter alpha > 0 (traced); Tao et al. (NeurIPS 2019) use 1.35
       in their experiments.
-      tie_break: static "first" or "random".
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
+      tie_break: static, "first" (lowest index) or "random" (see :mod:`jbandits.policies`).
 
     References:
       Tao, Blanco, Peng, Zhou. Thresholding Bandit with Optimal Aggregate Regret.
@@ -45,13 +42,10 @@ def lsa(
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.finite("threshold", threshold)
     _validate.in_range("alpha", alpha, 0.0, low_open=True)
-    return index_policy(
-        num_arms,
-        lambda stats, mask: lsa_index(stats, threshold, alpha),
-        select="min",
-        output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
-        setting="thresholding",
-        tie_break=tie_break,
-        variance=False,
-        local=True,
+
+    def index(stats, mask):
+        return lsa_index(stats, threshold, alpha)
+
+    return threshold_index_policy(
+        num_arms, index, threshold, tie_break=tie_break, variance=False
     )

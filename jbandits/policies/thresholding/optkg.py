@@ -144,9 +144,7 @@ def optkg(
         I(a, b) to P(theta >= tau).
       prior_a, prior_b: Beta prior (traced, > 0); Tao et al. (NeurIPS 2019) use
         (1, 1) and (0.5, 0.5).
-      execution: static :class:`~jbandits.execution.Execution`, how the step is
-        compiled (never what it computes); the batched runner sets it. Default:
-        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
+      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Output: labels ``1{I(a_i, b_i) >= 1/2}`` (Chen et al.'s posterior rule; at tau = 1/2
     evaluated exactly as ``a_i >= b_i``); padded arms get 0. Use float64

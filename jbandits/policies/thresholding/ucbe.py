@@ -12,7 +12,7 @@ import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry
 from jbandits.oracles import ucbe_oracle_a  # noqa: F401  (re-exported)
-from jbandits.policies._index import index_policy
+from jbandits.policies._index import threshold_index_policy
 from jbandits.types import ArrayLike, Policy
 
 VARIANTS = ("paper", "authors_code")
@@ -37,12 +37,9 @@ def ucbe(
         authors' code differs only in how a was computed, see :func:`ucbe_oracle_a`;
         its initialisation bug, means not updated during the first K pulls, is not
         copied).
-      tie_break: static, "first" or "random".
+      tie_break: static, "first" (lowest index) or "random" (see :mod:`jbandits.policies`).
 
     Output: labels ``1{mean_i >= tau}``.
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT
@@ -58,13 +55,6 @@ def ucbe(
         n = jnp.maximum(stats.counts, 1.0)
         return jnp.abs(arms.mean(stats) - threshold) - jnp.sqrt(a / n)
 
-    return index_policy(
-        num_arms,
-        index,
-        select="min",
-        output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
-        setting="thresholding",
-        tie_break=tie_break,
-        variance=False,
-        local=True,
+    return threshold_index_policy(
+        num_arms, index, threshold, tie_break=tie_break, variance=False
     )

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from jbandits import _validate, arms, registry
 from jbandits.oracles import ucbev_oracle_a  # noqa: F401  (re-exported)
-from jbandits.policies._index import index_policy
+from jbandits.policies._index import threshold_index_policy
 from jbandits.types import ArrayLike, Policy
 
 VARIANTS = ("paper", "authors_code")
@@ -39,12 +39,9 @@ def ucbev(
       a: exploration parameter > 0 (traced), e.g. :func:`ucbev_oracle_a`.
       b: reward range (traced), default 1.
       variant: static, "paper" or "authors_code" (module docstring).
-      tie_break: static, "first" or "random".
+      tie_break: static, "first" (lowest index) or "random" (see :mod:`jbandits.policies`).
 
     Output: labels ``1{mean_i >= tau}``.
-
-    Ties go to the lowest index ("first"), where the paper leaves them arbitrary or
-    random; see :mod:`jbandits.policies` for the default arm permutation.
 
     References:
       Gabillon, Ghavamzadeh, Lazaric, Bubeck. Multi-bandit best arm identification.
@@ -70,13 +67,6 @@ def ucbev(
         width = jnp.sqrt(2.0 * a * var / n) + bias
         return jnp.abs(arms.mean(stats) - threshold) - width
 
-    return index_policy(
-        num_arms,
-        index,
-        select="min",
-        output=lambda stats, mask: arms.labels_above(stats, mask, threshold),
-        setting="thresholding",
-        passes=passes,
-        tie_break=tie_break,
-        local=True,
+    return threshold_index_policy(
+        num_arms, index, threshold, tie_break=tie_break, passes=passes
     )
