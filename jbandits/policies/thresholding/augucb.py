@@ -88,6 +88,51 @@ class AugUCBState(NamedTuple):
     arm: Array  # [] int32: next arm (-1 idle)
 
 
+def _per_arm(stats):
+    """(v_i + 1) / (4 n_i): the arm-dependent factor of s_i^2 (computed once)."""
+    return (arms.var_biased(stats) + 1.0) / (4.0 * jnp.maximum(stats.counts, 1.0))
+
+
+def _initial_state(num_arms: int, tables, arm_mask) -> AugUCBState:
+    """Round 0 of the tables' row for the real K (idle on the idle row), nothing
+    pulled yet; the first arm is the first real one."""
+    k_real = jnp.sum(arm_mask).astype(jnp.int32)
+    row, active = _phases.start(tables, arm_mask)
+    psi, log_term, ell, last = row.psi, row.log_term, row.ell, row.last_round
+    ftype = jnp.result_type(float)
+    return AugUCBState(
+        stats=arms.init_stats(num_arms),
+        arm_mask=arm_mask,
+        active=active,
+        present=active,
+        psi=psi.astype(ftype),
+        log_term=log_term.astype(ftype),
+        ell=ell.astype(jnp.int32),
+        last_round=last.astype(jnp.int32),
+        m=jnp.zeros((), jnp.int32),
+        boundary=k_real * ell[0].astype(jnp.int32),
+        t=jnp.zeros((), jnp.int32),
+        arm=jnp.where(last >= 0, arms.round_robin(0, arm_mask), -1).astype(jnp.int32),
+    )
+
+
+def _eliminate_authors(stats, active, present, past_init, s, log_term_m, threshold):
+    """The authors' code's two eliminations: by mean (width from ``RHO_MEAN``; the arm
+    leaves the active set and the round size) and by the variance width ``s`` (the
+    arm leaves the active set only). Returns ``(active, present)``."""
+    mu = arms.mean(stats)
+    n = jnp.maximum(stats.counts, 1.0)
+    c = jnp.sqrt(RHO_MEAN * log_term_m / (2.0 * n))
+    out_mean = (
+        active & past_init & ((mu - c > threshold + c) | (mu + c < threshold - c))
+    )
+    active = active & ~out_mean
+    present = present & ~out_mean
+    out_var = (mu - s > threshold + s) | (mu + s < threshold - s)
+    active = active & ~(past_init & out_var)
+    return active, present
+
+
 @registry.policy("augucb", prepare=prepare, min_budget=schedules.phases_min_budget)
 def augucb(
     num_arms: int,
@@ -146,36 +191,13 @@ def augucb(
         )
         tables = augucb_tables_by_k(num_arms, t_host, variant=variant)
 
-    def per_arm(stats):
-        """(v_i + 1) / (4 n_i): the arm-dependent factor of s_i^2 (computed once)."""
-        return (arms.var_biased(stats) + 1.0) / (4.0 * jnp.maximum(stats.counts, 1.0))
-
     def coef(psi, log_term):
         """The round-dependent factor of s_i^2: rho psi_m L_m (authors: rho L_m)."""
         return rho * log_term if authors else rho * psi * log_term
 
     def init_fn(key, arm_mask):
         del key
-        k_real = jnp.sum(arm_mask).astype(jnp.int32)
-        row, active = _phases.start(tables, arm_mask)
-        psi, log_term, ell, last = row.psi, row.log_term, row.ell, row.last_round
-        ftype = jnp.result_type(float)
-        return AugUCBState(
-            stats=arms.init_stats(num_arms),
-            arm_mask=arm_mask,
-            active=active,
-            present=active,
-            psi=psi.astype(ftype),
-            log_term=log_term.astype(ftype),
-            ell=ell.astype(jnp.int32),
-            last_round=last.astype(jnp.int32),
-            m=jnp.zeros((), jnp.int32),
-            boundary=k_real * ell[0].astype(jnp.int32),
-            t=jnp.zeros((), jnp.int32),
-            arm=jnp.where(last >= 0, arms.round_robin(0, arm_mask), -1).astype(
-                jnp.int32
-            ),
-        )
+        return _initial_state(num_arms, tables, arm_mask)
 
     def step_fn(state, key, reward):
         del key
@@ -185,24 +207,15 @@ def augucb(
         past_init = t > jnp.sum(mask)
         gap = jnp.abs(arms.mean(stats) - threshold)
         m = state.m
-        w = per_arm(stats)
+        w = _per_arm(stats)
         s = jnp.sqrt(coef(state.psi[m], state.log_term[m]) * w)
-        active, present = state.active, state.present
         if authors:
-            mu = arms.mean(stats)
-            n = jnp.maximum(stats.counts, 1.0)
-            c = jnp.sqrt(RHO_MEAN * state.log_term[m] / (2.0 * n))
-            out_mean = (
-                active
-                & past_init
-                & ((mu - c > threshold + c) | (mu + c < threshold - c))
-            )
-            active = active & ~out_mean
-            present = present & ~out_mean
-            out_var = (mu - s > threshold + s) | (mu + s < threshold - s)
-            active = active & ~(past_init & out_var)
+            active, present = _eliminate_authors(
+                stats, state.active, state.present, past_init, s,
+                state.log_term[m], threshold,
+            )  # fmt: skip
         else:
-            active = active & ~(past_init & (gap - 2.0 * s > 0))
+            active = state.active & ~(past_init & (gap - 2.0 * s > 0))
             present = active
         size = jnp.sum(present).astype(jnp.int32)
         m_new, boundary = _rounds.advance(

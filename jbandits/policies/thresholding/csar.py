@@ -73,6 +73,19 @@ class CSARState(NamedTuple):
     arm: Array  # [] int32: next arm (-1 idle)
 
 
+def _choose(stats, active, per_arm, phase, num_phases, authors: bool):
+    """The next arm of the current phase: the least pulled active arm (the paper), or
+    the first active arm below its quota (the authors' code, arm by arm); -1 once
+    the phases are over."""
+    quota = per_arm[jnp.minimum(phase, per_arm.shape[0] - 1)]
+    if authors:  # arm by arm: first active arm below its quota
+        below_quota = active & (stats.counts < quota)
+        pick = arms.argmax_masked(below_quota.astype(stats.counts.dtype), active)
+    else:
+        pick = arms.least_pulled(stats.counts, active)
+    return jnp.where(phase < num_phases, pick, -1).astype(jnp.int32)
+
+
 @registry.policy("csar", prepare=prepare, min_budget=schedules.phases_min_budget)
 def csar(
     num_arms: int,
@@ -120,15 +133,6 @@ def csar(
 
     bound = _phases.max_ends(schedule.per_arm, schedule.num_phases)
 
-    def choose(stats, active, per_arm, phase, num_phases):
-        quota = per_arm[jnp.minimum(phase, per_arm.shape[0] - 1)]
-        if authors:  # arm by arm: first active arm below its quota
-            below_quota = active & (stats.counts < quota)
-            pick = arms.argmax_masked(below_quota.astype(stats.counts.dtype), active)
-        else:
-            pick = arms.least_pulled(stats.counts, active)
-        return jnp.where(phase < num_phases, pick, -1).astype(jnp.int32)
-
     def advance(stats, active, phase, t, per_arm, ends, num_phases):
         """End every due phase; several end on one step when their quotas are equal
         (zero-length phases). Each removes one arm by a score fixed within the step."""
@@ -158,7 +162,7 @@ def csar(
         active, phase = advance(
             stats, active, jnp.zeros((), jnp.int32), t, per_arm, ends, num_phases
         )
-        arm = choose(stats, active, per_arm, phase, num_phases)
+        arm = _choose(stats, active, per_arm, phase, num_phases, authors)
         return CSARState(
             stats, arm_mask, active, per_arm, ends, num_phases, phase, t, arm
         )
@@ -176,7 +180,7 @@ def csar(
             state.ends,
             state.num_phases,
         )
-        arm = choose(stats, active, state.per_arm, phase, state.num_phases)
+        arm = _choose(stats, active, state.per_arm, phase, state.num_phases, authors)
         return CSARState(
             stats,
             state.arm_mask,
