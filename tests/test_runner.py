@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+import types
 
 import jax
 import numpy as np
@@ -422,3 +423,15 @@ def test_one_chunk_has_an_even_number_of_lanes_per_device():
     assert chunk(501, 1) == 502 and chunk(15, 1) == 15 and chunk(31, 2) == 32
     assert chunk(33, 2) == 36  # 17 lanes per device -> 18
     assert chunk(700, 2) == 700 and chunk(703, 2) == 704
+
+
+def test_assigning_a_moved_setting_forwards_it_with_a_deprecation_warning():
+    # runner was one module; its settings now live in runner.programs / .results
+    saved = runner.programs.CACHE_SIZE
+    try:
+        with pytest.warns(DeprecationWarning, match="runner.programs.CACHE_SIZE"):
+            runner.CACHE_SIZE = 3
+        assert runner.programs.CACHE_SIZE == 3
+    finally:
+        runner.programs.CACHE_SIZE = saved
+        types.ModuleType.__setattr__(runner, "CACHE_SIZE", saved)  # the copy too

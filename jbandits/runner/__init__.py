@@ -50,8 +50,15 @@ Its modules, one job each:
 Module state lives where it is read: the program cache and :data:`CACHE_SIZE` in
 ``programs``, :data:`EXACT_FLOAT32_COUNT` in ``results``, the active
 :func:`resumable` blocks in ``resume``; to change a setting, set it there
-(``runner.programs.CACHE_SIZE = 8``): the names below are copies.
+(``runner.programs.CACHE_SIZE = 8``). Assigning ``runner.CACHE_SIZE`` or
+``runner.EXACT_FLOAT32_COUNT`` (the form of versions where the runner was one module)
+still works, forwarded to their module with a DeprecationWarning.
 """
+
+import importlib
+import sys
+import types
+import warnings
 
 from jbandits import registry  # noqa: F401  (runner.registry: sweeps reads it)
 from jbandits.runner.chunking import (
@@ -115,3 +122,25 @@ __all__ = [
     "storable",
     "to_result",
 ]
+
+
+class _Runner(types.ModuleType):
+    """``jbandits.runner`` itself: assigning a setting that lives in a submodule
+    forwards it there (with a DeprecationWarning naming the new form)."""
+
+    _SETTINGS = {"CACHE_SIZE": "programs", "EXACT_FLOAT32_COUNT": "results"}
+
+    def __setattr__(self, name, value):
+        home = self._SETTINGS.get(name)
+        if home is not None:
+            warnings.warn(
+                f"jbandits.runner.{name} = ... is deprecated: set "
+                f"jbandits.runner.{home}.{name} instead",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            setattr(importlib.import_module(f"{__name__}.{home}"), name, value)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Runner

@@ -18,8 +18,10 @@ def resumable(path: str):
     """Give every :func:`execute` call inside the block a results store under ``path``.
 
     The ``i``-th call of the block gets the store ``path/<i>-<digest>``, the digest
-    taken over its work (policy name, static arguments and factory byte code, numeric
-    hyper-parameters, instances, keys, budgets, replications, run options). Run the
+    taken over its work (the registered policy's name, static arguments and numeric
+    hyper-parameters, instances, keys, budgets, replications, run options; a
+    hand-built policy is run without a store, with a warning: see
+    :func:`~jbandits.runner.storable`). Run the
     same program again after an interruption (SIGINT, SIGKILL, a session's end) and
     every chunk that finished is read instead of recomputed, so the run resumes and
     ends bit-identical to an uninterrupted one (each store keeps its chunk layout).
