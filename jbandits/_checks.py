@@ -156,9 +156,10 @@ def instances(family, items: list, budgets: np.ndarray) -> None:
         family.check(inst, int(budgets.max()))
 
 
-def one_key(key) -> None:
+def one_key(key) -> np.ndarray:
     """``key`` is one key (a typed ``jax.random.key`` of shape (), or legacy uint32
-    data of shape (2,)), not a batch of them."""
+    data of shape (2,)), not a batch of them; returns its uint32 data ``[2]`` (on the
+    host, for the entry points to derive the lanes' keys from)."""
     from jbandits import runner
 
     try:
@@ -173,6 +174,7 @@ def one_key(key) -> None:
             f"{data.shape[:-1]} (the entry points derive every replication's key "
             "from one key)"
         )
+    return data
 
 
 # --------------------------------------------------------------- policy and metric

@@ -89,7 +89,7 @@ def simulate(
         res.metrics["error"].mean()
     """
     num_reps, num_checkpoints = _checks.counts(num_reps, num_checkpoints)
-    _checks.one_key(key)
+    key_host = _checks.one_key(key)
     mask, budgets = _instances(params, budget)
     num_inst = budgets.shape[0]
     horizon = _checks.static_horizon(int(budgets.max()) if horizon is None else horizon)
@@ -117,9 +117,16 @@ def simulate(
         run=(num_reps, horizon, num_checkpoints, repr(metric), permute, record_arms)
         + ((True,) if diagnostics else ()),
     )
-    keys, inst_params = _entry.instance_inputs(key, params, mask.ndim == 2, num_inst)
+    keys, inst_params = _entry.instance_inputs(
+        key_host, params, mask.ndim == 2, num_inst
+    )
     instance = np.arange(num_inst)
-    lanes = _entry.lanes(hp, inst_params, instance, budgets, keys, num_reps, horizon)
+    # the policy's numbers ride with the per-cell ones: the runner is handed the
+    # source made above, not the policy (which it would resolve again)
+    numbers = {**numeric, **hp} if numeric else hp
+    lanes = _entry.lanes(
+        numbers, inst_params, instance, budgets, keys, num_reps, horizon
+    )
     opts = runner.Options(
         horizon=horizon if record_arms else None,
         num_checkpoints=num_checkpoints,
@@ -133,7 +140,7 @@ def simulate(
     lead = (num_inst, num_reps) if mask.ndim == 2 else (num_reps,)
     chunking = dict(batch_size=batch_size, memory_budget=memory_budget)
     return _entry.run(
-        policy, bandit, lanes, opts, lead, store, progress, report, chunking
+        source, bandit, lanes, opts, lead, store, progress, report, chunking
     )
 
 

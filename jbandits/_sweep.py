@@ -81,7 +81,7 @@ def sweep(
     """
     num_reps, num_checkpoints = _checks.counts(num_reps, num_checkpoints)
     horizon = _checks.static_horizon(horizon)
-    _checks.one_key(key)
+    key_host = _checks.one_key(key)
     arrays, num_points = _checks.grid_arrays(grid)
     if "budget" not in arrays and budget is None:
         raise ValueError("give budget, or a 'budget' entry in grid")
@@ -105,7 +105,9 @@ def sweep(
         real[cell_inst],
     )
     hp = jax.tree_util.tree_map(lambda v: np.repeat(v, num_inst, axis=0), arrays)
-    keys, inst_params = _entry.instance_inputs(key, params, mask.ndim == 2, num_inst)
+    keys, inst_params = _entry.instance_inputs(
+        key_host, params, mask.ndim == 2, num_inst
+    )
     keys = np.tile(keys, (num_points, 1))
     if isinstance(make_policy, str):  # a registered name: numbers from the grid
         make_policy = runner.registered(make_policy, {"num_arms": mask.shape[-1]})

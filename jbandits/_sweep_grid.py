@@ -78,7 +78,7 @@ def sweep_grid(
         policy's, a budget past int32, ``num_checkpoints`` < 1, a batch of keys.
     """
     num_reps, num_checkpoints = _checks.counts(num_reps, num_checkpoints)
-    _checks.one_key(key)
+    key_host = _checks.one_key(key)
     budgets = _checks.budget_list(budgets)
     policies = _checks.policy_list(policies)
     instances = list(instances)
@@ -87,7 +87,7 @@ def sweep_grid(
     for i, (name, _) in enumerate(policies):
         for point in points[i]:
             runner.registry.check_kwargs(name, point)
-    inst_keys = runner.instance_keys(key, len(instances))
+    inst_keys = runner.instance_keys(key_host, len(instances))
     metric = _grid_metric(policies, points, instances, budgets, metric)
     real = [int(np.asarray(p.arm_mask).sum()) for p in instances]
     cells, groups = _cells(policies, points, instances, real, budgets, skip_invalid)

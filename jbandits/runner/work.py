@@ -57,7 +57,8 @@ class Lanes:
 
 def key_data(key: Key) -> np.ndarray:
     """uint32 data ``[..., 2]`` of a typed or legacy key."""
-    if jnp.issubdtype(jnp.asarray(key).dtype, jax.dtypes.prng_key):
+    dtype = getattr(key, "dtype", None)  # read, not converted: no device array
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
         return np.asarray(jax.random.key_data(key))
     arr = np.asarray(key)
     if arr.dtype != np.uint32 or arr.shape[-1:] != (2,):
