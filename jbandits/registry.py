@@ -90,12 +90,7 @@ def register(
     if not isinstance(name, str) or not name:
         raise ValueError(f"policy name must be a non-empty string, got {name!r}")
     old = _ENTRIES.get(name)
-    reloaded = _qualname(old.factory) == _qualname(factory) if old else False
-    if (
-        old is not None
-        and old.factory is not factory
-        and not (reloaded and not hasattr(factory, "__wrapped__"))
-    ):
+    if old is not None and not _same_function(old.factory, factory):
         raise ValueError(
             f"policy name {name!r} is already registered (by {_qualname(old.factory)})"
         )
@@ -133,6 +128,15 @@ def policy(
         return factory
 
     return decorate
+
+
+def _same_function(old, new) -> bool:
+    """``new`` is ``old``, or ``old`` defined again by reloading its module (the same
+    module and qualified name; a ``functools.wraps`` wrapper copies both, so it is
+    not taken for one)."""
+    if new is old:
+        return True
+    return not hasattr(new, "__wrapped__") and _qualname(new) == _qualname(old)
 
 
 def _qualname(fn) -> str:
