@@ -213,6 +213,7 @@ def engine_program(policy, bandit, params, budget: int, lanes: int = 1):
     # host-side schedules (SH and the other phase policies), as simulate builds them
     real = np.full(lanes, int(np.sum(np.asarray(params.arm_mask))))
     hp.update(sweeps._prepared(source, numeric, real[0], real, np.full(lanes, budget)))
+    hp = source.fold_defaults(hp)  # as the runner does
     fn = runner._program(
         source, bandit, runner.Options(), tuple(params._fields), fold=True
     )

@@ -37,6 +37,7 @@ from jbandits._segments import (  # noqa: F401  (re-exported)
     step_key,
     step_reads_key,
 )
+from jbandits.structure import outside_loop
 from jbandits.types import Array, Bandit, Key, Policy, State
 
 
@@ -251,6 +252,8 @@ def run(
         seg, record_arms, axis_name,
     )  # fmt: skip
     state0 = policy.init(key_init, mask[perm])
+    policy, state0, wrap = outside_loop(policy, state0)
+    play = play._replace(policy=policy)
     counts0 = jnp.zeros((num_arms,), jnp.int32)
     # only the fast segments (with axis_name) leave the counter out of a step
     keyed = axis_name is None or _segments.cached_reads_key(
@@ -262,7 +265,10 @@ def run(
     carry, outs = jax.lax.scan(
         block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
     )
-    return _result(play, carry, outs, budget, inner, horizon, return_state)
+    result = _result(play, carry, outs, budget, inner, horizon, return_state)
+    if return_state:
+        result = result._replace(state=wrap(result.state))
+    return result
 
 
 def _spacing(horizon, num_checkpoints: int, segment, record_arms: bool):

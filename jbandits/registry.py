@@ -16,11 +16,13 @@ Every registered name joins the shared contract and trace-equivalence tests (eac
 must have a trace case in ``tests/cases``; a test fails otherwise).
 
 A policy built by :func:`make` (or by the top-level factories such as
-``jbandits.apt``) remembers its name and keyword arguments in ``policy.spec``. The
-batched runner (:mod:`jbandits.runner`) splits them with :func:`split_kwargs` into
-*static* arguments, which fix shapes or control flow and key the compile cache, and
-*numeric* ones (ε, α, ρ, budgets, horizons, schedules, ...), which it traces, so that
-``make()`` + ``simulate`` in a loop over ε compiles once.
+``jbandits.apt``) is its *structure* (:func:`bind`: the name and the arguments that
+fix shapes or control flow, which key the compile cache) plus its *numbers* (ε, α, ρ,
+budgets, horizons, schedules, ..., with the factory's numeric defaults filled in):
+``policy.params``, data that ``init`` puts into the state
+(:mod:`jbandits.structure`). The batched runner (:mod:`jbandits.runner`) compiles one
+program per structure and batches the numbers like any other input, so ``make()`` +
+``simulate`` in a loop over ε compiles once.
 """
 
 from __future__ import annotations
@@ -33,12 +35,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jbandits.execution import Execution
-from jbandits.types import Policy, PolicySpec
+from jbandits.structure import Structure
+from jbandits.types import Policy
 
 # Integer arguments that fix shapes or loop counts for every policy (all strings,
 # bools and None are static too); a policy adds its own with ``static=`` when it
@@ -151,10 +152,12 @@ def _check_name(name: str) -> None:
 def make(name: str, **params) -> Policy:
     """Build the policy registered as ``name`` (``num_arms`` is a keyword).
 
-    The policy remembers ``name`` and ``params`` in ``policy.spec``, so that
-    :func:`jbandits.simulate`, :func:`jbandits.sweep` and :func:`jbandits.sweep_grid`
-    can rebuild it with its numeric arguments traced (one compilation for a loop over,
-    say, epsilon).
+    The arguments split into the policy's structure (``num_arms``, strings, bools,
+    the integers it declares static) and its numbers, which become data: the
+    policy's ``params`` (with the factory's numeric defaults filled in), put into its
+    state by ``init`` (:mod:`jbandits.structure`). :func:`jbandits.simulate`,
+    :func:`jbandits.sweep` and :func:`jbandits.sweep_grid` batch the numbers like any
+    other input, so a loop over, say, epsilon compiles once.
 
     Args:
       name: a registered name (:func:`names`).
@@ -165,7 +168,8 @@ def make(name: str, **params) -> Policy:
         their index formulas).
 
     Returns:
-      A :class:`~jbandits.types.Policy` with ``spec`` set.
+      A :class:`~jbandits.types.Policy` with ``spec`` set (``policy.params`` its
+      numbers).
 
     Raises:
       ValueError: unknown ``name`` (the message lists the known ones), or a bad
@@ -175,36 +179,46 @@ def make(name: str, **params) -> Policy:
 
         policy = jbandits.make("apt", num_arms=4, threshold=0.5, epsilon=0.05)
         policy.spec.name   # "apt"
+        policy.params      # {"epsilon": 0.05, "threshold": 0.5}
     """
     check_kwargs(name, params)
-    policy = _ENTRIES[name].factory(**params)
     static, numeric = split_kwargs(params, name)
-    spec = PolicySpec(name, tuple(sorted(static.items())), numeric)
-    init = _mask_checked_init(policy.init, params.get("num_arms"))
-    return policy._replace(init=init, spec=spec)
+    return bind(name, **static).policy(numeric)
 
 
-def _mask_checked_init(init, num_arms):
-    """``init`` that also takes a list or NumPy array as ``arm_mask`` (a direct
-    call, outside the engine) and refuses a mask that is not boolean ``[K]``."""
+def bind(name: str, **static) -> Structure:
+    """The :class:`~jbandits.structure.Structure` of policy ``name`` with ``static``
+    arguments (``num_arms`` among them): ``.policy(numbers)`` builds the policy with
+    its numbers as data; the batched runner compiles one program per structure.
 
-    @functools.wraps(init)
-    def init_fn(key, arm_mask):
-        if not isinstance(arm_mask, jax.Array):  # a list, a tuple, a NumPy array
-            host = np.asarray(arm_mask)
-            if host.dtype != np.bool_:
-                raise ValueError(
-                    f"arm_mask must be a boolean array [K], got {arm_mask!r}"
-                )
-            if isinstance(num_arms, int) and host.shape != (num_arms,):
-                raise ValueError(
-                    f"arm_mask must have shape ({num_arms},) (num_arms), got "
-                    f"shape {host.shape}"
-                )
-            arm_mask = jnp.asarray(host)
-        return init(key, arm_mask)
+    Raises:
+      ValueError: unknown ``name``, an argument the factory does not take, or a
+        number among ``static`` (it belongs to ``.policy``'s numbers).
+    """
+    check_kwargs(name, static)
+    for key, value in static.items():
+        if not is_static(key, value, name):
+            raise ValueError(
+                f"{name}: {key}={value!r} is a number, not structure: give it to "
+                ".policy(...) (or to make)"
+            )
+    items = tuple(sorted(static.items()))
+    entry = _ENTRIES[name]
+    host = ("budget",) if entry.prepare is not None else ()
+    return Structure(name, entry.factory, items, _numeric_defaults(entry, static), host)
 
-    return init_fn
+
+def _numeric_defaults(entry: Entry, static: dict) -> tuple:
+    """The factory's numeric defaults: keyword parameters with a default that is a
+    number (not None, a string or a bool) and not declared static."""
+    out = []
+    for key, param in inspect.signature(entry.factory).parameters.items():
+        default = param.default
+        if key in static or default is inspect.Parameter.empty:
+            continue
+        if not is_static(key, default, entry.name):
+            out.append((key, default))
+    return tuple(sorted(out))
 
 
 def names() -> list[str]:

@@ -66,6 +66,12 @@ class Policy(NamedTuple):
     spec: Any = None
     diagnostics: Callable[[State], dict] | None = None
 
+    @property
+    def params(self) -> dict | None:
+        """The numbers of a registered policy (``spec.params``: data, carried in its
+        state; see :mod:`jbandits.structure`), None for a hand-built one."""
+        return None if self.spec is None else self.spec.params
+
 
 class PolicySpec(NamedTuple):
     """What a registered policy was built from, split once by :func:`jbandits.make`.
@@ -76,9 +82,9 @@ class PolicySpec(NamedTuple):
       its :class:`~jbandits.execution.Execution`): the compiled program depends on
       these, and they key its cache;
     * ``params``: the numbers (threshold, epsilon, rho, budgets, schedules, ...),
-      a dict pytree of scalars or arrays: data, traced by the batched runner, so a
-      sweep over them compiles once. Numbers left at the factory's defaults are not
-      in it (the factory's constants).
+      a dict pytree of scalars or arrays, the factory's numeric defaults filled in:
+      data, carried in the policy's state and batched by the runner, so a sweep over
+      them compiles once (:mod:`jbandits.structure`).
     """
 
     name: str

@@ -79,6 +79,7 @@ def execute(
         raise ValueError("fold_reps=False needs num_reps == 1")
     hp = per_cell(hp, lanes.num_cells)
     name = _check_numbers(source, hp, lanes.num_cells)
+    hp = source.fold_defaults(hp)
     work = Work(lanes, hp, order)
     plan = _plan(
         source,

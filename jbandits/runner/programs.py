@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
 
 from jbandits import registry
 from jbandits.engine import compiler_options, run
@@ -41,6 +42,47 @@ class Source:
     name: str = ""
     prepare: Any = None  # host hook (num_arms, num_real_arms, budget, **kw) -> dict
     takes_execution: bool = False  # ``build`` takes ``execution=`` (an Execution)
+
+    def policy(self, numbers: dict, execution: Execution | None = None) -> Policy:
+        """The policy with ``numbers`` (a lane's, traced inside a program, or a
+        cell's on the host): a registered policy's structure with the numbers as
+        data in its state (:mod:`jbandits.structure`); a factory called with them."""
+        static = dict(self.static)
+        if execution is not None:
+            static["execution"] = execution
+        if storable(self):
+            return self._structure(static).policy({**self._constants(), **numbers})
+        return self.build(**static, **numbers)
+
+    def _structure(self, static: dict):
+        shape, _ = registry.split_kwargs(static, self.ident[1])
+        return registry.bind(self.ident[1], **shape)
+
+    def _constants(self) -> dict:
+        """Numbers given with the static arguments (``registered(name, {"gamma":
+        1.96})``): constants of the program, part of its cache key."""
+        return registry.split_kwargs(dict(self.static), self.ident[1])[1]
+
+    def fold_defaults(self, hp: dict) -> dict:
+        """``hp`` without the scalar numbers that every cell leaves at the factory's
+        default: the program takes those as constants, as the factory's code does
+        (a default such as Bayes-UCB's ``c = 0`` then simplifies it); a sweep that
+        moves a number off its default traces it for every cell."""
+        if not storable(self):
+            return hp
+        defaults = dict(self._structure(dict(self.static)).defaults)
+        out = {}
+        for key, value in hp.items():
+            if not _all_equal(value, defaults.get(key)):
+                out[key] = value
+        return out
+
+
+def _all_equal(value, default) -> bool:
+    if isinstance(default, bool) or not isinstance(default, (int, float)):
+        return False
+    arr = np.asarray(value)
+    return arr.dtype.kind in "iuf" and bool(np.all(arr == default))
 
 
 def _hashable(value):
@@ -85,7 +127,8 @@ def _takes_execution(factory) -> bool:
 
 def registered(name: str, static: dict, *, label: str | None = None) -> Source:
     """The :class:`Source` of registered policy ``name`` with ``static`` arguments
-    (its numbers are traced per cell); ``label`` names it in progress output.
+    (its numbers are traced per cell; a number given here is a constant of the
+    program instead); ``label`` names it in progress output.
 
     Programs and stores are keyed on the name and the static arguments, so every
     source of the same policy and structure shares one compiled program.
@@ -205,15 +248,12 @@ def _compile(
     execution: Execution | None,
 ):
     """The jitted function of a chunk of lanes (see :func:`_program`)."""
-    static = dict(source.static)
-    if execution is not None:
-        static["execution"] = execution
 
     def lane(hp, params, kdata, rep, budget, horizon):
         k = jax.random.wrap_key_data(kdata)
         if fold:
             k = jax.random.fold_in(k, rep)
-        policy = source.build(**static, **hp)
+        policy = source.policy(hp, execution)
         return run(
             policy,
             bandit,

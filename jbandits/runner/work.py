@@ -103,7 +103,7 @@ def _check_numbers(source: Source, hp: dict, num_cells: int) -> str:
         seen.add(sig)
         kw = jax.tree_util.tree_unflatten(treedef, row)
         try:
-            built = source.build(**dict(source.static), **kw)
+            built = source.policy(kw)
         except ValueError as err:
             raise ValueError(f"{source.name}, cell {cell}: {err}") from err
         spec = getattr(built, "spec", None)

@@ -1,0 +1,194 @@
+"""A registered policy as structure plus numbers: the numbers are data, in the state.
+
+Every registered policy splits into its *structure* (name, K, tie rule, variant, the
+integers it declares static, its :class:`~jbandits.execution.Execution`), which fixes
+the compiled program, and its *numbers* (τ, ε, α, ρ, δ, priors, budgets, horizons,
+host schedules), a dict pytree: :attr:`jbandits.Policy.params`, with the factory's
+numeric defaults filled in. As in optax's ``inject_hyperparams``, ``init`` puts the
+numbers into the state (:class:`WithParams`) and ``step`` / ``output`` read them from
+there, so the contract stays ``step(state, key, reward) -> state`` and a batch of lanes
+with different numbers is a batch of states, not a batch of programs::
+
+    structure = jbandits.registry.bind("apt", num_arms=4)
+    policy = structure.policy({"threshold": 0.5, "epsilon": 0.05})
+    policy.params                      # {"epsilon": 0.05, "threshold": 0.5}
+    state = policy.init(key, mask)     # state.params is that dict, state.inner APT's
+    state.counts                       # the algorithm's own fields read through
+
+The batched runner compiles one program per structure (:meth:`Structure.policy`
+under ``vmap`` with each lane's numbers) and keys its cache and stores on the name,
+the structure and the numbers. The factory is the validator: it is called with the
+numbers on the host by :func:`jbandits.make` (concrete values, clear errors) and with
+the state's numbers whenever ``step`` is traced.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbandits.types import Policy, PolicySpec
+
+
+class WithParams(NamedTuple):
+    """The state of a registered policy: its numbers and the algorithm's own state.
+
+    The algorithm's fields read through (``state.counts`` is ``state.inner.counts``).
+    """
+
+    params: dict
+    inner: Any
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What fixes the program of a registered policy: its factory and static arguments.
+
+    Attributes:
+      name: the registered name.
+      factory: ``factory(num_arms, **static, **numbers) -> Policy`` (the algorithm with
+        its numbers closed over: the inner policy).
+      static: sorted ``((key, value), ...)``, hashable.
+      defaults: sorted ``((key, value), ...)``, the factory's numeric defaults.
+      host: numbers the factory derives host-side schedules from when it is not
+        handed them (``budget`` of a policy with a ``prepare`` hook): given concrete,
+        they stay those values when ``step`` is traced (the schedule is exact host
+        arithmetic); the batched runner hands the schedules in and traces them.
+    """
+
+    name: str
+    factory: Callable[..., Policy]
+    static: tuple
+    defaults: tuple = ()
+    host: tuple = ()
+
+    def numbers(self, params: dict) -> dict:
+        """``params`` with the numeric defaults filled in (a new dict)."""
+        return {**dict(self.defaults), **params}
+
+    def build(self, params: dict) -> Policy:
+        """The algorithm with ``params`` (defaults filled in) closed over."""
+        return self.factory(**dict(self.static), **self.numbers(params))
+
+    def policy(self, params: dict) -> Policy:
+        """The policy with numbers ``params`` (defaults filled in) as data: ``init``
+        puts them into the state, ``step`` and ``output`` read them from it."""
+        params = self.numbers(params)
+        first = self.build(params)
+        pinned = {
+            k: params[k] for k in self.host if k in params and _concrete(params[k])
+        }
+        carried = jax.tree_util.tree_map(_as_array, params)  # the state's numbers
+        inner = functools.partial(_inner, self, pinned, [carried, first])
+
+        def init(key, arm_mask):
+            return WithParams(carried, first.init(key, _mask(arm_mask, self.static)))
+
+        def step(state, key, reward):
+            new = inner(state.params).step(state.inner, key, reward)
+            return WithParams(state.params, _as_structure_of(state.inner, new))
+
+        def output(state):
+            return inner(state.params).output(state.inner)
+
+        diagnostics = None
+        if first.diagnostics is not None:
+
+            def diagnostics(state):
+                return inner(state.params).diagnostics(state.inner)
+
+        spec = PolicySpec(self.name, self.static, params)
+        return Policy(init, step, output, first.setting, spec, diagnostics)
+
+
+def _inner(structure: Structure, pinned: dict, last: list, params: dict) -> Policy:
+    """The algorithm for the state's numbers: the one built last while the state
+    holds those very arrays (an eager loop; the engine, which keeps them out of its
+    loop: :func:`outside_loop`), else built again for the new ones (a trace of
+    ``step`` alone), its host arithmetic on concrete values done at once and the
+    ``pinned`` host numbers kept."""
+    if not _same_leaves(params, last[0]):
+        with jax.ensure_compile_time_eval():
+            last[:] = [params, structure.build({**params, **pinned})]
+    return last[1]
+
+
+def outside_loop(policy: Policy, state):
+    """``(policy, state)`` for a loop that carries the algorithm's own state only.
+
+    A registered policy's numbers do not change from step to step: the engine keeps
+    them out of its loop carry and hands them back to ``step`` beside the carry, so
+    the numbers a lane was given are the ones its steps read (the algorithm is built
+    once per program, as a closure over them). Returns ``wrap(inner) -> state`` as
+    third item, to give back a final state in the policy's own form. Any other
+    policy and state come back as they are.
+    """
+    if not isinstance(state, WithParams):
+        return policy, state, lambda inner: inner
+    params = state.params
+
+    def wrap(inner):
+        return WithParams(params, inner)
+
+    diagnostics = policy.diagnostics and (lambda s: policy.diagnostics(wrap(s)))
+    loop = policy._replace(
+        init=lambda key, mask: policy.init(key, mask).inner,
+        step=lambda s, key, reward: policy.step(wrap(s), key, reward).inner,
+        output=lambda s: policy.output(wrap(s)),
+        diagnostics=diagnostics,
+    )
+    return loop, state.inner, wrap
+
+
+def _same_leaves(a, b) -> bool:
+    if a is b:
+        return True
+    xs, ys = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    return len(xs) == len(ys) and all(x is y for x, y in zip(xs, ys, strict=True))
+
+
+def _as_array(value):
+    return value if isinstance(value, jax.Array) else jnp.asarray(value)
+
+
+def _concrete(value) -> bool:
+    return not any(
+        isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(value)
+    )
+
+
+def _as_structure_of(like, new):
+    """``new`` in the pytree structure of ``like`` when only the node classes differ
+    (a state class defined inside the factory is a new class at each build)."""
+    like_def = jax.tree_util.tree_structure(like)
+    leaves, new_def = jax.tree_util.tree_flatten(new)
+    if new_def == like_def or new_def.num_leaves != like_def.num_leaves:
+        return new
+    return jax.tree_util.tree_unflatten(like_def, leaves)
+
+
+def _mask(arm_mask, static: tuple):
+    """A list or NumPy ``arm_mask`` (a direct call, outside the engine) as a device
+    array, refused unless boolean ``[K]``."""
+    if isinstance(arm_mask, jax.Array):
+        return arm_mask
+    host = np.asarray(arm_mask)
+    if host.dtype != np.bool_:
+        raise ValueError(f"arm_mask must be a boolean array [K], got {arm_mask!r}")
+    num_arms = dict(static).get("num_arms")
+    if isinstance(num_arms, int) and host.shape != (num_arms,):
+        raise ValueError(
+            f"arm_mask must have shape ({num_arms},) (num_arms), got shape {host.shape}"
+        )
+    return jnp.asarray(host)
