@@ -130,6 +130,13 @@ def require_concrete(name: str, value, why: str):
     return value
 
 
+def host_budget(budget, why: str) -> int:
+    """``budget`` as a host int in ``[1, INT32_MAX]``, for host arithmetic (``why``,
+    e.g. an exact phase schedule); ValueError when it is traced or out of range."""
+    require_concrete("budget", budget, why)
+    return concrete_int("budget", budget, minimum=1, maximum=INT32_MAX)
+
+
 def check_traced(
     values: dict,
     *,

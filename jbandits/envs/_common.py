@@ -1,4 +1,5 @@
-"""Shared pieces of the reward families: reward-stack keys, validation, padding."""
+"""Shared pieces of the reward families: the Bandit record, reward-stack keys,
+validation, padding."""
 
 from __future__ import annotations
 
@@ -8,7 +9,35 @@ import numpy as np
 
 from jbandits import _prng
 from jbandits._validate import is_concrete
-from jbandits.types import Array, ArrayLike, Key
+from jbandits.types import Array, ArrayLike, Bandit, Key
+
+
+def means_leaf(params) -> Array:
+    """``Bandit.means`` of a family whose params hold the true means (``means``)."""
+    return params.means
+
+
+def stds_leaf(params) -> Array:
+    """``Bandit.stds`` of a family whose params hold the true standard deviations."""
+    return params.stds
+
+
+def check_budget_only(params, budget) -> None:
+    """``Bandit.check`` of a family whose params put no bound on the budget."""
+    del params
+    check_budget(budget)
+
+
+def family(
+    name: str, params_type, sample, *, stds=stds_leaf, check=check_budget_only
+) -> Bandit:
+    """The :class:`~jbandits.types.Bandit` of a family of :mod:`jbandits.envs`.
+
+    Its true means are the params' ``means`` leaf; its standard deviations the
+    ``stds`` leaf unless ``stds`` computes them (Bernoulli); its ``check`` refuses a
+    budget < 1 unless ``check`` adds the family's own bounds (replay).
+    """
+    return Bandit(sample, means_leaf, stds, check, name, params_type)
 
 
 def reward_uniform(key: Key, arm: ArrayLike, pull_index: ArrayLike, dtype) -> Array:

@@ -21,18 +21,11 @@ def _sample(params: BernoulliParams, key: Key, arm: ArrayLike, pull_index: Array
     return (u < params.means[arm]).astype(params.means.dtype)
 
 
-def _check(params: BernoulliParams, budget) -> None:
-    _common.check_budget(budget)
+def _stds(params: BernoulliParams):
+    return jnp.sqrt(params.means * (1.0 - params.means))
 
 
-BERNOULLI = Bandit(
-    sample=_sample,
-    means=lambda p: p.means,
-    stds=lambda p: jnp.sqrt(p.means * (1.0 - p.means)),
-    check=_check,
-    name="bernoulli",
-    params_type=BernoulliParams,
-)
+BERNOULLI = _common.family("bernoulli", BernoulliParams, _sample, stds=_stds)
 
 
 def bernoulli(means, *, arm_mask=None) -> tuple[Bandit, BernoulliParams]:

@@ -22,18 +22,7 @@ def _sample(params: GaussianParams, key: Key, arm: ArrayLike, pull_index: ArrayL
     return params.means[arm] + params.stds[arm] * z
 
 
-def _check(params: GaussianParams, budget) -> None:
-    _common.check_budget(budget)
-
-
-GAUSSIAN = Bandit(
-    sample=_sample,
-    means=lambda p: p.means,
-    stds=lambda p: p.stds,
-    check=_check,
-    name="gaussian",
-    params_type=GaussianParams,
-)
+GAUSSIAN = _common.family("gaussian", GaussianParams, _sample)
 
 
 def gaussian(means, stds, *, arm_mask=None) -> tuple[Bandit, GaussianParams]:

@@ -98,18 +98,7 @@ def _sample(params: MovieLensParams, key: Key, arm: ArrayLike, pull_index: Array
     return params.matrix[user, params.movies[arm]]
 
 
-def _check(params: MovieLensParams, budget) -> None:
-    _common.check_budget(budget)
-
-
-MOVIELENS = Bandit(
-    sample=_sample,
-    means=lambda p: p.means,
-    stds=lambda p: p.stds,
-    check=_check,
-    name="movielens",
-    params_type=MovieLensParams,
-)
+MOVIELENS = _common.family("movielens", MovieLensParams, _sample)
 
 
 def movielens(matrix, movies, *, arm_mask=None) -> tuple[Bandit, MovieLensParams]:

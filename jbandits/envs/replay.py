@@ -40,14 +40,7 @@ def _check(params: ReplayParams, budget) -> None:
             )
 
 
-REPLAY = Bandit(
-    sample=_sample,
-    means=lambda p: p.means,
-    stds=lambda p: p.stds,
-    check=_check,
-    name="replay",
-    params_type=ReplayParams,
-)
+REPLAY = _common.family("replay", ReplayParams, _sample, check=_check)
 
 
 def replay(

@@ -68,21 +68,14 @@ def resolve(
     if schedule is None:
         if budget is None:
             raise ValueError(f"{name}: give budget (concrete) or schedule")
-        _validate.require_concrete(
-            "budget", budget, "the schedule is exact host arithmetic"
-        )
-        b = _validate.concrete_int(
-            "budget", budget, minimum=1, maximum=_validate.INT32_MAX
-        )
+        b = _validate.host_budget(budget, "the schedule is exact host arithmetic")
         schedule = build_by_k(num_arms, b)
     elif (
         budget is not None
         and _validate.is_concrete(budget)
         and _validate.is_concrete(schedule)
     ):
-        b = _validate.concrete_int(
-            "budget", budget, minimum=1, maximum=_validate.INT32_MAX
-        )
+        b = _validate.host_budget(budget, "the schedule's phase ends are checked")
         ends = jax.device_get(schedule.ends)
         real = ends[ends != schedules.NEVER]
         if real.size and int(real.max()) > b:

@@ -185,10 +185,7 @@ def augucb(
     if tables is None:
         if budget is None:
             raise ValueError("budget is required (or pass tables=)")
-        _validate.require_concrete("budget", budget, "AugUCB's round tables")
-        t_host = _validate.concrete_int(
-            "budget", budget, minimum=1, maximum=_validate.INT32_MAX
-        )
+        t_host = _validate.host_budget(budget, "AugUCB's round tables")
         tables = augucb_tables_by_k(num_arms, t_host, variant=variant)
 
     def coef(psi, log_term):

@@ -124,10 +124,7 @@ def csar(
     if schedule is None:
         if budget is None:
             raise ValueError("budget is required (or pass schedule=)")
-        _validate.require_concrete("budget", budget, "CSAR's phase schedule")
-        t_host = _validate.concrete_int(
-            "budget", budget, minimum=1, maximum=_validate.INT32_MAX
-        )
+        t_host = _validate.host_budget(budget, "CSAR's phase schedule")
         schedule = csar_schedule_by_k(num_arms, t_host, variant=variant)
     authors = variant == "authors_code"
 
