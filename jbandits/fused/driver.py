@@ -9,7 +9,7 @@ signature and the same results as the XLA program of
    split as :func:`jbandits.engine.split_key` splits it; the arm permutation (a sort:
    not in the kernel); the true means and gaps; ``policy.init``; the first reward.
    Everything here runs once per lane, so it stays out of the kernel;
-2. *the kernel* (:func:`jax.experimental.pallas.pallas_call`, a grid over blocks of
+2. *the kernel* (:func:`pl.pallas_call`, a grid over blocks of
    ``block`` lanes): the policy state, pull counts and reward totals of a block are
    loop carries; for each of the ``C`` checkpoints a ``lax.while_loop`` runs guarded
    steps (the engine's :func:`jbandits._segments.guarded_step`, written with one-hot
@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.experimental import pallas as pl
 
 from jbandits import _prng, metrics
 from jbandits.engine import (
@@ -64,7 +65,7 @@ class Spec(NamedTuple):
     segment: int | None
     shared: tuple  # params fields without a lane axis
     fold: bool  # fold the replication index into the key
-    block: int  # lanes per kernel program
+    block: int  # lanes per kernel program (0: lowering.block_for(K))
     lowering: _lowering.Lowering
 
 
@@ -101,9 +102,13 @@ def step_key_data(key_steps, t):
     """Key data of ``fold_in(key_steps, t)`` (:func:`jbandits._segments.step_key`)
     from the key data ``key_steps`` [2] uint32: one threefry2x32 hash."""
     o1, o2 = _prng.threefry2x32(
-        key_steps[0], key_steps[1], jnp.zeros((), jnp.uint32), t.astype(jnp.uint32)
+        take(key_steps, 0),
+        take(key_steps, 1),
+        jnp.zeros((), jnp.uint32),
+        t.astype(jnp.uint32),
     )
-    return jnp.stack([o1, o2])
+    first = lax.broadcasted_iota(jnp.int32, (2,), 0) == 0
+    return jnp.where(first, o1, o2)
 
 
 # ------------------------------------------------------------------ memory boundary
@@ -121,9 +126,9 @@ def _block_spec(x, block: int, per_lane: bool):
     shape = tuple(x.shape)
     if not per_lane:  # the whole array in every program
         nd = len(shape)
-        return jax.experimental.pallas.BlockSpec(shape, lambda i: (0,) * nd)
+        return pl.BlockSpec(shape, lambda i: (0,) * nd)
     rest = len(shape) - 1
-    return jax.experimental.pallas.BlockSpec(
+    return pl.BlockSpec(
         (block, *shape[1:]), lambda i: (i,) + (0,) * rest
     )
 
@@ -317,19 +322,21 @@ def program(spec: Spec):
     policy's step uses an operation the kernel-safe rewrite does not cover.
     """
     num_checkpoints = spec.num_checkpoints
-    block = spec.block
 
     def lanes(hp, params, kdata, rep, budget, horizon):
+        n = budget.shape[0]
+        block = spec.block or _lowering.block_for(params.arm_mask.shape[-1])
+        block = min(block, 1 << max(n - 1, 0).bit_length())
         params_axes = type(params)(
             *[None if f in spec.shared else 0 for f in params._fields]
         )
         before = jax.vmap(
             functools.partial(_before, spec),
             in_axes=(0, params_axes, 0, 0, 0, 0),
+            axis_name=LANES_AXIS,
         )
         lane, carry0, inner = before(hp, params, kdata, rep, budget, horizon)
         lane = lane._replace(params=params)
-        n = budget.shape[0]
         padded = -(-n // block) * block
         # lane axes inside the kernel: every lane input has one, except the shared
         # fields of the instance
@@ -385,7 +392,7 @@ def program(spec: Spec):
             for x, p in zip(ins, per_lane + [True] * len(carry_flat))
         ]
         out_specs = [_block_spec(s, block, True) for s in out_shapes]
-        call = jax.experimental.pallas.pallas_call(
+        call = pl.pallas_call(
             kernel,
             out_shape=out_shapes,
             grid=(padded // block,),
