@@ -33,6 +33,10 @@ _LOG = logging.getLogger("jbandits")
 
 BACKENDS = ("auto", "xla", "fused")
 
+#: label -> the reason of the last fall-back to XLA in this process (read by
+#: ``benchmarks/gpu.py`` to print the backend that actually ran)
+FALLBACKS: dict = {}
+
 
 def requested(source, opts) -> str:
     """The backend asked for: the policy's own ``execution=`` if it was built with
@@ -55,6 +59,7 @@ def static_reason(opts, devices: int) -> str | None:
 
 
 def _report(reason: str, wanted: str, label: str) -> None:
+    FALLBACKS[label or "policy"] = reason
     line = f"jbandits: {label or 'policy'} runs on the xla backend: {reason}"
     if wanted == "fused":
         warnings.warn(line, RuntimeWarning, stacklevel=3)
@@ -90,6 +95,7 @@ class FusedProgram:
         self.label = label
         self.spec = spec
         self.reason: str | None = None
+        self.abstract_args = None  # shapes and dtypes of the last call's arguments
         self._ok: set = set()
 
     @property
@@ -105,6 +111,10 @@ class FusedProgram:
         # under a trace (the runner's jax.eval_shape) the functions are traced
         # inline: a jit with compiler options cannot be nested
         tracing = _tracing(args)
+        self.abstract_args = jax.tree_util.tree_map(
+            lambda x: jax.ShapeDtypeStruct(jax.numpy.shape(x), jax.numpy.result_type(x)),
+            args,
+        )
         fused = _unjitted(self.fused) if tracing else self.fused
         xla = _unjitted(self.xla) if tracing else self.xla
         if self.reason is not None:
