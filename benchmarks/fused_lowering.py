@@ -8,8 +8,7 @@ builds the runner's fused program; the same program is then lowered with the Pal
 Triton lowering for the ``cuda`` platform (``jax.jit(...).trace(...).lower(
 lowering_platforms=("cuda",))``), which runs the whole Pallas -> Triton IR lowering
 on the host. Printed per policy: whether the fused program ran (interpret mode on
-CPU, the real lowering on a GPU) or fell back to XLA, and
-why), the primitives of the kernel body the Triton lowering has no rule for, and
+CPU, the real lowering on a GPU) or fell back to XLA (and why), the primitives of the kernel body the Triton lowering has no rule for, and
 whether the lowering to Triton IR succeeded (else its first error line).
 
 What this proves: the kernel lowers to Triton IR. Not that Triton compiles it to

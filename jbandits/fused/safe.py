@@ -135,6 +135,7 @@ def evaluate(jaxpr, consts, args) -> list:
             return v.val
         return env[v]
 
+    consts = [_materialize(c) for c in consts]
     for v, x in zip(jaxpr.constvars, _enter(consts, [v.aval for v in jaxpr.constvars])):
         env[v] = x
     for v, x in zip(jaxpr.invars, _enter(args, [v.aval for v in jaxpr.invars])):
@@ -153,6 +154,41 @@ def evaluate(jaxpr, consts, args) -> list:
         for v, x in zip(eqn.outvars, outs):
             env[v] = x
     return [read(v) for v in jaxpr.outvars]
+
+
+MAX_CONSTANT = 4096  # elements of a constant array rebuilt inside a kernel
+
+
+def _materialize(c):
+    """A concrete constant (a table a policy closes over) rebuilt from scalar
+    literals, ``where(index == p, value_p, ...)``: a kernel may not capture arrays."""
+    if isinstance(c, jax.core.Tracer):
+        return c
+    if isinstance(c, jax.Array) and jax.dtypes.issubdtype(c.dtype, jax.dtypes.prng_key):
+        return _materialize(np.asarray(jax.random.key_data(c)))
+    if not isinstance(c, (np.ndarray, jax.Array, np.generic)):
+        return c
+    c = np.asarray(c)
+    if c.size > MAX_CONSTANT:
+        raise NotKernelSafe(f"a constant array of {c.size} elements")
+    dtype = c.dtype
+    work = np.int32 if dtype == np.bool_ else dtype
+    flat = c.reshape(-1).astype(work)
+    if c.ndim == 0:
+        return lax.full((), flat[0].item(), work).astype(dtype)
+    index = jnp.zeros(c.shape, jnp.int32)
+    stride = 1
+    for axis in range(c.ndim - 1, -1, -1):
+        index = index + lax.broadcasted_iota(jnp.int32, c.shape, axis) * stride
+        stride *= c.shape[axis]
+    values, first = np.unique(flat, return_index=True)
+    common = flat[np.argmax(np.bincount(np.searchsorted(values, flat)))]
+    out = lax.full(c.shape, common.item(), work)
+    for p, value in enumerate(flat):
+        if value != common or (value != value):
+            out = jnp.where(index == p, lax.full((), value.item(), work), out)
+    del first
+    return out.astype(dtype)
 
 
 def _on_key_data(eqn, rule, ins):
