@@ -200,9 +200,12 @@ def run_check(num_arms: int, steps: int, reps: int, backend: str = "xla") -> dic
     execution = dataclasses.replace(
         Execution.for_platform(jax.devices()[0].platform), backend=backend
     )
+    from jbandits.fused.backend import FALLBACKS
+
     out = {}
     for label in CHECK:
         policy = make(label, num_arms, steps, execution)
+        FALLBACKS.pop(label.partition(":")[0], None)
         res = simulate_call(
             policy, bandit, params, steps, reps, 0, num_checkpoints=3,
             record_arms=backend == "xla", execution=execution,

@@ -20,12 +20,14 @@ Run options the kernel does not produce (``record_arms``, ``return_state``,
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import warnings
 from typing import Any
 
 import jax
 
+from jbandits.execution import Execution
 from jbandits.fused import driver, lowering
 from jbandits.fused.safe import NotKernelSafe
 
@@ -178,6 +180,10 @@ def program_for(
     if reason is not None:
         _report(reason, wanted, label)
         return xla
+    if isinstance(static.get("execution"), Execution):
+        # "any lane" predicates read each lane's own value in a kernel (a psum over
+        # the block has no Triton rule); same results, by Execution's contract
+        static = {**static, "execution": dataclasses.replace(static["execution"], lanes=None)}
     spec = driver.Spec(
         build=source.build,
         static=tuple(sorted(static.items(), key=lambda kv: kv[0])),

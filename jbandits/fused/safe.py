@@ -469,6 +469,14 @@ def _slice(eqn, x):
     return x
 
 
+@_rule("rev")
+def _rev(eqn, x):
+    for axis in eqn.params["dimensions"]:
+        n = x.shape[axis]
+        x = _contract(x, axis, _window_mask(n - 1, n, n, -1))
+    return x
+
+
 @_rule("dynamic_slice")
 def _dynamic_slice(eqn, x, *starts):
     sizes = eqn.params["slice_sizes"]
