@@ -46,12 +46,25 @@ class Execution:
       lanes: the name of the ``vmap`` axis over the batch's lanes, or None outside a
         named batch: "any lane" predicates then read the lane's own value, and no
         work is pooled over lanes.
+      backend: how the batched runner runs a chunk of lanes: ``"xla"`` (the
+        engine's loop of XLA kernels), ``"fused"`` (a block of lanes plays its whole
+        budget in one Pallas kernel, :mod:`jbandits.fused`; interpret mode off a
+        GPU) or ``"auto"`` (the default: fused on a GPU, XLA elsewhere). A fused
+        program that cannot run falls back to XLA with a one-line reason (a warning
+        when ``"fused"`` was asked for). Policies ignore it.
     """
 
     fixed_phase_sorts: bool = False
     fixed_bisection: bool = False
     gate: bool = True
     lanes: str | None = None
+    backend: str = "auto"
+
+    def __post_init__(self):
+        if self.backend not in ("auto", "xla", "fused"):
+            raise ValueError(
+                f"backend must be 'auto', 'xla' or 'fused', got {self.backend!r}"
+            )
 
     @classmethod
     def for_platform(cls, platform: str, *, lanes: str | None = None) -> Execution:

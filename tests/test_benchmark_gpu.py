@@ -14,6 +14,7 @@ def test_gpu_benchmark_prints_rates_kernels_and_the_check(tmp_path, capsys):
             "--arms", "10", "--steps", "64", "--min-arm-lanes", "1e3", "--max-arm-lanes", "1e3",
             "--curve", "apt", "--table", "sequential_halving", "--table-arm-lanes",
             "1e3", "--check", "--reps", "4", "--out", str(tmp_path),
+            "--backends", "xla,fused",
         ]
     )  # fmt: skip
     out = capsys.readouterr().out
@@ -21,7 +22,13 @@ def test_gpu_benchmark_prints_rates_kernels_and_the_check(tmp_path, capsys):
     for label in gpu.CHECK:
         assert f"{label}" in out and "identical lanes 4/4" in out
     rows = json.loads((tmp_path / "gpu_rows.json").read_text())["rows"]
-    assert [r["policy"] for r in rows] == ["apt", "sequential_halving"]
+    assert [(r["policy"], r["backend"]) for r in rows] == [
+        ("apt", "xla"), ("apt", "fused"),
+        ("sequential_halving", "xla"), ("sequential_halving", "fused"),
+    ]  # fmt: skip
+    # the fused backend (interpret mode off a GPU) against the device's XLA
+    assert "fused (ran: fused) vs device xla identical lanes 4/4" in out
     for r in rows:
         assert r["mpulls_s"] > 0
-        assert r["kernels"].split()[1] == "kernels", r["kernels"]  # counted, not "?"
+        if r["backend"] == "xla":  # counted, not "?"
+            assert r["kernels"].split()[1] == "kernels", r["kernels"]

@@ -20,6 +20,7 @@ import numpy as np
 from jbandits import registry
 from jbandits.engine import compiler_options, run
 from jbandits.execution import Execution
+from jbandits.fused import backend as fused_backend
 from jbandits.runner.devices import DEVICE_AXIS, _mesh
 from jbandits.types import Bandit, Policy
 
@@ -281,10 +282,17 @@ def _compile(
 
     lanes.__name__ = "jbandits_lanes"
     if devices > 1:
-        return jax.jit(
+        fn = jax.jit(
             _per_device(lanes, shared, devices), compiler_options=compiler_options()
         )
-    return jax.jit(lanes, compiler_options=compiler_options())
+    else:
+        fn = jax.jit(lanes, compiler_options=compiler_options())
+    # the backend (jbandits.fused.backend): this XLA program, or the fused kernel
+    # with this program as its fall-back
+    return fused_backend.program_for(
+        source, bandit, opts, shared, fold, devices, fn,
+        static=static, compiler_options=compiler_options(),
+    )  # fmt: skip
 
 
 def _per_device(lanes, shared: tuple, devices: int):
