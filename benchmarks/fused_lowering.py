@@ -75,7 +75,10 @@ def check(label: str, num_arms: int, steps: int) -> dict:
         row["triton_ir"] = "ok"
     except Exception as err:  # noqa: BLE001 - reported
         text = " ".join(str(err).split())
-        m = re.search(r"(Number of elements must be power-of-two|Unimplemented primitive[^.]*|Only [^.]*)", text)
+        m = re.search(
+            r"(Number of elements must be power-of-two|Unimplemented primitive[^.]*|Only [^.]*)",
+            text,
+        )
         row["triton_ir"] = f"{type(err).__name__}: {(m.group(0) if m else text)[:160]}"
     row["lower_s"] = round(time.perf_counter() - t0, 1)
     return row
@@ -88,9 +91,14 @@ def main(argv=None) -> None:
     parser.add_argument("names", nargs="*")
     args = parser.parse_args(argv)
     names = args.names or [
-        *sorted(jbandits.names()), "ucb1:first", "thompson:gauss", "bayes_ucb:gauss"
+        *sorted(jbandits.names()),
+        "ucb1:first",
+        "thompson:gauss",
+        "bayes_ucb:gauss",
     ]
-    print(f"jax {jax.__version__}; K={args.arms}, T={args.steps}; lowering to Triton IR on {jax.default_backend()}")
+    print(
+        f"jax {jax.__version__}; K={args.arms}, T={args.steps}; lowering to Triton IR on {jax.default_backend()}"
+    )
     for label in names:
         row = check(label, args.arms, args.steps)
         print(

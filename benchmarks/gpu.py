@@ -304,8 +304,7 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--backends",
         default=None,
-        help="comma-separated backends per row (default: xla,fused on a GPU, "
-        "else xla)",
+        help="comma-separated backends per row (default: xla,fused on a GPU, else xla)",
     )
     parser.add_argument("--time-limit", type=float, default=float("inf"))
     parser.add_argument("--out", help="folder for gpu_rows.json")
@@ -349,12 +348,19 @@ def main(argv=None) -> None:
         try:
             rows.append(
                 measure(
-                    label, args.arms, args.steps, arm_lanes, kernels, execution,
+                    label,
+                    args.arms,
+                    args.steps,
+                    arm_lanes,
+                    kernels,
+                    execution,
                     backend,
                 )  # fmt: skip
             )
         except Exception as err:  # noqa: BLE001 - one failed row, the rest runs
-            print(f"{label:18s} {backend:>7s} failed: {type(err).__name__}: {err}"[:300])
+            print(
+                f"{label:18s} {backend:>7s} failed: {type(err).__name__}: {err}"[:300]
+            )
             continue
         _print_row(rows[-1])
     if skipped:

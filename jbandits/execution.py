@@ -49,7 +49,8 @@ class Execution:
       backend: how the batched runner runs a chunk of lanes: ``"xla"`` (the
         engine's loop of XLA kernels), ``"fused"`` (a block of lanes plays its whole
         budget in one Pallas kernel, :mod:`jbandits.fused`; interpret mode off a
-        GPU) or ``"auto"`` (the default: fused on a GPU, XLA elsewhere). A fused
+        GPU) or ``"auto"`` (the default: XLA until a GPU run has measured the fused
+        kernel; see :mod:`jbandits.fused.backend`). A fused
         program that cannot run falls back to XLA with a one-line reason (a warning
         when ``"fused"`` was asked for). Policies ignore it.
     """

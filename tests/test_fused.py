@@ -69,7 +69,7 @@ def _assert_same(a, b, label):
             continue
         lx, ly = jax.tree_util.tree_leaves(x), jax.tree_util.tree_leaves(y)
         assert len(lx) == len(ly), (label, field)
-        for p, q in zip(lx, ly):
+        for p, q in zip(lx, ly, strict=False):
             np.testing.assert_array_equal(np.asarray(p), np.asarray(q), err_msg=field)
 
 
@@ -102,7 +102,9 @@ def test_fused_equals_xla(name):
 @pytest.mark.parametrize(
     "label,name,kw",
     [
-        pytest.param(*v, marks=() if v[0] == "ucb1-random" else (pytest.mark.slow,), id=v[0])
+        pytest.param(
+            *v, marks=() if v[0] == "ucb1-random" else (pytest.mark.slow,), id=v[0]
+        )
         for v in VARIANTS
     ],
 )
@@ -147,7 +149,7 @@ def test_rewrite_removes_gather_scatter_sort():
     kd = jax.random.key_data(jax.random.key(4))
     expected = jax.jit(f)(x, i, kd)
     got = jax.jit(safe.kernel_safe(f))(x, i, kd)
-    for a, b in zip(expected, got):
+    for a, b in zip(expected, got, strict=False):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     jaxpr = jax.make_jaxpr(safe.kernel_safe(f))(x, i, kd).jaxpr
     assert not safe.unsupported(jaxpr), safe.unsupported(jaxpr)

@@ -55,8 +55,8 @@ LANES_AXIS = "lanes"  # the vmap axis over a block's lanes (as the runner's)
 class Spec(NamedTuple):
     """The static description of a fused program (what the runner's cache keys)."""
 
-    build: Any  # (**static, **hp) -> Policy
-    static: tuple  # sorted ((name, value), ...) passed to build
+    build: Any  # (hp, execution) -> Policy (the runner's Source.policy)
+    execution: Any  # the Execution the policy is built with (None: it takes none)
     bandit: Bandit
     horizon: int | None  # static horizon (None: traced per lane)
     num_checkpoints: int
@@ -128,9 +128,7 @@ def _block_spec(x, block: int, per_lane: bool):
         nd = len(shape)
         return pl.BlockSpec(shape, lambda i: (0,) * nd)
     rest = len(shape) - 1
-    return pl.BlockSpec(
-        (block, *shape[1:]), lambda i: (i,) + (0,) * rest
-    )
+    return pl.BlockSpec((block, *shape[1:]), lambda i: (i,) + (0,) * rest)
 
 
 # ---------------------------------------------------------------------- one lane
@@ -150,16 +148,14 @@ class _Lane(NamedTuple):
 
 
 def _policy(spec: Spec, hp):
-    return spec.build(**dict(spec.static), **hp)
+    return spec.build(hp, spec.execution)
 
 
 def _draw(spec: Spec, lane: _Lane, state, counts):
     """The reward of the arm ``state`` pulls next (:func:`jbandits._segments.draw`)."""
     a = jnp.maximum(state.arm, 0)
     key_env = jax.random.wrap_key_data(lane.key_env)
-    return spec.bandit.sample(
-        lane.params, key_env, take(lane.perm, a), take(counts, a)
-    )
+    return spec.bandit.sample(lane.params, key_env, take(lane.perm, a), take(counts, a))
 
 
 def _step(spec: Spec, lane: _Lane, limit, carry):
@@ -268,7 +264,9 @@ def _kernel_fn(spec: Spec, lane_axes, num_checkpoints: int):
         block = carry0[2].shape[0]
         cidx = lax.broadcasted_iota(jnp.int32, (block, num_checkpoints), 1)
         # [block, C] accumulators, written one-hot at checkpoint c
-        abstract = jax.eval_shape(vmap(readout_lane, in_axes=(lane_axes, 0)), lane, carry0)
+        abstract = jax.eval_shape(
+            vmap(readout_lane, in_axes=(lane_axes, 0)), lane, carry0
+        )
         acc0 = jax.tree_util.tree_map(
             lambda s: jnp.zeros((block, num_checkpoints), _mem_dtype(s.dtype)), abstract
         )
@@ -350,7 +348,7 @@ def program(spec: Spec):
         lane_flat, lane_tree = jax.tree_util.tree_flatten(lane)
         per_lane = _per_lane_flags(lane, lane_axes)
         carry_flat, carry_tree = jax.tree_util.tree_flatten(carry0)
-        ins = [pad(_to_mem(x), p) for x, p in zip(lane_flat, per_lane)]
+        ins = [pad(_to_mem(x), p) for x, p in zip(lane_flat, per_lane, strict=False)]
         ins += [pad(_to_mem(x)) for x in carry_flat]
         body = _kernel_fn(spec, lane_axes, num_checkpoints)
 
@@ -358,11 +356,17 @@ def program(spec: Spec):
         def run_block(*arrays):
             lane_b = jax.tree_util.tree_unflatten(
                 lane_tree,
-                [_from_mem(a, x) for a, x in zip(arrays[: len(lane_flat)], lane_flat)],
+                [
+                    _from_mem(a, x)
+                    for a, x in zip(arrays[: len(lane_flat)], lane_flat, strict=False)
+                ],
             )
             carry_b = jax.tree_util.tree_unflatten(
                 carry_tree,
-                [_from_mem(a, x) for a, x in zip(arrays[len(lane_flat) :], carry_flat)],
+                [
+                    _from_mem(a, x)
+                    for a, x in zip(arrays[len(lane_flat) :], carry_flat, strict=False)
+                ],
             )
             carry, out, acc, used = body(lane_b, carry_b)
             state, counts, t, total, _ = carry
@@ -371,7 +375,7 @@ def program(spec: Spec):
 
         block_args = [
             jax.ShapeDtypeStruct((block, *x.shape[1:]) if p else x.shape, x.dtype)
-            for x, p in zip(ins, per_lane + [True] * len(carry_flat))
+            for x, p in zip(ins, per_lane + [True] * len(carry_flat), strict=False)
         ]
         out_block = jax.eval_shape(run_block, *block_args)
         out_flat_b, out_tree = jax.tree_util.tree_flatten(out_block)
@@ -384,12 +388,12 @@ def program(spec: Spec):
             in_refs, out_refs = refs[: len(ins)], refs[len(ins) :]
             arrays = [r[...] for r in in_refs]
             results = jax.tree_util.tree_leaves(run_block(*arrays))
-            for r, v in zip(out_refs, results):
+            for r, v in zip(out_refs, results, strict=False):
                 r[...] = _to_mem(v)
 
         in_specs = [
             _block_spec(x, block, p)
-            for x, p in zip(ins, per_lane + [True] * len(carry_flat))
+            for x, p in zip(ins, per_lane + [True] * len(carry_flat), strict=False)
         ]
         out_specs = [_block_spec(s, block, True) for s in out_shapes]
         call = pl.pallas_call(
@@ -403,7 +407,7 @@ def program(spec: Spec):
         )
         results = call(*ins)
         results = [
-            _from_mem(r[:n], s) for r, s in zip(results, out_flat_b)
+            _from_mem(r[:n], s) for r, s in zip(results, out_flat_b, strict=False)
         ]
         counts, t, stopped, out, acc, used = jax.tree_util.tree_unflatten(
             out_tree, results

@@ -64,8 +64,8 @@ class Lowering(NamedTuple):
         if self.name == "triton":
             from jax.experimental.pallas import triton as plgpu
 
-            params = getattr(plgpu, "CompilerParams", None) or getattr(
-                plgpu, "TritonCompilerParams"
+            params = (
+                getattr(plgpu, "CompilerParams", None) or plgpu.TritonCompilerParams
             )
             return {
                 "compiler_params": params(

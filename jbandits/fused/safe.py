@@ -102,7 +102,7 @@ def kernel_safe(fn):
 
         closed = jax.make_jaxpr(flat_fn)(*specs)
         outs = evaluate(closed.jaxpr, closed.consts, flat)
-        for v, x in zip(closed.jaxpr.outvars, outs):
+        for v, x in zip(closed.jaxpr.outvars, outs, strict=False):
             if isinstance(x, _Key):
                 raise NotKernelSafe(f"returns a PRNG key ({v.aval})")
         return jax.tree_util.tree_unflatten(out_tree[0], outs)
@@ -113,7 +113,7 @@ def kernel_safe(fn):
 def _enter(values, avals):
     """Values crossing into a (sub)program: key-typed variables become :class:`_Key`."""
     out = []
-    for x, aval in zip(values, avals):
+    for x, aval in zip(values, avals, strict=False):
         if _is_key_aval(aval) and not isinstance(x, _Key):
             _check_impl(aval)
             x = _Key(x)
@@ -136,9 +136,13 @@ def evaluate(jaxpr, consts, args) -> list:
         return env[v]
 
     consts = [_materialize(c) for c in consts]
-    for v, x in zip(jaxpr.constvars, _enter(consts, [v.aval for v in jaxpr.constvars])):
+    for v, x in zip(
+        jaxpr.constvars, _enter(consts, [v.aval for v in jaxpr.constvars]), strict=False
+    ):
         env[v] = x
-    for v, x in zip(jaxpr.invars, _enter(args, [v.aval for v in jaxpr.invars])):
+    for v, x in zip(
+        jaxpr.invars, _enter(args, [v.aval for v in jaxpr.invars]), strict=False
+    ):
         env[v] = x
     for eqn in jaxpr.eqns:
         ins = [read(v) for v in eqn.invars]
@@ -151,7 +155,7 @@ def evaluate(jaxpr, consts, args) -> list:
             outs = eqn.primitive.bind(*ins, **eqn.params)
         if not eqn.primitive.multiple_results:
             outs = [outs]
-        for v, x in zip(eqn.outvars, outs):
+        for v, x in zip(eqn.outvars, outs, strict=False):
             env[v] = x
     return [read(v) for v in jaxpr.outvars]
 
@@ -204,13 +208,13 @@ def _on_key_data(eqn, rule, ins):
             return rule(eqn, *xs)
         return eqn.primitive.bind(*xs, **eqn.params)
 
-    outs = jax.vmap(
-        f, in_axes=[-1 if k else None for k in keyed], out_axes=-1
-    )(*[x.data if k else x for x, k in zip(ins, keyed)])
+    outs = jax.vmap(f, in_axes=[-1 if k else None for k in keyed], out_axes=-1)(
+        *[x.data if k else x for x, k in zip(ins, keyed, strict=False)]
+    )
     many = eqn.primitive.multiple_results
     wrapped = [
         _Key(o) if _is_key_aval(v.aval) else o
-        for o, v in zip(outs if many else [outs], eqn.outvars)
+        for o, v in zip(outs if many else [outs], eqn.outvars, strict=False)
     ]
     return wrapped if many else wrapped[0]
 
@@ -307,7 +311,11 @@ def _while(eqn, *ins):
 def _scan(eqn, *ins):
     p = eqn.params
     nconst, ncarry = p["num_consts"], p["num_carry"]
-    consts, init, xs = ins[:nconst], ins[nconst : nconst + ncarry], ins[nconst + ncarry :]
+    consts, init, xs = (
+        ins[:nconst],
+        ins[nconst : nconst + ncarry],
+        ins[nconst + ncarry :],
+    )
     out_avals = [v.aval for v in eqn.outvars]
 
     def body(carry, x):
@@ -461,7 +469,9 @@ def _fill_value(dtype, fill):
 def _slice(eqn, x):
     p = eqn.params
     strides = p["strides"] or (1,) * x.ndim
-    for axis, (lo, hi, st) in enumerate(zip(p["start_indices"], p["limit_indices"], strides)):
+    for axis, (lo, hi, st) in enumerate(
+        zip(p["start_indices"], p["limit_indices"], strides, strict=False)
+    ):
         size = max(0, -(-(hi - lo) // st))
         if lo == 0 and size == x.shape[axis] and st == 1:
             continue
@@ -481,7 +491,7 @@ def _rev(eqn, x):
 def _dynamic_slice(eqn, x, *starts):
     sizes = eqn.params["slice_sizes"]
     starts = starts[: x.ndim]
-    for axis, (start, size) in enumerate(zip(starts, sizes)):
+    for axis, (start, size) in enumerate(zip(starts, sizes, strict=False)):
         dim = x.shape[axis]
         if size == dim:
             continue
@@ -564,7 +574,9 @@ def _unstack(eqn, x):
         if x.dtype == jnp.bool_:
             v = jnp.max(jnp.where(pos == k, x.astype(jnp.int32), 0), axis=axis) > 0
         else:
-            v = jnp.sum(jnp.where(pos == k, x, _zero(x.dtype)), axis=axis).astype(x.dtype)
+            v = jnp.sum(jnp.where(pos == k, x, _zero(x.dtype)), axis=axis).astype(
+                x.dtype
+            )
         outs.append(v)
     return outs
 
@@ -629,7 +641,7 @@ def _scatter(eqn, x, idx, upd, how: str):
     rest = [d for d in range(x.ndim) if d not in scattered]
     # updates: scatter (batch) dims + window dims; bring the window dims last
     window = tuple(dn.update_window_dims)
-    for d, w in zip(rest, window):
+    for d, w in zip(rest, window, strict=False):
         if upd.shape[w] != x.shape[d]:
             raise NotKernelSafe("scatter of a partial window")
     upd_batch = [i for i in range(upd.ndim) if i not in window]
@@ -644,7 +656,9 @@ def _scatter(eqn, x, idx, upd, how: str):
     hit = jnp.ones(full, jnp.bool_)
     for k, d in enumerate(scattered):
         pos = lax.broadcasted_iota(jnp.int32, full, nb + d)
-        hit = hit & (pos == jnp.expand_dims(_col(idx, k), tuple(range(nb, nb + x.ndim))))
+        hit = hit & (
+            pos == jnp.expand_dims(_col(idx, k), tuple(range(nb, nb + x.ndim)))
+        )
     # updates broadcast to batch + operand dims (size 1 on the scattered dims)
     shape = list(batch) + [1 if d in scattered else x.shape[d] for d in range(x.ndim)]
     u = jnp.broadcast_to(upd.reshape(shape), full)
@@ -657,7 +671,11 @@ def _scatter(eqn, x, idx, upd, how: str):
     any_hit = jnp.max(hit.astype(jnp.int32), axis=axes) > 0 if nb else hit
     if how == "set":
         if boolean:
-            val = jnp.max(jnp.where(hit, u.astype(jnp.int32), 0), axis=axes) > 0 if nb else u
+            val = (
+                jnp.max(jnp.where(hit, u.astype(jnp.int32), 0), axis=axes) > 0
+                if nb
+                else u
+            )
         else:
             val = jnp.sum(jnp.where(hit, u, _zero(x.dtype)), axis=axes) if nb else u
         return jnp.where(any_hit, val.astype(x.dtype), x)
@@ -670,7 +688,9 @@ def _scatter(eqn, x, idx, upd, how: str):
             info = jnp.iinfo(x.dtype)
             ident = info.max if how == "min" else info.min
         red = jnp.min if how == "min" else jnp.max
-        val = red(jnp.where(hit, u, jnp.asarray(ident, x.dtype)), axis=axes) if nb else u
+        val = (
+            red(jnp.where(hit, u, jnp.asarray(ident, x.dtype)), axis=axes) if nb else u
+        )
         comb = jnp.minimum if how == "min" else jnp.maximum
         return jnp.where(any_hit, comb(x, val), x)
     raise NotKernelSafe(f"scatter-{how}")
@@ -714,7 +734,11 @@ def _arg(eqn, x, smallest: bool):
     ids = lax.broadcasted_iota(jnp.int32, x.shape, axis)
     if x.dtype == jnp.bool_:
         x = x.astype(jnp.int32)
-    best = jnp.min(x, axis=axis, keepdims=True) if smallest else jnp.max(x, axis=axis, keepdims=True)
+    best = (
+        jnp.min(x, axis=axis, keepdims=True)
+        if smallest
+        else jnp.max(x, axis=axis, keepdims=True)
+    )
     hit = x == best
     if jnp.issubdtype(x.dtype, jnp.inexact):  # jnp.argmin/argmax: the first NaN
         nan = jnp.isnan(x)
@@ -749,7 +773,8 @@ def _reduce(eqn, *ins):
         width = 1 << max(size - 1, 0).bit_length()
         if width != size:  # pad with the initial values to a power of two
             xs = [
-                _pad_to(x, axis, width, init) for x, init in zip(xs, inits)
+                _pad_to(x, axis, width, init)
+                for x, init in zip(xs, inits, strict=False)
             ]
         while xs[0].shape[axis] > 1:
             half = xs[0].shape[axis] // 2
@@ -758,7 +783,9 @@ def _reduce(eqn, *ins):
             xs = combine(lo, hi)
         xs = [lax.squeeze(x, (axis,)) for x in xs]
         # fold in the initial values (an identity of the computation)
-        xs = combine(xs, [jnp.broadcast_to(i, x.shape) for i, x in zip(inits, xs)])
+        xs = combine(
+            xs, [jnp.broadcast_to(i, x.shape) for i, x in zip(inits, xs, strict=False)]
+        )
     return xs
 
 
@@ -844,7 +871,10 @@ def _sort(eqn, *ops):
     before = before | (tied & (j < i))
     rank = jnp.sum(before.astype(jnp.int32), axis=-2)  # [..., n]
     # out[..., r] = x[..., i] where rank[i] == r
-    mask = lax.broadcasted_iota(jnp.int32, (*rank.shape[:-1], n, n), rank.ndim - 1) == rank[..., None, :]
+    mask = (
+        lax.broadcasted_iota(jnp.int32, (*rank.shape[:-1], n, n), rank.ndim - 1)
+        == rank[..., None, :]
+    )
     return [_contract(x, axis, mask) for x in ops]
 
 
@@ -852,16 +882,104 @@ def _sort(eqn, *ops):
 #: primitives the Pallas Triton lowering has rules for (jax 0.10.2), after the
 #: rewrite; :func:`unsupported` reports the others a kernel body still holds.
 TRITON_OK = frozenset(
-    """abs acos acosh add add_any addupdate and argmax argmin asin asinh atan atan2
-    atanh axis_index bitcast_convert_type broadcast_in_dim broadcast_to cbrt ceil
-    clamp closed_call clz concatenate cond convert_element_type cos cosh cumsum
-    custom_jvp_call debug_print div dot_general eq erf_inv exp exp2 expm1 floor ge get
-    gt integer_pow iota is_finite jit le log log1p logistic lt masked_load
-    masked_swap max min mul multiple_of ne neg nextafter not num_programs or
-    population_count pow program_id reduce_max reduce_min reduce_sum rem remat2
-    reshape reshard rsqrt scan select_n shift_left shift_right_arithmetic
-    shift_right_logical sign sin sinh split sqrt square squeeze stack stop_gradient
-    sub swap tan tanh transpose unstack while xor""".split()
+    [
+        "abs",
+        "acos",
+        "acosh",
+        "add",
+        "add_any",
+        "addupdate",
+        "and",
+        "argmax",
+        "argmin",
+        "asin",
+        "asinh",
+        "atan",
+        "atan2",
+        "atanh",
+        "axis_index",
+        "bitcast_convert_type",
+        "broadcast_in_dim",
+        "broadcast_to",
+        "cbrt",
+        "ceil",
+        "clamp",
+        "closed_call",
+        "clz",
+        "concatenate",
+        "cond",
+        "convert_element_type",
+        "cos",
+        "cosh",
+        "cumsum",
+        "custom_jvp_call",
+        "debug_print",
+        "div",
+        "dot_general",
+        "eq",
+        "erf_inv",
+        "exp",
+        "exp2",
+        "expm1",
+        "floor",
+        "ge",
+        "get",
+        "gt",
+        "integer_pow",
+        "iota",
+        "is_finite",
+        "jit",
+        "le",
+        "log",
+        "log1p",
+        "logistic",
+        "lt",
+        "masked_load",
+        "masked_swap",
+        "max",
+        "min",
+        "mul",
+        "multiple_of",
+        "ne",
+        "neg",
+        "nextafter",
+        "not",
+        "num_programs",
+        "or",
+        "population_count",
+        "pow",
+        "program_id",
+        "reduce_max",
+        "reduce_min",
+        "reduce_sum",
+        "rem",
+        "remat2",
+        "reshape",
+        "reshard",
+        "rsqrt",
+        "scan",
+        "select_n",
+        "shift_left",
+        "shift_right_arithmetic",
+        "shift_right_logical",
+        "sign",
+        "sin",
+        "sinh",
+        "split",
+        "sqrt",
+        "square",
+        "squeeze",
+        "stack",
+        "stop_gradient",
+        "sub",
+        "swap",
+        "tan",
+        "tanh",
+        "transpose",
+        "unstack",
+        "while",
+        "xor",
+    ]
 )
 
 

@@ -291,7 +291,7 @@ def _compile(
     # with this program as its fall-back
     return fused_backend.program_for(
         source, bandit, opts, shared, fold, devices, fn,
-        static=static, compiler_options=compiler_options(),
+        execution=execution, compiler_options=compiler_options(),
     )  # fmt: skip
 
 
