@@ -1,0 +1,202 @@
+"""The kernel of the fused program: the body over one block of lanes (the
+checkpoint loop of guarded steps and read-outs) and the ``pallas_call`` plumbing
+(memory dtypes, block specs, padding the lanes to whole blocks); see
+:mod:`jbandits.fused.driver`."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+from jbandits.fused import safe as _safe
+from jbandits.fused.lane import (
+    LANES_AXIS,
+    Lane,
+    Spec,
+    policy_of,
+    readout,
+    segment_length,
+    step,
+)
+
+
+# ------------------------------------------------------------------ memory boundary
+def _to_mem(x):
+    """Kernel operands and results hold no bools (int32 instead)."""
+    x = jnp.asarray(x)
+    return x.astype(jnp.int32) if x.dtype == jnp.bool_ else x
+
+
+def _from_mem(x, like):
+    return x.astype(jnp.bool_) if like.dtype == jnp.bool_ else x
+
+
+def _block_spec(x, block: int, per_lane: bool):
+    shape = tuple(x.shape)
+    if not per_lane:  # the whole array in every program
+        nd = len(shape)
+        return pl.BlockSpec(shape, lambda i: (0,) * nd)
+    rest = len(shape) - 1
+    return pl.BlockSpec((block, *shape[1:]), lambda i: (i,) + (0,) * rest)
+
+
+def body_fn(spec: Spec, lane_axes, num_checkpoints: int):
+    """The kernel body over arrays of one block (lane axis first)."""
+    vmap = functools.partial(jax.vmap, axis_name=LANES_AXIS)
+
+    def step_lane(lane, limit, carry):
+        return _safe.kernel_safe(functools.partial(step, spec))(lane, limit, carry)
+
+    def readout_lane(lane, carry):
+        return _safe.kernel_safe(functools.partial(readout, spec))(lane, carry)
+
+    def output_lane(lane, carry):
+        def out(lane, carry):
+            return policy_of(spec, lane.hp).output(carry[0])
+
+        return _safe.kernel_safe(out)(lane, carry)
+
+    def body(lane, carry0):
+        block = carry0[2].shape[0]
+        cidx = lax.broadcasted_iota(jnp.int32, (block, num_checkpoints), 1)
+        # [block, C] accumulators, written one-hot at checkpoint c
+        abstract = jax.eval_shape(
+            vmap(readout_lane, in_axes=(lane_axes, 0)), lane, carry0
+        )
+        acc0 = jax.tree_util.tree_map(
+            lambda s: jnp.zeros((block, num_checkpoints), _mem_dtype(s.dtype)), abstract
+        )
+        used0 = jnp.zeros((block, num_checkpoints), jnp.int32)
+
+        def checkpoint(c, loop):
+            carry, acc, used = loop
+            limit = jnp.minimum(lane.budget, (c + 1) * lane.inner)
+
+            def more(inner_loop):
+                live = vmap(_live_of, in_axes=(0, 0))(limit, inner_loop[0])
+                return jnp.max(live.astype(jnp.int32)) > 0
+
+            def advance(inner_loop):
+                carry, n = inner_loop
+                carry = vmap(step_lane, in_axes=(lane_axes, 0, 0))(lane, limit, carry)
+                return carry, n + 1
+
+            carry, n = lax.while_loop(more, advance, (carry, jnp.zeros((), jnp.int32)))
+            read = vmap(readout_lane, in_axes=(lane_axes, 0))(lane, carry)
+            here = cidx == c
+            acc = jax.tree_util.tree_map(
+                lambda a, v: jnp.where(here, _to_mem(v)[:, None], a), acc, read
+            )
+            seg = segment_length(spec)
+            used = jnp.where(here, (n + seg - 1) // seg, used)
+            return carry, acc, used
+
+        carry, acc, used = lax.fori_loop(
+            0, num_checkpoints, checkpoint, (carry0, acc0, used0)
+        )
+        out = vmap(output_lane, in_axes=(lane_axes, 0))(lane, carry)
+        return carry, out, acc, used
+
+    return body
+
+
+def _live_of(limit, carry):
+    state, _, t, _, _ = carry
+    return (t < limit) & (state.arm >= 0)
+
+
+def _mem_dtype(dtype):
+    return jnp.int32 if dtype == jnp.bool_ else dtype
+
+
+def _per_lane_flags(lane: Lane, lane_axes: Lane) -> list:
+    """Per flattened leaf of ``lane``: whether it has a lane axis (the shared fields
+    of the instance do not)."""
+    flags = []
+    for field in lane._fields:
+        value, axes = getattr(lane, field), getattr(lane_axes, field)
+        n = len(jax.tree_util.tree_leaves(value))
+        if field == "params" and axes != 0:
+            for f in value._fields:
+                k = len(jax.tree_util.tree_leaves(getattr(value, f)))
+                flags += [getattr(axes, f) == 0] * k
+        else:
+            flags += [True] * n
+    return flags
+
+
+# ------------------------------------------------------------ pallas_call plumbing
+def pad_lanes(x, padded: int, per_lane: bool = True):
+    """``x`` with its lane axis padded to ``padded`` by copies of its first lane."""
+    n = x.shape[0]
+    if not per_lane or padded == n:
+        return x
+    return jnp.concatenate([x, jnp.repeat(x[:1], padded - n, axis=0)], axis=0)
+
+
+def block_runner(body, lane_flat, lane_tree, carry_flat, carry_tree):
+    """The function of one block's arrays (lane inputs, then the initial carry, as
+    kernel operands) returning its results ``(counts, t, stopped, out, acc, used)``."""
+
+    def run_block(*arrays):
+        lane_b = jax.tree_util.tree_unflatten(
+            lane_tree,
+            [
+                _from_mem(a, x)
+                for a, x in zip(arrays[: len(lane_flat)], lane_flat, strict=False)
+            ],
+        )
+        carry_b = jax.tree_util.tree_unflatten(
+            carry_tree,
+            [
+                _from_mem(a, x)
+                for a, x in zip(arrays[len(lane_flat) :], carry_flat, strict=False)
+            ],
+        )
+        carry, out, acc, used = body(lane_b, carry_b)
+        state, counts, t, total, _ = carry
+        stopped = state.arm < 0
+        return (counts, t, stopped, out, acc, used)
+
+    return run_block
+
+
+def call(spec: Spec, run_block, ins, per_lane, block: int, padded: int):
+    """``run_block`` over the ``padded // block`` blocks of ``ins`` in one
+    ``pallas_call``: (flat results with ``padded`` lanes, the abstract results of
+    one block, their tree)."""
+    # abstract outputs of one block, for the out_shape
+    block_args = [
+        jax.ShapeDtypeStruct((block, *x.shape[1:]) if p else x.shape, x.dtype)
+        for x, p in zip(ins, per_lane, strict=False)
+    ]
+    out_block = jax.eval_shape(run_block, *block_args)
+    out_flat_b, out_tree = jax.tree_util.tree_flatten(out_block)
+    out_shapes = [
+        jax.ShapeDtypeStruct((padded, *s.shape[1:]), _mem_dtype(s.dtype))
+        for s in out_flat_b
+    ]
+
+    def kernel(*refs):
+        in_refs, out_refs = refs[: len(ins)], refs[len(ins) :]
+        arrays = [r[...] for r in in_refs]
+        results = jax.tree_util.tree_leaves(run_block(*arrays))
+        for r, v in zip(out_refs, results, strict=False):
+            r[...] = _to_mem(v)
+
+    in_specs = [_block_spec(x, block, p) for x, p in zip(ins, per_lane, strict=False)]
+    out_specs = [_block_spec(s, block, True) for s in out_shapes]
+    pallas = pl.pallas_call(
+        kernel,
+        out_shape=out_shapes,
+        grid=(padded // block,),
+        in_specs=in_specs,
+        out_specs=out_specs,
+        name="jbandits_fused",
+        **spec.lowering.call_kwargs(),
+    )
+    return pallas(*ins), out_flat_b, out_tree

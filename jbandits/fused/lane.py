@@ -1,0 +1,186 @@
+"""One lane of the fused program: its static description (:class:`Spec`), its
+per-lane set-up in XLA before the kernel (:func:`before`), and its guarded step and
+checkpoint read-outs inside the kernel (run per lane under ``vmap`` after the
+kernel-safe rewrite); see :mod:`jbandits.fused.driver`."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jbandits import _prng, metrics
+from jbandits.engine import _arm_order, default_segment, split_key
+from jbandits.fused import lowering as _lowering
+from jbandits.types import Bandit
+
+LANES_AXIS = "lanes"  # the vmap axis over a block's lanes (as the runner's)
+
+
+class Spec(NamedTuple):
+    """The static description of a fused program (what the runner's cache keys)."""
+
+    build: Any  # (hp, execution) -> Policy (the runner's Source.policy)
+    execution: Any  # the Execution the policy is built with (None: it takes none)
+    bandit: Bandit
+    horizon: int | None  # static horizon (None: traced per lane)
+    num_checkpoints: int
+    metric: Any
+    permute: bool
+    segment: int | None
+    shared: tuple  # params fields without a lane axis
+    fold: bool  # fold the replication index into the key
+    block: int  # lanes per kernel program (0: lowering.block_for(K))
+    lowering: _lowering.Lowering
+
+
+# ----------------------------------------------------------------- kernel-safe pieces
+def take(x, i):
+    """``x[..., i]`` for a scalar ``i`` as a masked sum over the last axis (no gather);
+    ``x`` of any dtype (bools through int32)."""
+    x = jnp.asarray(x)
+    hit = lax.broadcasted_iota(jnp.int32, x.shape, x.ndim - 1) == i
+    if x.dtype == jnp.bool_:
+        return jnp.sum(jnp.where(hit, x.astype(jnp.int32), 0), axis=-1) > 0
+    return jnp.sum(jnp.where(hit, x, jnp.zeros((), x.dtype)), axis=-1).astype(x.dtype)
+
+
+def to_bandit(out, perm):
+    """:func:`jbandits.engine._to_bandit_numbering` without gather or scatter: a
+    scalar arm ``a >= 0`` becomes ``perm[a]``; a ``[K]`` array ``y`` becomes
+    ``z[perm[a]] = y[a]`` (a [K, K] one-hot sum)."""
+    out = jnp.asarray(out)
+    if out.ndim == 0:
+        return jnp.where(out >= 0, take(perm, jnp.maximum(out, 0)), out).astype(
+            out.dtype
+        )
+    k = perm.shape[-1]
+    # hit[j, a]: bandit arm j is policy arm a
+    hit = perm[None, :] == lax.broadcasted_iota(jnp.int32, (k, k), 0)
+    if out.dtype == jnp.bool_:
+        return jnp.sum(jnp.where(hit, out[None, :].astype(jnp.int32), 0), axis=1) > 0
+    zero = jnp.zeros((), out.dtype)
+    return jnp.sum(jnp.where(hit, out[None, :], zero), axis=1).astype(out.dtype)
+
+
+def step_key_data(key_steps, t):
+    """Key data of ``fold_in(key_steps, t)`` (:func:`jbandits._segments.step_key`)
+    from the key data ``key_steps`` [2] uint32: one threefry2x32 hash."""
+    o1, o2 = _prng.threefry2x32(
+        take(key_steps, 0),
+        take(key_steps, 1),
+        jnp.zeros((), jnp.uint32),
+        t.astype(jnp.uint32),
+    )
+    first = lax.broadcasted_iota(jnp.int32, (2,), 0) == 0
+    return jnp.where(first, o1, o2)
+
+
+# ---------------------------------------------------------------------- one lane
+class Lane(NamedTuple):
+    """What every step of one lane reads (per-lane values inside the kernel)."""
+
+    hp: Any
+    params: Any
+    key_steps: Any  # [2] uint32
+    key_env: Any  # [2] uint32
+    perm: Any  # [K] int32
+    gaps: Any  # [K] mu* - mu_{perm[a]} (policy numbering)
+    means: Any  # [K] bandit numbering
+    mask: Any  # [K] bool, bandit numbering
+    budget: Any  # [] int32
+    inner: Any  # [] int32 steps between checkpoints
+
+
+def policy_of(spec: Spec, hp):
+    return spec.build(hp, spec.execution)
+
+
+def _draw(spec: Spec, lane: Lane, state, counts):
+    """The reward of the arm ``state`` pulls next (:func:`jbandits._segments.draw`)."""
+    a = jnp.maximum(state.arm, 0)
+    key_env = jax.random.wrap_key_data(lane.key_env)
+    return spec.bandit.sample(lane.params, key_env, take(lane.perm, a), take(counts, a))
+
+
+def step(spec: Spec, lane: Lane, limit, carry):
+    """One guarded pull of one lane: a lane past ``limit`` or idle keeps its carry."""
+    state, counts, t, total, reward = carry
+    policy = policy_of(spec, lane.hp)
+    ftype = total.dtype
+    a = jnp.maximum(state.arm, 0)
+    key = jax.random.wrap_key_data(step_key_data(lane.key_steps, t))
+    new = policy.step(state, key, reward)
+    live = (t < limit) & (state.arm >= 0)
+    state = jax.tree_util.tree_map(lambda n, o: jnp.where(live, n, o), new, state)
+    hit = lax.broadcasted_iota(jnp.int32, counts.shape, 0) == a
+    counts = counts + (hit & live).astype(counts.dtype)
+    total = total + jnp.where(live, jnp.asarray(reward).astype(ftype), 0.0)
+    reward = jnp.where(live, _draw(spec, lane, state, counts), reward)
+    return state, counts, t + live.astype(jnp.int32), total, reward
+
+
+def readout(spec: Spec, lane: Lane, carry):
+    """A checkpoint's read-outs of one lane: (metric values, regret, reward)."""
+    state, counts, _, total, _ = carry
+    policy = policy_of(spec, lane.hp)
+    values = {}
+    if spec.metric is not None:
+        out = to_bandit(policy.output(state), lane.perm)
+        values = dict(spec.metric(out, lane.means, lane.mask))
+    pulled = counts > 0
+    regret = jnp.sum(jnp.where(pulled, counts.astype(total.dtype) * lane.gaps, 0.0))
+    return values, regret, total
+
+
+def segment_length(spec: Spec) -> int:
+    """The engine's segment length (the runner's lane-step accounting reads it)."""
+    if spec.segment is not None:
+        return spec.segment
+    if spec.horizon is None:
+        return default_segment(None)
+    return default_segment(math.ceil(spec.horizon / spec.num_checkpoints))
+
+
+def before(spec: Spec, hp, params, kdata, rep, budget, horizon):
+    """Per-lane set-up in XLA (see the module docstring): the kernel's lane inputs
+    and the initial carry."""
+    k = jax.random.wrap_key_data(kdata)
+    if spec.fold:
+        k = jax.random.fold_in(k, rep)
+    key_init, key_steps, key_env, key_perm = split_key(k)
+    mask = params.arm_mask
+    num_arms = mask.shape[-1]
+    perm = _arm_order(key_perm, num_arms, spec.permute)
+    means = spec.bandit.means(params)
+    gaps = jnp.max(jnp.where(mask, means, -jnp.inf)) - means
+    policy = policy_of(spec, hp)
+    metrics.check_setting(spec.metric, policy)
+    state0 = policy.init(key_init, mask[perm])
+    ftype = jnp.result_type(float)
+    budget = jnp.asarray(budget, jnp.int32)
+    c = spec.num_checkpoints
+    if spec.horizon is not None:
+        inner = jnp.asarray(math.ceil(spec.horizon / c), jnp.int32)
+    else:
+        inner = (jnp.asarray(horizon, jnp.int32) + c - 1) // c
+    lane = Lane(
+        hp,
+        None,  # the instance is set after the vmap (shared fields stay shared)
+        jax.random.key_data(key_steps),
+        jax.random.key_data(key_env),
+        perm,
+        gaps[perm],
+        means,
+        mask,
+        budget,
+        inner,
+    )
+    counts0 = jnp.zeros((num_arms,), jnp.int32)
+    a = jnp.maximum(state0.arm, 0)
+    reward0 = spec.bandit.sample(params, key_env, perm[a], counts0[a])
+    carry0 = (state0, counts0, jnp.zeros((), jnp.int32), jnp.zeros((), ftype), reward0)
+    return lane, carry0, inner
