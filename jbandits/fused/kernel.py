@@ -174,17 +174,22 @@ def call(spec: Spec, run_block, ins, per_lane, block: int, padded: int):
         jax.ShapeDtypeStruct((block, *x.shape[1:]) if p else x.shape, x.dtype)
         for x, p in zip(ins, per_lane, strict=False)
     ]
+    closed = jax.make_jaxpr(run_block)(*block_args)
     out_block = jax.eval_shape(run_block, *block_args)
     out_flat_b, out_tree = jax.tree_util.tree_flatten(out_block)
+    # inside the kernel every array has power-of-two sizes (safe.evaluate_padded)
+    ins = [_pad_operand(x, p) for x, p in zip(ins, per_lane, strict=False)]
     out_shapes = [
-        jax.ShapeDtypeStruct((padded, *s.shape[1:]), _mem_dtype(s.dtype))
+        jax.ShapeDtypeStruct(
+            (padded, *_safe.pow2_shape(s.shape[1:])), _mem_dtype(s.dtype)
+        )
         for s in out_flat_b
     ]
 
     def kernel(*refs):
         in_refs, out_refs = refs[: len(ins)], refs[len(ins) :]
         arrays = [r[...] for r in in_refs]
-        results = jax.tree_util.tree_leaves(run_block(*arrays))
+        results = _safe.evaluate_padded(closed.jaxpr, closed.consts, arrays)
         for r, v in zip(out_refs, results, strict=False):
             r[...] = _to_mem(v)
 
@@ -199,4 +204,19 @@ def call(spec: Spec, run_block, ins, per_lane, block: int, padded: int):
         name="jbandits_fused",
         **spec.lowering.call_kwargs(),
     )
-    return pallas(*ins), out_flat_b, out_tree
+    results = [
+        _safe.unpad_array(r, (padded, *s.shape[1:]))
+        for r, s in zip(pallas(*ins), out_flat_b, strict=False)
+    ]
+    return results, out_flat_b, out_tree
+
+
+def _pad_operand(x, per_lane: bool):
+    """A kernel operand padded to power-of-two sizes (not its lane axis: blocks of
+    ``block`` lanes, a power of two, are what the kernel sees of it)."""
+    if not per_lane:
+        return _safe.pad_array(x)
+    width = [(0, 0)] + [(0, _safe.pow2(d) - d) for d in x.shape[1:]]
+    if all(hi == 0 for _, hi in width):
+        return x
+    return jnp.pad(x, width)

@@ -45,6 +45,13 @@ from __future__ import annotations
 # the rule modules register their rules in core._RULES when imported
 from jbandits.fused.safe import control, indexing, keys, placement, reduce  # noqa: F401
 from jbandits.fused.safe.core import MAX_CONSTANT, NotKernelSafe, evaluate, kernel_safe
+from jbandits.fused.safe.padded import (
+    evaluate_padded,
+    pad_array,
+    pow2,
+    pow2_shape,
+    unpad_array,
+)
 from jbandits.fused.safe.triton import TRITON_OK, kernel_bodies, primitives, unsupported
 
 __all__ = [
@@ -54,6 +61,11 @@ __all__ = [
     "evaluate",
     "kernel_bodies",
     "kernel_safe",
+    "pad_array",
+    "evaluate_padded",
+    "pow2",
+    "pow2_shape",
+    "unpad_array",
     "primitives",
     "unsupported",
 ]
