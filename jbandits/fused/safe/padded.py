@@ -14,8 +14,11 @@ operations, broadcasts, transposes and loops carry it along unchanged. So the
 logical results are the original ones, bit for bit (reductions see the same values
 plus identities at the end of the axis).
 
-Anything that moves positions across a padded axis in another way (a reshape that
-splits or merges such an axis, a ``split`` of it, a scan over it) raises
+A scan over a padded axis (``xs`` / ``ys`` of ``L`` rows, padded to ``pow2(L)``) runs
+``pow2(L)`` steps and leaves its carry unchanged on the padding rows.
+
+Anything else that moves positions across a padded axis in another way (a reshape that
+splits or merges such an axis, a ``split`` of it) raises
 :class:`NotKernelSafe`, and the caller runs the program on XLA.
 """
 
@@ -311,20 +314,26 @@ def _scan(eqn, ins):
     nconst, ncarry = p["num_consts"], p["num_carry"]
     consts, init = ins[:nconst], ins[nconst : nconst + ncarry]
     xs = ins[nconst + ncarry :]
-    ys_out = len(eqn.outvars) - ncarry
-    if (xs or ys_out) and p["length"] != pow2(p["length"]):
-        raise NotKernelSafe(f"padding: a scan of length {p['length']} with xs/ys")
+    length = p["length"]
+    steps = pow2(length) if xs or len(eqn.outvars) > ncarry else length
 
-    def body(carry, x):
+    def body(loop, x):
+        i, carry = loop[0], loop[1:]
         out = _run(p["jaxpr"], [*consts, *carry, *x])
-        return tuple(out[:ncarry]), tuple(out[ncarry:])
+        new = tuple(out[:ncarry])
+        if steps != length:  # xs/ys padded to a power of two: skip the padding
+            index = steps - 1 - i if p["reverse"] else i
+            new = tuple(
+                jnp.where(index < length, n, o) for n, o in zip(new, carry, strict=True)
+            )
+        return (i + 1, *new), tuple(out[ncarry:])
 
-    carry, ys = lax.scan(
+    loop, ys = lax.scan(
         body,
-        tuple(init),
+        (jnp.zeros((), jnp.int32), *init),
         tuple(xs),
-        length=p["length"],
+        length=steps,
         reverse=p["reverse"],
         unroll=p["unroll"],
     )
-    return [*carry, *ys]
+    return [*loop[1:], *ys]
