@@ -188,16 +188,23 @@ def _run(c, args):
     return evaluate(jaxpr, list(consts), list(args))
 
 
-_RULES: dict = {}
+def rule_table() -> tuple[dict, object]:
+    """``(rules, rule)``: a table of primitive rules and its decorator
+    (``@rule("gather", ...)`` registers a function under those primitive names)."""
+    rules: dict = {}
+
+    def rule(*names):
+        def register(f):
+            for n in names:
+                rules[n] = f
+            return f
+
+        return register
+
+    return rules, rule
 
 
-def _rule(*names):
-    def register(f):
-        for n in names:
-            _RULES[n] = f
-        return f
-
-    return register
+_RULES, _rule = rule_table()
 
 
 # primitives that take PRNG keys as they are (the others see key data)

@@ -30,7 +30,7 @@ import numpy as np
 from jax import lax
 from jax.extend import core as jcore
 
-from jbandits.fused.safe.core import NotKernelSafe, _closed, _materialize
+from jbandits.fused.safe.core import NotKernelSafe, _closed, _materialize, rule_table
 
 
 def pow2(n: int) -> int:
@@ -138,16 +138,7 @@ _NOT_ELEMENTWISE = frozenset(
     {"sort", "rev", "cumlogsumexp", "gather", "scatter", "dynamic_slice", "pad"}
 )
 
-_RULES: dict = {}
-
-
-def _rule(*names):
-    def register(f):
-        for n in names:
-            _RULES[n] = f
-        return f
-
-    return register
+_RULES, _rule = rule_table()
 
 
 # ------------------------------------------------------------------------- shapes

@@ -52,7 +52,7 @@ import numpy as np
 
 from jbandits import _fuse, _prng, _validate, arms, numerics, registry
 from jbandits.execution import Execution
-from jbandits.policies.regret.thompson import POSTERIORS, binarise
+from jbandits.policies.regret.thompson import POSTERIORS, add_success
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -379,11 +379,7 @@ def bayes_ucb(
         key_bin, key_tie = _prng.split(key)
         stats = arms.update(state.stats, state.arm, reward)
         if posterior == "beta":
-            hit = arms.one_hot(state.arm, num_arms)
-            # one kernel: XLA would otherwise fuse the threefry hash into every
-            # [K]-wide consumer of the flag and recompute it per arm
-            won = _fuse.materialise(binarise(key_bin, reward))
-            succ = state.succ + jnp.where(hit, won, 0.0)
+            succ, won = add_success(state.succ, state.arm, key_bin, reward)
         else:
             succ, won = state.succ, None
         t = state.t + 1

@@ -52,6 +52,15 @@ def binarise(key: Key, reward: ArrayLike) -> Array:
     return (_prng.uniform(key, (), reward.dtype) < reward).astype(reward.dtype)
 
 
+def add_success(succ: Array, arm: Array, key: Key, reward: ArrayLike) -> tuple:
+    """``(succ, won)``: the pulled ``arm``'s binarised success (:func:`binarise`)
+    added to the successes ``succ [K]``."""
+    hit = arms.one_hot(arm, succ.shape[-1])
+    # one kernel: XLA would otherwise fuse the hash into every [K]-wide consumer
+    won = _fuse.materialise(binarise(key, reward))
+    return succ + jnp.where(hit, won, 0.0), won
+
+
 def beta_samples(
     key: Key, stats: arms.ArmStats, succ: Array, lanes: str | None = None
 ) -> Array:
@@ -121,10 +130,7 @@ def thompson(
         key_bin, key_theta, key_tie = _prng.split(key, 3)
         stats = arms.update(state.stats, state.arm, reward)
         if posterior == "beta":
-            hit = arms.one_hot(state.arm, num_arms)
-            # one kernel: XLA would otherwise fuse the hash into the [K]-wide add
-            won = _fuse.materialise(binarise(key_bin, reward))
-            succ = state.succ + jnp.where(hit, won, 0.0)
+            succ, _ = add_success(state.succ, state.arm, key_bin, reward)
         else:
             succ = state.succ
         arm = choose(key_theta, key_tie, stats, succ, state.arm_mask)
