@@ -74,6 +74,8 @@ autosummary_generate = True
 autosummary_imported_members = True
 autodoc_default_options = {"members": False, "show-inheritance": False}
 autodoc_typehints = "signature"
+# show the alias, not the union it expands to
+autodoc_type_aliases = {"ArrayLike": "ArrayLike", "Array": "Array"}
 autodoc_member_order = "bysource"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
