@@ -136,3 +136,12 @@ def _process_docstring(app, what, name, obj, options, lines):
 
 def setup(app):
     app.connect("autodoc-process-docstring", _process_docstring)
+
+
+# Offline viewing: the pages load MathJax from its CDN by default. To render the math
+# without a network, point this at a local MathJax 2 or 3, e.g. Debian's libjs-mathjax:
+# JBANDITS_DOCS_MATHJAX="file:///usr/share/javascript/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML"
+if os.environ.get("JBANDITS_DOCS_MATHJAX"):
+    mathjax_path = os.environ["JBANDITS_DOCS_MATHJAX"]
+    if "MathJax.js" in mathjax_path:  # version 2 takes its configuration this way
+        mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]]}}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import pathlib
 import pkgutil
 import re
@@ -347,11 +348,28 @@ def _result_dir(name: str) -> tuple[pathlib.Path, str] | None:
     return None
 
 
+def _provenance(d: pathlib.Path) -> str:
+    """Who made a result folder: its meta.json's command, time and devices."""
+    try:
+        meta = json.loads((d / "meta.json").read_text())
+    except (OSError, ValueError):
+        return ""
+    parts = []
+    if meta.get("command"):
+        parts.append(f"`{meta['command']}`")
+    if meta.get("seconds") is not None:
+        parts.append(f"{meta['seconds']:.0f} s")
+    versions = meta.get("versions", {})
+    if versions.get("device_kind"):
+        parts.append(versions["device_kind"])
+    if versions.get("jax"):
+        parts.append(f"jax {versions['jax']}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def _experiment_page(exp, family, full_rows, out: pathlib.Path) -> str:
     lines = [
-        f"# `{exp.name}`",
-        "",
-        f"**{exp.title}**",
+        f"# `{exp.name}`: {exp.title}",
         "",
         f"Source: {exp.source}.",
         "",
@@ -385,14 +403,18 @@ def _experiment_page(exp, family, full_rows, out: pathlib.Path) -> str:
         figs.mkdir(exist_ok=True)
         shutil.copy(d / "figure.png", figs / f"{exp.name}.png")
         lines += [
-            f"From `{d.relative_to(ROOT)}/` ({label}, found at build time).",
+            f"From `{d.relative_to(ROOT)}/` ({label}), found at build time"
+            + _provenance(d)
+            + ".",
             "",
             f"![{exp.name}](_figures/{exp.name}.png)",
             "",
         ]
         table = d / "table.md"
         if table.exists():
-            body = re.sub(r"^#+ ", "### ", table.read_text(), flags=re.M)
+            body = table.read_text()
+            body = re.sub(r"^!\[[^\]]*\]\([^)]*\)\s*$", "", body, flags=re.M)
+            body = re.sub(r"^#+ ", "### ", body, flags=re.M)
             lines += [body]
     if full_rows:
         lines += [
@@ -458,7 +480,11 @@ def write_gallery(out: pathlib.Path) -> int:
         f"{len(exps)} experiments reproduce figures and claims of the seed papers "
         "(`python -m experiments list`). Each page gives the command that regenerates "
         "it, its figure and claims table when this build found them in `results/`, "
-        "and the verdicts from `experiments/REPORT.md`.",
+        "and the verdicts from `experiments/REPORT.md`. The docs build itself runs no "
+        "experiment; CI (`.ci/run`) runs the quick versions listed in "
+        "`docs/gallery-quick.txt` (about 2 min on 2 cores) before building, and a "
+        "local build shows whatever `results/` holds (quick, full size, or "
+        "`results/full/`, the largest found).",
         intro,
         "## Experiments",
         "",
@@ -470,7 +496,7 @@ def write_gallery(out: pathlib.Path) -> int:
     ]
     index += ["", "## Report sections", ""]
     index += [f"* [{sections_title(sections, h)}]({s}.md)" for s, h, _ in FAMILIES]
-    index += ["", "```{toctree}", ":hidden:", ""] + pages + list(exps) + ["```", ""]
+    index += ["", "```{toctree}", ":hidden:", ""] + list(exps) + pages + ["```", ""]
     (out / "index.md").write_text("\n".join(index))
     return len(exps)
 
