@@ -14,8 +14,10 @@ registry and ``experiments/REPORT.md``) and copies of ``notebooks/*.ipynb``
 
 from __future__ import annotations
 
+import inspect
 import os
 import pathlib
+import re
 import sys
 
 DOCS = pathlib.Path(__file__).resolve().parent
@@ -96,9 +98,6 @@ html_static_path = []
 # Escape such pipes (outside inline literals and literal blocks) instead of changing
 # the docstrings. A constant (a dict of iteration counts, ...) has no docstring of
 # its own: autodoc would show its type's (dict's), so show its value instead.
-import inspect  # noqa: E402
-import re  # noqa: E402
-
 _PIPE = re.compile(r"(?<![\\\w|])\|(?=[^\s|])")
 _LITERAL = re.compile(r"(``.+?``)")
 
@@ -108,16 +107,20 @@ def _escape_pipes(line: str) -> str:
     return "".join(p if i % 2 else _PIPE.sub(r"\\|", p) for i, p in enumerate(parts))
 
 
+def _type_docstring(obj, lines) -> bool:
+    """A constant whose docstring is its type's (dict's, int's, ...)."""
+    if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismodule(obj):
+        return False
+    doc = type(obj).__doc__
+    return bool(lines and doc and lines[0].strip() == doc.strip().splitlines()[0])
+
+
 def _process_docstring(app, what, name, obj, options, lines):
-    if what in ("data", "attribute") and not (
-        inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismodule(obj)
-    ):
-        if lines and obj is not None and type(obj).__doc__ and (
-            lines[0].strip() == type(obj).__doc__.strip().splitlines()[0].strip()
-        ):
-            text = repr(obj)
-            lines[:] = [f"Constant: ``{text if len(text) < 200 else type(obj).__name__}``."]
-            return
+    if what in ("data", "attribute") and _type_docstring(obj, lines):
+        text = repr(obj)
+        text = text if len(text) < 200 else type(obj).__name__
+        lines[:] = [f"Constant: ``{text}``."]
+        return
     in_literal, indent = False, 0
     for i, line in enumerate(lines):
         stripped = line.strip()
@@ -136,12 +139,3 @@ def _process_docstring(app, what, name, obj, options, lines):
 
 def setup(app):
     app.connect("autodoc-process-docstring", _process_docstring)
-
-
-# Offline viewing: the pages load MathJax from its CDN by default. To render the math
-# without a network, point this at a local MathJax 2 or 3, e.g. Debian's libjs-mathjax:
-# JBANDITS_DOCS_MATHJAX="file:///usr/share/javascript/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML"
-if os.environ.get("JBANDITS_DOCS_MATHJAX"):
-    mathjax_path = os.environ["JBANDITS_DOCS_MATHJAX"]
-    if "MathJax.js" in mathjax_path:  # version 2 takes its configuration this way
-        mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]]}}

@@ -42,7 +42,7 @@ API = [
     ("jbandits.truth", "True-instance quantities", None),
     ("jbandits.oracles", "Oracle constants", None),
     ("jbandits.execution", "Execution options", None),
-    ("jbandits.tuning", "Tuning", None),
+    ("jbandits.tuning", "Tuning (also importable as jbandits.tune)", None),
     ("jbandits.runner", "Runner (low-level tier)", None),
     ("jbandits.store", "Results store", None),
     ("jbandits.sweeps", "Sweep helpers", None),
@@ -413,6 +413,8 @@ def _experiment_page(exp, family, full_rows, out: pathlib.Path) -> str:
         table = d / "table.md"
         if table.exists():
             body = table.read_text()
+            # its own title and figure link: the page has both already
+            body = re.sub(r"\A# .*\n", "", body)
             body = re.sub(r"^!\[[^\]]*\]\([^)]*\)\s*$", "", body, flags=re.M)
             body = re.sub(r"^#+ ", "### ", body, flags=re.M)
             lines += [body]
@@ -492,7 +494,8 @@ def write_gallery(out: pathlib.Path) -> int:
         "| --- | --- | --- |",
     ]
     index += [
-        f"| [`{n}`]({n}.md) | {e.title} | {e.estimate or '?'} |" for n, e in exps.items()
+        f"| [`{n}`]({n}.md) | {e.title} | {e.estimate or '?'} |"
+        for n, e in exps.items()
     ]
     index += ["", "## Report sections", ""]
     index += [f"* [{sections_title(sections, h)}]({s}.md)" for s, h, _ in FAMILIES]
