@@ -50,7 +50,8 @@ extensions = [
     "sphinx.ext.mathjax",
 ]
 
-source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb", ".rst": "restructuredtext"}
+# .rst first: autosummary writes its generated pages with the first suffix
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = [
     "_build",
     "jupyter_execute",
@@ -112,6 +113,8 @@ def _type_docstring(obj, lines) -> bool:
     if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismodule(obj):
         return False
     doc = type(obj).__doc__
+    if not isinstance(doc, str):  # e.g. a member descriptor of a slotted class
+        return False
     return bool(lines and doc and lines[0].strip() == doc.strip().splitlines()[0])
 
 

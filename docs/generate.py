@@ -104,9 +104,24 @@ def write_api(out: pathlib.Path) -> list[tuple[str, str, int]]:
     for old in out.glob("jbandits*.md"):
         old.unlink()
     shutil.rmtree(out / "generated", ignore_errors=True)
+    import jbandits
+
+    # a class re-exported at the top level is documented there only (twice would be
+    # two descriptions of one object)
+    top = {id(getattr(jbandits, n)) for n in public_names("jbandits")}
     written = []
     for module_name, title, names in API:
         names = names or public_names(module_name)
+        if module_name != "jbandits":
+            module = importlib.import_module(module_name)
+            names = [
+                n
+                for n in names
+                if not (
+                    inspect.isclass(getattr(module, n))
+                    and id(getattr(module, n)) in top
+                )
+            ]
         (out / f"{module_name}.md").write_text(_api_page(module_name, title, names))
         written.append((module_name, title, len(names)))
     return written
