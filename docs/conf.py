@@ -142,3 +142,13 @@ def _process_docstring(app, what, name, obj, options, lines):
 
 def setup(app):
     app.connect("autodoc-process-docstring", _process_docstring)
+
+
+# Offline viewing: the pages load MathJax 3 from its CDN. To render the math without a
+# network, build with JBANDITS_DOCS_MATHJAX pointing at a local MathJax 2, e.g. Debian's
+# libjs-mathjax: "file:///usr/share/javascript/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML"
+if os.environ.get("JBANDITS_DOCS_MATHJAX"):
+    mathjax_path = os.environ["JBANDITS_DOCS_MATHJAX"]
+    myst_update_mathjax = False  # MyST's settings are for MathJax 3
+    # myst-nb marks the page body tex2jax_ignore and the math elements "math"
+    mathjax2_config = {"tex2jax": {"processClass": "math|output_area|tex2jax_process"}}
