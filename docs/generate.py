@@ -147,7 +147,7 @@ def _trace_cases() -> dict[str, list]:
                     "id": case.name,
                     "file": f"tests/test_trace_{family_of.get(info.name, '?')}.py",
                     "cases": f"tests/cases/{info.name}.py",
-                    "reference": f"{ref.__module__}.{getattr(ref, '__qualname__', '?')}",
+                    "reference": _reference_name(ref),
                     "k_max": case.k_max,
                     "horizon": case.horizon,
                     "instances": case.num_instances,
@@ -157,20 +157,33 @@ def _trace_cases() -> dict[str, list]:
     return found
 
 
+def _reference_name(ref) -> str:
+    """``tests/reference/<path>.py: <function>`` of a reference implementation."""
+    path = "tests/" + ref.__module__.replace(".", "/") + ".py"
+    qualname = getattr(ref, "__qualname__", "?").split(".<locals>")[0]
+    return f"{path}: {qualname}"
+
+
 def _kind(name: str, param: inspect.Parameter) -> str:
+    """How the runner treats an argument, from the registry and the annotation."""
     from jbandits import registry
 
     static = set(getattr(registry, "STATIC_INTS", ())) | set(
         getattr(getattr(registry, "_ENTRIES", {}).get(name), "static", ())
     )
     default = param.default
+    note = str(param.annotation)
     if param.name in static:
         return "static (shapes the program)"
-    if isinstance(default, (str, bool)):
+    if isinstance(default, (str, bool)) or note in ("str", "bool", "str | None"):
         return "static (a switch)"
-    if default is None:
-        return "static when None, else as given"
-    return "number (traced: a sweep over it compiles once)"
+    if "Execution" in note:
+        return "static (how the step compiles)"
+    if "ArrayLike" in note or isinstance(default, (int, float)):
+        if default is None:
+            return "number (traced), or None for the default rule (see the docstring)"
+        return "number (traced: a sweep over it compiles once)"
+    return "host-computed input, usually left to the runner (see the docstring)"
 
 
 def _fmt_default(param: inspect.Parameter) -> str:
@@ -209,14 +222,14 @@ def _algorithm_page(name: str, note: str, cases: list) -> str:
     hooks = []
     if registry.prepare_hook(name) is not None:
         hooks.append(
-            "a host-side `prepare` hook computes its schedule per cell (exact for "
-            "the cell's real number of arms and budget)"
+            "a host-side `prepare` hook, which computes its schedule per cell (exact "
+            "for the cell's real number of arms and budget)"
         )
     entry = getattr(registry, "_ENTRIES", {}).get(name)
     if getattr(entry, "min_budget", None) is not None:
         hooks.append(
-            "a `min_budget` hook: `simulate`/`sweep` refuse a budget below the "
-            "smallest one its schedule exists for"
+            "a `min_budget` hook, with which `simulate` and the sweeps refuse a "
+            "budget below the smallest one its schedule exists for"
         )
     if hooks:
         out += ["", "Registered with " + "; ".join(hooks) + "."]
@@ -251,7 +264,7 @@ def _algorithm_page(name: str, note: str, cases: list) -> str:
             "reference arm for arm on random replay tables (padded arms, budgets not "
             "a multiple of K, exact ties); each must agree on at least 200 instances.",
             "",
-            "| case id | reference | K max | horizon | instances | run by |",
+            "| case id | reference | K max | max budget | instances | run by |",
             "| --- | --- | --- | --- | --- | --- |",
         ]
         for c in cases:
