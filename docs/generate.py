@@ -512,7 +512,8 @@ def write_gallery(out: pathlib.Path) -> int:
         "it, its figure and claims table when this build found them in `results/`, "
         "and the verdicts from `experiments/REPORT.md`. The docs build itself runs no "
         "experiment; CI (`.ci/run`) runs the quick versions listed in "
-        "`docs/gallery-quick.txt` (about 2 min on 2 cores) before building, and a "
+        "`docs/gallery-quick.txt` before building (12 experiments: 4.7 min with a cold "
+        "compile cache on 2 cores shared at load 6), and a "
         "local build shows whatever `results/` holds (quick, full size, or "
         "`results/full/`, the largest found).",
         intro,
