@@ -242,9 +242,10 @@ def _algorithm_page(name: str, note: str, cases: list) -> str:
         "   :no-index:",
         "```",
         "",
-        f"## Implementation notes (`{factory.__module__}`)",
+        "## Implementation notes",
         "",
-        "The module's docstring, verbatim (plain text, as `help()` shows it):",
+        f"The docstring of `{factory.__module__}`, verbatim (plain text, as `help()` "
+        "shows it):",
         "",
         "````text",
         inspect.cleandoc(sys.modules[factory.__module__].__doc__ or "(none)"),
