@@ -70,8 +70,8 @@ def sweep(
       metric: as in :func:`simulate`; ``"auto"`` (default) is the policy's default
         metric at every grid point, which must be the same one (a sweep over
         thresholds needs an explicit ``metric``).
-      num_checkpoints, permute, batch_size, memory_budget, progress, diagnostics,
-        store, report: as in :func:`simulate`.
+      num_checkpoints, permute, batch_size, memory_budget, progress, diagnostics, store, report:
+        as in :func:`simulate`.
 
     Returns:
       RunResult with leaves ``[P, N, R, ...]`` (``[P, R, ...]`` for one instance).
