@@ -49,10 +49,14 @@ class Execution:
       backend: how the batched runner runs a chunk of lanes: ``"xla"`` (the
         engine's loop of XLA kernels), ``"fused"`` (a block of lanes plays its whole
         budget in one Pallas kernel, :mod:`jbandits.fused`; interpret mode off a
-        GPU) or ``"auto"`` (the default: XLA until a GPU run has measured the fused
-        kernel; see :mod:`jbandits.fused.backend`). A fused
-        program that cannot run falls back to XLA with a one-line reason (a warning
-        when ``"fused"`` was asked for). Policies ignore it.
+        GPU) or ``"auto"`` (the default: fused on a ``gpu``/``cuda`` platform,
+        XLA elsewhere; see :mod:`jbandits.fused.backend`). Under ``"auto"`` the
+        first call of a fused program at each argument signature also runs the XLA
+        program and compares every output exactly; a difference switches that
+        program to XLA for good, and the call returns the XLA result. A fused
+        program that cannot run (or, under ``"auto"``, differs) falls back to XLA
+        with a one-line reason (a warning when ``"fused"`` was asked for, which
+        runs unchecked; logged otherwise). Policies ignore it.
     """
 
     fixed_phase_sorts: bool = False

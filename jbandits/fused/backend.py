@@ -8,11 +8,19 @@ cannot be traced (an operation the kernel-safe rewrite does not cover) or lowere
 and compiled (a lowering that refuses the kernel). The choice:
 
 * ``Execution(backend="xla")``: XLA;
-* ``"auto"`` (the default): XLA for now. It is to pick the fused kernel on a GPU
-  once a GPU run has shown the kernel lowers and is faster (not yet measured: the
-  Triton lowering needs power-of-two shapes, see benchmarks/notes_fused.md);
-* ``"fused"``: fused wherever a lowering exists (interpret mode on CPU: the tests);
-  a fall-back warns, with its one-line reason.
+* ``"auto"`` (the default): on a ``gpu``/``cuda`` platform, the fused kernel with a
+  **first-call check**: the first (untraced) call at each argument signature also
+  runs the XLA program on the same arguments and compares every output leaf exactly
+  (``np.array_equal``, NaN equal to NaN); any difference, like a trace, lowering or
+  compile failure, switches the program to XLA for good with a one-line reason (in
+  :data:`FALLBACKS`, :attr:`FusedProgram.reason`, and logged: a difference at
+  ``WARNING``, the rest at ``INFO``), and that call returns the XLA result. After a
+  passing check, later calls at that signature run the fused kernel only. The check
+  costs one XLA run of the first chunk per program and signature. Elsewhere: XLA.
+  (The kernel has not yet been run on a GPU, nor its speed measured: see
+  benchmarks/notes_fused.md.)
+* ``"fused"``: fused wherever a lowering exists (interpret mode on CPU: the tests),
+  without the check; a fall-back warns, with its one-line reason.
 
 Run options the kernel does not produce (``record_arms``, ``return_state``,
 ``diagnostics``) and several devices (``shard_map``) run on XLA, with the reason.
@@ -26,6 +34,7 @@ import warnings
 from typing import Any
 
 import jax
+import numpy as np
 
 from jbandits.execution import Execution
 from jbandits.fused import driver, lowering
@@ -34,6 +43,9 @@ from jbandits.fused.safe import NotKernelSafe
 _LOG = logging.getLogger("jbandits")
 
 BACKENDS = ("auto", "xla", "fused")
+
+#: platforms on which ``"auto"`` picks the fused kernel (with the first-call check)
+AUTO_PLATFORMS = ("gpu", "cuda")
 
 #: label -> the reason of the last fall-back to XLA in this process (read by
 #: ``benchmarks/gpu.py`` to print the backend that actually ran)
@@ -60,13 +72,18 @@ def static_reason(opts, devices: int) -> str | None:
     return None
 
 
-def _report(reason: str, wanted: str, label: str) -> None:
+def _report(reason: str, wanted: str, label: str, level: int = logging.INFO) -> None:
     FALLBACKS[label or "policy"] = reason
     line = f"jbandits: {label or 'policy'} runs on the xla backend: {reason}"
     if wanted == "fused":
         warnings.warn(line, RuntimeWarning, stacklevel=3)
     else:
-        _LOG.info(line)
+        _LOG.log(level, line)
+
+
+def _platform() -> str:
+    """The platform of the local devices (a seam for the tests)."""
+    return jax.local_devices()[0].platform
 
 
 def _signature(args) -> tuple:
@@ -84,20 +101,52 @@ def _tracing(args) -> bool:
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(args))
 
 
+def _unequal(a: np.ndarray, b: np.ndarray) -> int:
+    """How many elements of ``a`` and ``b`` (same shape) differ; NaN equals NaN."""
+    same = a == b
+    if a.dtype.kind in "fc":
+        same |= np.isnan(a) & np.isnan(b)
+    return int(a.size - np.count_nonzero(same))
+
+
+def first_difference(fused_out, xla_out) -> str | None:
+    """Where ``fused_out`` differs from ``xla_out`` (one line), or None when every
+    leaf is exactly equal (same tree, shapes and dtypes; NaN equals NaN)."""
+    got, tree = jax.tree_util.tree_flatten_with_path(fused_out)
+    want, want_tree = jax.tree_util.tree_flatten_with_path(xla_out)
+    if tree != want_tree:
+        return f"output trees differ: {tree} vs {want_tree}"
+    for (path, a), (_, b) in zip(got, want, strict=True):
+        a, b = np.asarray(a), np.asarray(b)
+        where = jax.tree_util.keystr(path) or "output"
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return f"{where}: {a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}"
+        n = _unequal(a, b)
+        if n:
+            return f"{where}: {n} of {a.size} elements differ"
+    return None
+
+
 class FusedProgram:
     """The fused program of a chunk of lanes, with the XLA program as its fall-back.
 
     Called like the XLA program. The first call at each argument signature that
     fails (trace, lowering or compilation) switches to the XLA program for good and
-    records :attr:`reason`; a call that succeeded once is not guarded again.
+    records :attr:`reason`; a call that succeeded once is not guarded again. With
+    ``check`` (``"auto"``), that first untraced call also runs the XLA program and
+    compares the results exactly (:func:`first_difference`): a difference is a
+    fall-back too, and the call returns the XLA result.
     """
 
-    def __init__(self, fused, xla, *, wanted: str, label: str, spec=None):
+    def __init__(
+        self, fused, xla, *, wanted: str, label: str, spec=None, check: bool = False
+    ):
         self.fused = fused
         self.xla = xla
         self.wanted = wanted
         self.label = label
         self.spec = spec
+        self.check = check
         self.reason: str | None = None
         self.abstract_args = None  # shapes and dtypes of the last call's arguments
         self._ok: set = set()
@@ -106,10 +155,23 @@ class FusedProgram:
     def backend(self) -> str:
         return "xla" if self.reason is not None else "fused"
 
-    def fall_back(self, reason: str) -> None:
+    def fall_back(self, reason: str, level: int = logging.INFO) -> None:
         if self.reason is None:
             self.reason = reason
-            _report(reason, self.wanted, self.label)
+            _report(reason, self.wanted, self.label, level)
+
+    def _checked(self, out, xla, args):
+        """``out`` (the fused result) if it equals the XLA program's on ``args``,
+        else the XLA result, after a fall-back that names the difference."""
+        expected = jax.block_until_ready(xla(*args))
+        diff = first_difference(out, expected)
+        if diff is None:
+            return out
+        self.fall_back(
+            f"the first-call check found the fused result differs from xla ({diff})",
+            logging.WARNING,
+        )
+        return expected
 
     def __call__(self, *args):
         # under a trace (the runner's jax.eval_shape) the functions are traced
@@ -139,8 +201,13 @@ class FusedProgram:
             first = (str(err).strip().splitlines() or [""])[0][:200]
             self.fall_back(f"the fused kernel failed ({type(err).__name__}: {first})")
             return xla(*args)
-        if not tracing:
-            self._ok.add(sig)
+        if tracing:
+            return out
+        if self.check:
+            out = self._checked(out, xla, args)
+            if self.reason is not None:
+                return out
+        self._ok.add(sig)
         return out
 
     def lower(self, *args, **kwargs):
@@ -170,12 +237,9 @@ def program_for(
         raise ValueError(f"backend must be one of {BACKENDS}, got {wanted!r}")
     if wanted == "xla":
         return xla
-    platform = (platform or jax.local_devices()[0].platform).lower()
-    if wanted == "auto":
-        # "auto" stays on XLA until a GPU run shows the kernel lowers and is faster
-        # (benchmarks/notes_fused.md: not yet measured; Triton needs power-of-two
-        # shapes that the policies' intermediate arrays do not have)
-        return xla
+    platform = (platform or _platform()).lower()
+    if wanted == "auto" and platform not in AUTO_PLATFORMS:
+        return xla  # "auto" picks the fused kernel on a GPU only
     label = getattr(source, "name", "") or "policy"
     reason = static_reason(opts, devices)
     low = None
@@ -207,7 +271,17 @@ def program_for(
     )
     fn = driver.program(spec)
     fused = jax.jit(fn, compiler_options=compiler_options or None)
-    return FusedProgram(fused, xla, wanted=wanted, label=label, spec=spec)
+    return FusedProgram(
+        fused, xla, wanted=wanted, label=label, spec=spec, check=wanted == "auto"
+    )
 
 
-__all__ = ["BACKENDS", "FusedProgram", "program_for", "requested", "static_reason"]
+__all__ = [
+    "AUTO_PLATFORMS",
+    "BACKENDS",
+    "FusedProgram",
+    "first_difference",
+    "program_for",
+    "requested",
+    "static_reason",
+]

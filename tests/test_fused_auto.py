@@ -1,0 +1,146 @@
+"""``Execution(backend="auto")``: the fused kernel on a GPU after a first-call check
+against the XLA program, XLA elsewhere (jbandits.fused.backend).
+
+On CPU the GPU is simulated: the platform seam reports ``"gpu"`` and the lowering
+choice returns Pallas interpret mode, so the fused program runs as it would on a GPU
+(same padded kernel program), only interpreted.
+"""
+
+import logging
+
+import jax
+import numpy as np
+import pytest
+
+import jbandits
+from jbandits.execution import Execution
+from jbandits.fused import backend, lowering
+from jbandits.runner import programs
+
+K, BUDGET, REPS = 4, 24, 3
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    programs.clear_cache()
+    backend.FALLBACKS.clear()
+    yield
+    programs.clear_cache()
+    backend.FALLBACKS.clear()
+
+
+@pytest.fixture
+def on_gpu(monkeypatch):
+    """A "gpu" platform whose lowering is interpret mode."""
+    monkeypatch.setattr(backend, "_platform", lambda: "gpu")
+    monkeypatch.setattr(
+        lowering, "choose", lambda platform, **kw: lowering.Lowering("interpret")
+    )
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Wraps every program the runner builds: counts the untraced calls of its XLA
+    program; ``perturb`` set: the fused program's output has that change."""
+    real = backend.program_for
+    state = {"xla_calls": 0, "perturb": None, "programs": []}
+
+    def counted(xla):
+        def call(*args):
+            state["xla_calls"] += 1
+            return xla(*args)
+
+        call.__wrapped__ = xla.__wrapped__  # traced inline, uncounted
+        call.lower = xla.lower
+        return call
+
+    def perturbed(fused, change):
+        def call(*args):
+            return change(fused(*args))
+
+        call.__wrapped__ = lambda *args: change(fused.__wrapped__(*args))
+        call.lower = fused.lower
+        return call
+
+    def program_for(*args, **kwargs):
+        prog = real(*args, **kwargs)
+        if isinstance(prog, backend.FusedProgram):
+            prog.xla = counted(prog.xla)
+            if state["perturb"] is not None:
+                prog.fused = perturbed(prog.fused, state["perturb"])
+        state["programs"].append(prog)
+        return prog
+
+    monkeypatch.setattr(backend, "program_for", program_for)
+    return state
+
+
+def _simulate(backend_name="auto"):
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.2, 0.8, K))
+    policy = jbandits.make("ucb1", num_arms=K)
+    return jbandits.simulate(
+        policy, bandit, params, jax.random.key(3), budget=BUDGET, num_reps=REPS,
+        num_checkpoints=2, progress=False, execution=Execution(backend=backend_name),
+    )  # fmt: skip
+
+
+def _leaves(res):
+    return [
+        np.asarray(x) for x in jax.tree_util.tree_leaves(res._replace(segments=None))
+    ]
+
+
+def _assert_same(a, b):
+    for x, y in zip(_leaves(a), _leaves(b), strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_auto_on_gpu_runs_fused_after_a_passing_check(on_gpu, spy):
+    expected = _simulate("xla")
+    spy["xla_calls"], spy["programs"] = 0, []
+    got = _simulate()
+    _assert_same(got, expected)
+    (prog,) = spy["programs"]
+    assert isinstance(prog, backend.FusedProgram) and prog.check
+    assert prog.spec.lowering.name == "interpret"
+    assert prog.backend == "fused" and prog.reason is None
+    assert spy["xla_calls"] == 1  # the first-call check, once
+    _assert_same(_simulate(), expected)  # same signature: fused only, no check
+    assert spy["xla_calls"] == 1 and prog.backend == "fused"
+
+
+def test_auto_check_catches_a_wrong_fused_result(on_gpu, spy, caplog):
+    expected = _simulate("xla")
+    spy["programs"] = []
+    spy["perturb"] = lambda out: out._replace(num_pulls=out.num_pulls + 1)
+    with caplog.at_level(logging.WARNING, logger="jbandits"):
+        got = _simulate()
+    _assert_same(got, expected)  # the caller gets the XLA result
+    (prog,) = spy["programs"]
+    assert prog.backend == "xla"
+    assert "differs from xla" in prog.reason and ".num_pulls" in prog.reason
+    assert backend.FALLBACKS["ucb1"] == prog.reason
+    assert any(".num_pulls" in r.getMessage() for r in caplog.records)
+    _assert_same(_simulate(), expected)  # XLA for good
+    assert prog.backend == "xla"
+
+
+def test_auto_off_gpu_is_xla(spy):
+    _simulate()
+    assert spy["programs"] and not any(
+        isinstance(p, backend.FusedProgram) for p in spy["programs"]
+    )
+    assert not backend.FALLBACKS
+
+
+def test_first_difference():
+    a = {"x": np.array([1.0, np.nan]), "n": np.array(3)}
+    assert (
+        backend.first_difference(a, {"x": np.array([1.0, np.nan]), "n": np.array(3)})
+        is None
+    )
+    diff = backend.first_difference(a, {"x": np.array([2.0, np.nan]), "n": np.array(3)})
+    assert "['x']" in diff and "1 of 2" in diff
+    assert "int32" in backend.first_difference(
+        {"n": np.array(3, np.int32)}, {"n": np.array(3, np.int64)}
+    )
