@@ -8,7 +8,9 @@ needs a grid or a gradient *estimator* of a smoothed objective. This package has
   estimator=ES(...) | PG(...), report=Report(...), key=...)``: coarse-grid or
   multi-start initialisation, antithetic ES with common random numbers or the
   softmax policy-gradient estimator, any optax optimiser, decaying steps,
-  gradient-SNR stopping, iterate averaging, a final evaluation with CIs;
+  gradient-SNR stopping, iterate averaging, a final evaluation with CIs, a
+  confidence statement (paired CIs of tuned vs start vs best evaluated point) and
+  warnings for a flat landscape or an optimum on the box's edge;
 * :func:`grid_tune`: a compile-once grid on common random numbers (first choice for
   one parameter); :func:`tune_budgets`: theta as a function of the budget;
 * :class:`Box`, :class:`LogSpace`, :class:`Logit`: search spaces;
@@ -20,6 +22,7 @@ environment constructors (:func:`jbandits.envs.bernoulli`, ...) accept traced me
 """
 
 from jbandits._grad_guard import TrajectoryGradientError
+from jbandits.tuning.confidence import Confidence, Paired, TuningWarning
 from jbandits.tuning.estimators import (
     es_gradient,
     es_value_and_grad,
@@ -42,18 +45,21 @@ from jbandits.tuning.tuner import (
 __all__ = [
     "ES",
     "Box",
+    "Confidence",
     "Evaluation",
     "GridResult",
     "LogSpace",
     "Logit",
     "Objective",
     "PG",
+    "Paired",
     "Report",
     "Search",
     "Space",
     "Step",
     "TrajectoryGradientError",
     "TuneResult",
+    "TuningWarning",
     "default_optimizer",
     "es_gradient",
     "es_value_and_grad",

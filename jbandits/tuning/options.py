@@ -161,10 +161,26 @@ class Report:
       evaluate: if > 0, evaluate the tuned theta, the start and the best grid point
         on this many fresh common replications each (``TuneResult.evaluation``).
       verbose: print every step.
+      confidence: fresh common replications per point of the confidence statement
+        (``TuneResult.confidence``: tuned vs start vs best evaluated point) when
+        ``evaluate`` is 0 (default ``2 * Search.num_reps``; 0: none, and no flat
+        warning); with ``evaluate`` > 0 the evaluation's replications serve.
+
+    Raises:
+      ValueError: ``confidence`` neither 0 nor an integer >= 2.
     """
 
     evaluate: int = 0
     verbose: bool = False
+    confidence: int | None = None
+
+    def __post_init__(self):
+        if self.confidence not in (None, 0):
+            object.__setattr__(self, "confidence", _reps("confidence", self.confidence))
+
+    def confidence_for(self, num_reps: int) -> int:
+        """Replications of the confidence statement (0: none)."""
+        return 2 * num_reps if self.confidence is None else int(self.confidence)
 
 
 def _check_sigma(sigma) -> None:

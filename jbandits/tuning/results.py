@@ -65,6 +65,12 @@ class TuneResult:
       init: ``(thetas [n, d] in natural units, mean losses [n])`` of the coarse grid.
       evaluation: the final :class:`Evaluation`, or None.
       seconds: wall time of the tuning (not of the evaluation).
+      confidence: the :class:`~jbandits.tuning.confidence.Confidence` statement:
+        paired differences tuned - start and tuned - best evaluated point (mean, SE,
+        95% CI) on fresh common replications, or None (``Report(confidence=0)``).
+      warnings: why the result deserves caution (also issued as
+        :class:`~jbandits.tuning.confidence.TuningWarning`): a landscape flat within
+        noise, a tuned value on the box's edge.
       extra: ``"race"``: the final comparison, ``name -> (theta, mean loss on fresh
         common replications)``, or None when it did not run; ``"z"``: the result's
         normalised coordinates.
@@ -80,6 +86,8 @@ class TuneResult:
     evaluation: Evaluation | None = None
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
+    confidence: Any = None
+    warnings: tuple = ()
 
     @property
     def converged(self) -> bool:
@@ -93,6 +101,9 @@ class TuneResult:
         ]
         if self.evaluation is not None:
             out.append(str(self.evaluation))
+        if self.confidence is not None:
+            out.append(str(self.confidence))
+        out.extend(f"warning: {w}" for w in self.warnings)
         return "\n".join(out)
 
 

@@ -30,12 +30,13 @@ import jax
 import numpy as np
 import optax
 
-from jbandits.tuning import estimators, legacy, options, relaxed
+from jbandits.tuning import confidence, estimators, legacy, options, relaxed
+from jbandits.tuning.confidence import evaluate_points  # re-exported
 from jbandits.tuning.descent import Descent, descend
 from jbandits.tuning.grid import _parabolic, grid_tune
 from jbandits.tuning.objective import Objective, as_key
-from jbandits.tuning.options import ES, PG, Report, Search, _reps
-from jbandits.tuning.results import Evaluation, TuneResult, _ci
+from jbandits.tuning.options import ES, PG, Report, Search
+from jbandits.tuning.results import TuneResult
 from jbandits.tuning.space import Space
 
 
@@ -150,18 +151,16 @@ def tune(
         seconds=time.perf_counter() - t0,
         extra={"z": z_best, "space": space, "chunk": plan.chunk, "race": race},
     )
-    if report.evaluate:
-        rows = {"tuned": theta, "start": result.start}
-        if starts.grid_best is not None:
-            rows["grid"] = starts.grid_best
-        result.evaluation = evaluate_points(
-            plan.objective,
-            space,
-            rows,
-            num_reps=int(report.evaluate),
-            key=k_eval,
-            chunk=plan.chunk,
-        )
+    confidence.attach(
+        result,
+        plan.objective,
+        space,
+        report,
+        search.num_reps,
+        grid=(starts.grid_best, _best_evaluated(space, starts), starts.grid_per),
+        key=k_eval,
+        chunk=plan.chunk,
+    )
     return result
 
 
@@ -214,6 +213,7 @@ class _Starts:
     grid_best: dict | None = None
     seen: list = dataclasses.field(default_factory=list)  # (points, means), CRN keys
     sims: int = 0
+    grid_per: np.ndarray | None = None  # [G, R] losses of the coarse grid
 
 
 def _starting_points(plan: _Plan, k_init) -> _Starts:
@@ -240,6 +240,7 @@ def _starting_points(plan: _Plan, k_init) -> _Starts:
         grid_best=space.from_z(z_grid[order[0]]),
         seen=[(z_grid, means)],
         sims=per.size,
+        grid_per=per,
     )
 
 
@@ -273,11 +274,9 @@ def _pick(plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick):
     if reserve:
         named = {f"average {s}": z for s, z in enumerate(candidates)}
         named["start"] = starts.z[0]
-        if starts.seen:  # the grid, or every CRN step: comparable means
-            pts = np.concatenate([p for p, _ in starts.seen])
-            vals = np.concatenate([v for _, v in starts.seen])
-            if np.isfinite(vals).any():
-                named["best evaluated"] = space.clip(pts[int(np.nanargmin(vals))])
+        best = _best_evaluated(space, starts)
+        if best is not None:
+            named["best evaluated"] = best
         named = _distinct(named)
         race_reps = reserve // len(named)
         if len(named) > 1 and race_reps >= 2:
@@ -299,6 +298,17 @@ def _pick(plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick):
         )
         return z_c[int(np.nanargmin(per.mean(1)))], None, per.size
     return candidates[0], None, 0
+
+
+def _best_evaluated(space: Space, starts: _Starts):
+    """``z`` of the lowest mean among the grid (and every CRN step), or None."""
+    if not starts.seen:  # the grid, or every CRN step: comparable means
+        return None
+    pts = np.concatenate([p for p, _ in starts.seen])
+    vals = np.concatenate([v for _, v in starts.seen])
+    if not np.isfinite(vals).any():
+        return None
+    return space.clip(pts[int(np.nanargmin(vals))])
 
 
 def _distinct(named: dict) -> dict:
@@ -323,25 +333,6 @@ def _relaxed_copy(objective: Objective, space: Space, temperature: float):
         objective.policy, static, tuple(space.keys()), temperature
     )
     return pg
-
-
-def evaluate_points(
-    objective: Objective, space: Space, rows: dict, *, num_reps: int, key, chunk: int
-) -> Evaluation:
-    """Mean loss with 95% CIs of named points on common fresh replications, and the
-    paired differences ``tuned - other``."""
-    num_reps = _reps("evaluate", num_reps)
-    names = list(rows)
-    z = np.stack([space.to_z(rows[n]) for n in names])
-    per = objective.losses(space.batch_from_z(z), key, num_reps, chunk=chunk)
-    out = {n: (rows[n], *_ci(per[i])) for i, n in enumerate(names)}
-    paired = {}
-    if "tuned" in names:
-        t = names.index("tuned")
-        for i, n in enumerate(names):
-            if n != "tuned":
-                paired[f"tuned - {n}"] = _ci(per[t] - per[i])
-    return Evaluation(out, paired, num_reps, per.size)
 
 
 @legacy.old_tune_budgets_forms

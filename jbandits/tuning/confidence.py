@@ -1,0 +1,257 @@
+"""How sure the tuner is: paired confidence intervals and the landscape's warnings.
+
+After the search, :func:`jbandits.tuning.tune` evaluates the tuned point, the start
+and the best point evaluated during the search on *fresh* common replications (drawn
+after the tuned point was chosen, so its difference to the others is not biased by
+the choice) and reports the paired differences ``tuned - start`` and
+``tuned - best evaluated`` with their standard error and a 95% CI
+(:class:`Confidence`). It warns (:class:`TuningWarning`, also listed in
+``TuneResult.warnings``) when
+
+* the landscape is flat within noise: the coarse grid's means are homogeneous (a
+  repeated-measures F test on its common replications, 5% level) and neither the
+  tuned point nor the best evaluated one is significantly better than the start;
+* the tuned point sits on the box's edge (within 1% of a coordinate's range): the
+  optimum may lie outside the box.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from jbandits.tuning.options import _reps
+from jbandits.tuning.results import Z95, Evaluation, _ci
+
+EDGE = 0.01  # share of a coordinate's range that counts as the box's edge
+FLAT_P = 0.05  # the grid's homogeneity test level
+
+
+class TuningWarning(UserWarning):
+    """The tuned result deserves caution: a flat landscape or an edge optimum."""
+
+
+class Paired(NamedTuple):
+    """A paired difference of mean losses on common replications."""
+
+    mean: float
+    se: float
+    lo: float  # 95% CI
+    hi: float
+
+    @property
+    def significant(self) -> bool:
+        """The 95% CI excludes 0."""
+        return self.lo > 0.0 or self.hi < 0.0
+
+
+@dataclass
+class Confidence:
+    """The confidence statement of a :class:`~jbandits.tuning.TuneResult`.
+
+    Attributes:
+      rows: name (``"tuned"``, ``"start"``, ``"best evaluated"``) -> (theta, mean
+        loss, its standard error) on ``num_reps`` fresh common replications.
+      paired: ``"tuned - start"``, ``"tuned - best evaluated"`` and
+        ``"best evaluated - start"`` -> :class:`Paired` (negative: the first is
+        better).
+      num_reps: fresh replications per point.
+      simulations: simulations this statement cost (not counted in
+        ``TuneResult.simulations``; shared with ``Report.evaluate`` when it ran).
+      grid_p: p-value of the coarse grid's homogeneity test (None without a grid).
+    """
+
+    rows: dict
+    paired: dict
+    num_reps: int
+    simulations: int
+    grid_p: float | None = None
+
+    def __str__(self) -> str:
+        lines = [f"confidence ({self.num_reps} fresh common replications):"]
+        for name, (d, se, lo, hi) in self.paired.items():
+            verdict = (
+                "significant" if Paired(d, se, lo, hi).significant else "within noise"
+            )
+            lines.append(
+                f"  {name:24s} {d:+.4g} +- {se:.2g} [{lo:+.4g}, {hi:+.4g}] ({verdict})"
+            )
+        if self.grid_p is not None:
+            lines.append(f"  coarse grid homogeneity test: p = {self.grid_p:.3g}")
+        return "\n".join(lines)
+
+
+def paired(x: np.ndarray) -> Paired:
+    n = x.shape[-1]
+    m = float(x.mean())
+    se = float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+    return Paired(m, se, m - Z95 * se, m + Z95 * se)
+
+
+def grid_homogeneity(per: np.ndarray) -> float:
+    """p-value of "every grid point has the same mean loss" for ``[G, R]`` losses on
+    common replications (repeated-measures one-way ANOVA: the replication is the
+    block, so the noise that all points share cancels)."""
+    from scipy import stats
+
+    per = np.asarray(per, np.float64)
+    per = per[np.all(np.isfinite(per), axis=1)]
+    g, r = per.shape
+    if g < 2 or r < 2:
+        return 1.0
+    point = per.mean(1, keepdims=True)
+    resid = per - point - per.mean(0, keepdims=True) + per.mean()
+    ms_points = r * float(((point - per.mean()) ** 2).sum()) / (g - 1)
+    ms_err = float((resid**2).sum()) / ((g - 1) * (r - 1))
+    scale = max(1.0, float(np.abs(per).max()))
+    if ms_points <= 1e-24 * scale**2:
+        return 1.0
+    if ms_err <= 1e-24 * scale**2:
+        return 0.0
+    return float(stats.f.sf(ms_points / ms_err, g - 1, (g - 1) * (r - 1)))
+
+
+def unique_losses(objective, space, points: dict, *, num_reps, key, chunk):
+    """``{name: [R] losses}`` of named ``z`` points on common replications (points
+    equal within 1e-9 run once)."""
+    names, z_unique, index = list(points), [], []
+    for n in names:
+        z = np.asarray(points[n], np.float64)
+        hit = [i for i, u in enumerate(z_unique) if np.max(np.abs(z - u)) <= 1e-9]
+        if not hit:
+            z_unique.append(z)
+        index.append(hit[0] if hit else len(z_unique) - 1)
+    per = objective.losses(
+        space.batch_from_z(np.stack(z_unique)), key, num_reps, chunk=chunk
+    )
+    return {n: per[i] for n, i in zip(names, index, strict=True)}, per.size
+
+
+def evaluate_points(
+    objective, space, rows: dict, *, num_reps: int, key, chunk: int, extra=None
+):
+    """Mean loss with 95% CIs of named points on common fresh replications, and the
+    paired differences ``tuned - other`` (an :class:`Evaluation`).
+
+    ``extra`` (name -> theta) adds points evaluated on the same replications but
+    kept out of the Evaluation; with it, returns ``(Evaluation, {name: [R]})``."""
+    num_reps = _reps("evaluate", num_reps)
+    points = {n: space.to_z(t) for n, t in {**rows, **(extra or {})}.items()}
+    per, _ = unique_losses(
+        objective, space, points, num_reps=num_reps, key=key, chunk=chunk
+    )
+    out = {n: (rows[n], *_ci(per[n])) for n in rows}
+    diffs = {f"tuned - {n}": _ci(per["tuned"] - per[n]) for n in rows if n != "tuned"}
+    ev = Evaluation(
+        out, diffs if "tuned" in rows else {}, num_reps, num_reps * len(rows)
+    )
+    return ev if extra is None else (ev, per)
+
+
+def statement(thetas: dict, per: dict, num_reps: int, sims: int, grid_per):
+    """The :class:`Confidence` of ``per`` (name -> [R] fresh losses)."""
+    rows = {
+        n: (thetas[n], float(per[n].mean()), paired(per[n]).se)
+        for n in per
+        if n in thetas
+    }
+    diffs = {}
+    for a, b in (
+        ("tuned", "start"),
+        ("tuned", "best evaluated"),
+        ("best evaluated", "start"),
+    ):
+        if a in per and b in per:
+            diffs[f"{a} - {b}"] = paired(per[a] - per[b])
+    grid_p = None if grid_per is None else grid_homogeneity(grid_per)
+    return Confidence(rows, diffs, num_reps, sims, grid_p)
+
+
+def attach(result, objective, space, report, num_reps, *, grid, key, chunk) -> None:
+    """Fill ``result``'s evaluation (``report.evaluate``), its confidence statement on
+    fresh common replications (shared with the evaluation when it runs) and its
+    warnings, and issue them. ``grid``: (the grid's best theta or None, ``z`` of the
+    best evaluated point or None, the grid's ``[G, R]`` losses or None)."""
+    grid_best, best_z, grid_per = grid
+    thetas = {"tuned": result.theta, "start": result.start}
+    if best_z is not None:
+        thetas["best evaluated"] = space.from_z(best_z)
+    per, n, sims = None, report.confidence_for(num_reps), 0
+    if report.evaluate:
+        rows = {"tuned": result.theta, "start": result.start}
+        if grid_best is not None:
+            rows["grid"] = grid_best
+        extra = {k: v for k, v in thetas.items() if k not in rows}
+        n = int(report.evaluate)
+        result.evaluation, per = evaluate_points(
+            objective, space, rows, num_reps=n, key=key, chunk=chunk, extra=extra
+        )
+        sims = result.evaluation.simulations + n * len(extra)
+    elif n:
+        per, sims = unique_losses(
+            objective,
+            space,
+            {k: space.to_z(t) for k, t in thetas.items()},
+            num_reps=n,
+            key=jax.random.fold_in(key, 1),
+            chunk=chunk,
+        )
+    if per is not None:
+        result.confidence = statement(thetas, per, n, sims, grid_per)
+    result.warnings = landscape_warnings(space, result.extra["z"], result.confidence)
+    emit(result.warnings, stacklevel=5)
+
+
+def landscape_warnings(space, z_tuned, conf: Confidence | None) -> tuple:
+    """The warnings of a result: a flat landscape, an optimum on the box's edge."""
+    out = []
+    if conf is not None:
+        tested = [conf.paired[k] for k in conf.paired if k.endswith("- start")]
+        grid_flat = conf.grid_p is None or conf.grid_p >= FLAT_P
+        if tested and grid_flat and not any(p.significant for p in tested):
+            span = _span(conf)
+            out.append(
+                "the loss landscape is flat within noise: no evaluated point is "
+                "significantly better than the start (paired 95% CIs contain 0)"
+                + (
+                    f" and the coarse grid's means are homogeneous (p = {conf.grid_p:.2g})"
+                    if conf.grid_p is not None
+                    else ""
+                )
+                + f"{span}: the tuned theta is no better than the start within "
+                "noise; raise num_reps or simulations, or check the loss"
+            )
+    z = np.asarray(z_tuned, np.float64).reshape(-1)
+    names = [n[2:-2] for n in space.names]
+    for i, p in enumerate(space.params):
+        lo_z, hi_z = (0.0, 1.0) if p.bounded else (-2.0, 3.0)
+        width = hi_z - lo_z
+        for side, bound_z, bound in (("lower", lo_z, p.lo), ("upper", hi_z, p.hi)):
+            if abs(z[i] - bound_z) <= EDGE * width:
+                value = float(p.from_z(z[i]))
+                out.append(
+                    f"tuned {names[i]} = {value:.4g} sits on the box's {side} edge "
+                    f"({bound:.4g}): the optimum may lie outside [{p.lo:.4g}, "
+                    f"{p.hi:.4g}]; widen the box"
+                )
+    return tuple(out)
+
+
+def emit(messages: tuple, stacklevel: int = 4) -> None:
+    for m in messages:
+        warnings.warn(m, TuningWarning, stacklevel=stacklevel)
+
+
+def _span(conf: Confidence) -> str:
+    means = [m for _, m, _ in conf.rows.values()]
+    if len(means) < 2:
+        return ""
+    return f" (fresh means span {max(means) - min(means):.3g})"
+
+
+__all__ = ["Confidence", "Paired", "TuningWarning", "evaluate_points"]
