@@ -1,0 +1,19 @@
+"""The broad tuning benchmark's task set covers what issue 40 asks for (structure
+only: running it takes minutes, see benchmarks/notes_tuning_tasks.md)."""
+
+from benchmarks.tuning_tasks import tasks
+from jbandits.tune import Objective, Space
+
+
+def test_the_task_set_spans_settings_dimensions_priors_and_oracle_constants():
+    ts = tasks()
+    assert len(ts) >= 12
+    assert {t.setting for t in ts} == {"regret", "thresholding", "identification"}
+    assert sum(Space(t.space).dim >= 2 for t in ts) >= 6
+    assert sum(callable(t.instance) for t in ts) >= 3  # Bayes objectives
+    names = {n for t in ts for n in t.space}
+    assert {"prior_var", "prior_a", "noise_var", "a"} <= names
+    for t in ts:
+        obj = t.objective(0.3)
+        assert isinstance(obj, Objective)
+        obj.check_names(Space(t.space).keys())
