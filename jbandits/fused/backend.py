@@ -35,6 +35,7 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax._src import config as jax_config  # the persistent-cache switch
 
 from jbandits.execution import Execution
 from jbandits.fused import driver, lowering
@@ -183,7 +184,7 @@ class FusedProgram:
             ),
             args,
         )
-        fused = _unjitted(self.fused) if tracing else self.fused
+        fused = _unjitted(self.fused) if tracing else self._uncached(self.fused)
         xla = _unjitted(self.xla) if tracing else self.xla
         if self.reason is not None:
             return xla(*args)
@@ -209,6 +210,21 @@ class FusedProgram:
                 return out
         self._ok.add(sig)
         return out
+
+    def _uncached(self, fn):
+        """``fn``, kept out of JAX's persistent compilation cache when the kernel
+        runs in interpret mode: its executable calls back into Python, and writing
+        such executables to the cache crashed test workers (a segfault in
+        ``compilation_cache.put_executable_and_time``)."""
+        lowering = getattr(self.spec, "lowering", None)
+        if getattr(lowering, "name", None) != "interpret":
+            return fn
+
+        def call(*args):
+            with jax_config.enable_compilation_cache(False):
+                return fn(*args)
+
+        return call
 
     def lower(self, *args, **kwargs):
         """``lower`` of the program that runs (fused, or XLA after a fall-back)."""
