@@ -8,6 +8,7 @@ from benchmarks import gpu
 
 
 @pytest.mark.slow
+@pytest.mark.fused  # runs the fused backend: in the fused step of .ci/run
 def test_gpu_benchmark_prints_rates_kernels_and_the_check(tmp_path, capsys):
     gpu.main(
         [

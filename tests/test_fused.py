@@ -21,6 +21,9 @@ import jbandits
 from jbandits.execution import Execution
 from jbandits.fused import lowering, safe
 
+# interpret-mode fused programs run in a process of their own (see .ci/run)
+pytestmark = pytest.mark.fused
+
 _FIRST = {}
 for _case in CASES:
     _FIRST.setdefault(_case.registry_name, _case)

@@ -17,6 +17,9 @@ from jbandits.execution import Execution
 from jbandits.fused import backend, lowering
 from jbandits.runner import programs
 
+# interpret-mode fused programs run in a process of their own (see .ci/run)
+pytestmark = pytest.mark.fused
+
 K, BUDGET, REPS = 4, 24, 3
 
 
