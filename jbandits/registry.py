@@ -183,7 +183,7 @@ def make(name: str, **params) -> Policy:
     """
     check_kwargs(name, params)
     static, numeric = split_kwargs(params, name)
-    return bind(name, **static).policy(numeric)
+    return _structure(name, static).policy(numeric)  # checked above, split by kind
 
 
 def bind(name: str, **static) -> Structure:
@@ -202,9 +202,14 @@ def bind(name: str, **static) -> Structure:
                 f"{name}: {key}={value!r} is a number, not structure: give it to "
                 ".policy(...) (or to make)"
             )
-    items = tuple(sorted(static.items()))
+    return _structure(name, static)
+
+
+def _structure(name: str, static: dict) -> Structure:
+    """:func:`bind` without its checks (``static`` already checked and split)."""
     entry = _ENTRIES[name]
     host = ("budget",) if entry.prepare is not None else ()
+    items = tuple(sorted(static.items()))
     return Structure(name, entry.factory, items, _numeric_defaults(entry, static), host)
 
 
