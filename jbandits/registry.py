@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from jbandits._arguments import SharedArguments
 from jbandits.execution import Execution
 from jbandits.structure import Structure
 from jbandits.types import Policy
@@ -112,9 +113,14 @@ def policy(
     prepare: Callable[..., dict] | None = None,
     static: tuple[str, ...] = (),
     min_budget: Callable[..., int] | None = None,
+    shared: SharedArguments | None = None,
 ) -> Callable[[Callable[..., Policy]], Callable[..., Policy]]:
     """Decorator form of :func:`register`: ``@registry.policy("apt")`` over the
-    factory registers it under that name and returns it unchanged.
+    factory registers it under that name and returns it unchanged; with ``shared``
+    (a :class:`~jbandits._arguments.SharedArguments` group, e.g. the budget, schedule
+    and execution of the fixed-schedule policies) it registers and returns the
+    factory that takes the group's arguments too (:mod:`jbandits._arguments`), with
+    the group's ``prepare`` and ``min_budget`` unless given here.
 
     Example::
 
@@ -125,7 +131,11 @@ def policy(
     """
 
     def decorate(factory: Callable[..., Policy]) -> Callable[..., Policy]:
-        register(name, factory, prepare=prepare, static=static, min_budget=min_budget)
+        hooks = {"prepare": prepare, "min_budget": min_budget}
+        if shared is not None:
+            factory = shared.wrap(name, factory)
+            hooks = {k: v or getattr(shared, k) for k, v in hooks.items()}
+        register(name, factory, static=static, **hooks)
         return factory
 
     return decorate

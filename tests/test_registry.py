@@ -116,3 +116,98 @@ def test_make_splits_structure_from_numbers_once():
     sar = jbandits.make("sar", num_arms=6, m=2, budget=300)
     assert dict(sar.spec.static) == {"num_arms": 6, "m": 2}
     assert sar.spec.params == {"budget": 300}
+
+
+# A fixed-schedule policy writes only its paper's arguments; the registry adds the
+# shared budget, schedule and execution (jbandits._arguments) to its signature, its
+# docstring and its hooks.
+_PHASED = """
+from jbandits import arms, registry
+from jbandits.policies.identification.successive_rejects import (
+    SCHEDULE,
+    rejects_policy,
+)
+
+
+@registry.policy("tmp_reject_by_bonus", shared=SCHEDULE)
+def tmp_reject_by_bonus(num_arms, *, bonus: float = 0.0, table, execution):
+    \"\"\"Successive Rejects that rejects by mean + bonus (a test policy).
+
+    Args:
+      num_arms: K.
+      bonus: a number.
+    \"\"\"
+    return rejects_policy(
+        num_arms,
+        table,
+        lambda stats, active: arms.least_pulled(stats.counts, active),
+        lambda stats: arms.mean(stats) + bonus,
+        execution=execution,
+    )
+"""
+
+
+def test_a_shared_argument_group_adds_its_arguments_docs_and_hooks(
+    tmp_path, monkeypatch
+):
+    import inspect
+
+    (tmp_path / "tmp_phased_mod.py").write_text(textwrap.dedent(_PHASED))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("tmp_phased_mod")
+    try:
+        name = "tmp_reject_by_bonus"
+        raw = jbandits.registry.raw_factory(name)
+        params = inspect.signature(jbandits.factory(name)).parameters
+        assert list(params) == ["num_arms", "bonus", "budget", "schedule", "execution"]
+        assert [params[k].default for k in ("bonus", "budget", "execution")] == [
+            0.0,
+            None,
+            None,
+        ]
+        assert params["budget"].kind is inspect.Parameter.KEYWORD_ONLY
+        doc = inspect.getdoc(raw)
+        assert doc.index("bonus:") < doc.index("budget: T.") < doc.index("execution:")
+        assert jbandits.registry.prepare_hook(name) is jbandits.registry.prepare_hook(
+            "successive_rejects"
+        )
+        assert jbandits.registry.min_budget(name, 4) == jbandits.registry.min_budget(
+            "successive_rejects", 4
+        )
+        with pytest.raises(TypeError, match="table"):
+            raw(4, budget=40, table=None)
+        with pytest.raises(ValueError, match="budget"):
+            raw(4)
+        policy = jbandits.make(name, num_arms=4, bonus=0.1, budget=40)
+        assert policy.spec.params == {"bonus": 0.1, "budget": 40}
+        bandit, params = jbandits.envs.bernoulli([0.2, 0.5, 0.8, 0.3])
+        result = jbandits.simulate(
+            policy,
+            bandit,
+            params,
+            jax.random.key(0),
+            budget=40,
+            num_reps=4,
+            progress=False,
+        )
+        assert result.regret.shape[0] == 4
+    finally:
+        sys.modules.pop("tmp_phased_mod", None)
+        jbandits.registry.unregister("tmp_reject_by_bonus")
+
+
+def test_the_fixed_schedule_policies_keep_their_public_signatures():
+    import inspect
+
+    tail = "budget: 'ArrayLike | None' = None, schedule: 'Any' = None, "
+    tail += "execution: 'Execution | None' = None) -> 'Policy'"
+    expected = {
+        "successive_rejects": "(num_arms: 'int', *, ",
+        "sar": "(num_arms: 'int', *, m: 'ArrayLike', ",
+        "vbr_provisional": "(num_arms: 'int', *, gamma: 'ArrayLike' = 1.96, ",
+        "shvar": "(num_arms: 'int', *, variances: 'ArrayLike', ",
+        "shadavar": "(num_arms: 'int', *, delta: 'ArrayLike' = 0.05, ",
+    }
+    for name, head in expected.items():
+        assert str(inspect.signature(getattr(jbandits, name))) == head + tail, name
+        assert "schedule: a :class:" in getattr(jbandits, name).__doc__, name

@@ -35,6 +35,7 @@ the idle row). The row is kept in the policy state.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbandits import _validate, arms, schedules
+from jbandits._arguments import SharedArguments
 from jbandits.execution import Execution
 from jbandits.types import Array
 
@@ -83,6 +85,69 @@ def resolve(
                 f"schedule: its phases end at step {int(real.max())} > budget {b}"
             )
     return _as_int32(schedule)
+
+
+def _keyword(name: str, annotation: str) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation
+    )
+
+
+_SCHEDULE_DOC = """\
+budget: T. Needed (concrete) only when ``schedule`` is None: the {what} schedules of
+  every real K <= ``num_arms`` are then built (:func:`{by_k}`) and ``init`` runs the
+  one of ``arm_mask.sum()``.
+schedule: a :class:`{cls}`: the {what} schedule of one real K, from :func:`{one}` or
+  the policy's registered ``prepare`` hook (arrays may be traced, e.g. stacked over a
+  budget sweep; one built for a K other than ``arm_mask.sum()`` makes the policy idle
+  with output ``-1``), or a by-K table from :func:`{by_k}`.
+execution: how the step compiles (static); see :mod:`jbandits.policies`."""
+
+
+def _ref(fn: Callable) -> str:
+    """A cross-reference to ``fn`` through its family package (which exports the
+    schedule builders: ``jbandits.policies.identification.sr_schedule``, ...)."""
+    return f"~{fn.__module__.rpartition('.')[0]}.{fn.__qualname__}"
+
+
+def schedule_arguments(
+    what: str,
+    one: Callable,
+    by_k: Callable[[int, int], Any],
+    prepare: Callable[..., dict],
+    min_budget: Callable[..., int],
+) -> SharedArguments:
+    """The ``budget``, ``schedule`` and ``execution`` arguments of a fixed-schedule
+    policy (registered with ``shared=``, :mod:`jbandits._arguments`): its factory
+    receives ``table`` (:func:`resolve` of them with ``by_k``) and ``execution``
+    (resolved) instead. ``what`` names the schedule in the docstring; ``one`` builds
+    the schedule of one real K (its return annotation names the schedule's class);
+    ``prepare`` and ``min_budget`` are the registration's hooks."""
+
+    def resolve_all(name, num_arms, *, budget, schedule, execution):
+        execution = Execution.resolve(execution)
+        table = resolve(name, by_k, num_arms, budget, schedule)
+        return {"table": table, "execution": execution}
+
+    cls = inspect.signature(one).return_annotation
+    doc = _SCHEDULE_DOC.format(
+        what=what,
+        cls=f"jbandits.{cls}" if isinstance(cls, str) else cls.__name__,
+        one=_ref(one),
+        by_k=_ref(by_k),
+    )
+    return SharedArguments(
+        parameters=(
+            _keyword("budget", "ArrayLike | None"),
+            _keyword("schedule", "Any"),
+            _keyword("execution", "Execution | None"),
+        ),
+        doc=doc,
+        provides=("table", "execution"),
+        resolve=resolve_all,
+        prepare=prepare,
+        min_budget=min_budget,
+    )
 
 
 def max_ends(ends: Any, num_phases: Any) -> int | None:

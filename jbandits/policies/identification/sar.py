@@ -17,7 +17,7 @@ idle.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -25,10 +25,7 @@ import jax.numpy as jnp
 from jbandits import _validate, arms, registry, schedules
 from jbandits.execution import Execution
 from jbandits.policies import _phases
-from jbandits.policies.identification.successive_rejects import (
-    prepare as sr_prepare,
-)
-from jbandits.policies.identification.successive_rejects import sr_schedule_by_k
+from jbandits.policies.identification.successive_rejects import SCHEDULE
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -54,28 +51,13 @@ def _force(active, accepted, m_rem):
     return active, accepted, m_rem.astype(jnp.int32), forced
 
 
-prepare = sr_prepare  # SAR runs the Successive Rejects schedule
-
-
-@registry.policy(
-    "sar", prepare=prepare, static=("m",), min_budget=schedules.phases_min_budget
-)
-def sar(
-    num_arms: int,
-    *,
-    m: ArrayLike,
-    budget: ArrayLike | None = None,
-    schedule: Any = None,
-    execution: Execution | None = None,
-) -> Policy:
+@registry.policy("sar", static=("m",), shared=SCHEDULE)
+def sar(num_arms: int, *, m: ArrayLike, table, execution: Execution) -> Policy:
     """Successive Accept-Reject for fixed-budget top-m identification.
 
     Args:
       num_arms: static K_max (including padded arms).
       m: number of arms to identify, 1 <= m < K (traced).
-      budget, schedule: the Successive Rejects schedule, as for
-        :func:`~jbandits.policies.identification.successive_rejects.successive_rejects`.
-      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
       A :class:`~jbandits.types.Policy`; output is the accepted set, ``[K] bool``
@@ -87,10 +69,7 @@ def sar(
       Bubeck, Wang, Viswanathan. Multiple identifications in multi-armed bandits.
       ICML 2013.
     """
-    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
-    execution = Execution.resolve(execution)
     _validate.in_range("m", m, 1, num_arms - 1)
-    table = _phases.resolve("sar", sr_schedule_by_k, num_arms, budget, schedule)
     m_int = jnp.asarray(m, jnp.int32)
     bound = _phases.max_ends(table.ends, table.num_phases)
 

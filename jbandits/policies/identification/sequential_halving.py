@@ -108,6 +108,15 @@ def prepare_equal_stages(num_arms: int, num_real_arms: int, budget: int, **kwarg
     return prepare(num_arms, num_real_arms, budget, variant="equal_stages")
 
 
+EQUAL_STAGES = _phases.schedule_arguments(
+    "equal-stages halving (Lalitha et al.)",
+    halving_schedule,
+    halving_schedule_by_k,
+    prepare_equal_stages,
+    schedules.halving_min_budget,
+)
+
+
 @registry.policy(
     "sequential_halving", prepare=prepare, min_budget=schedules.halving_min_budget
 )

@@ -18,18 +18,12 @@ smallest N with N - 1 > 4 ln(1/delta)).
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry, schedules
+from jbandits import _validate, arms, registry
 from jbandits.execution import Execution
-from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
-from jbandits.policies.identification.sequential_halving import (
-    halving_schedule_by_k,
-    prepare_equal_stages,
-)
+from jbandits.policies.identification.sequential_halving import EQUAL_STAGES
 from jbandits.types import Array, ArrayLike, Policy
 
 
@@ -52,17 +46,9 @@ def shadavar_index(local: arms.ArmStats, delta: ArrayLike) -> Array:
     return upper / jnp.maximum(local.counts, 1.0)
 
 
-prepare = prepare_equal_stages
-
-
-@registry.policy("shadavar", prepare=prepare, min_budget=schedules.halving_min_budget)
+@registry.policy("shadavar", shared=EQUAL_STAGES)
 def shadavar(
-    num_arms: int,
-    *,
-    delta: ArrayLike = 0.05,
-    budget: ArrayLike | None = None,
-    schedule: Any = None,
-    execution: Execution | None = None,
+    num_arms: int, *, delta: ArrayLike = 0.05, table, execution: Execution
 ) -> Policy:
     """SHAdaVar(delta) for fixed-budget BAI with unknown heterogeneous variances.
 
@@ -70,8 +56,6 @@ def shadavar(
       num_arms: static K_max (including padded arms).
       delta: confidence level in (0, 1) of the variance upper bound (traced;
         Lalitha et al. use 0.05).
-      budget, schedule: the equal stages of Lalitha et al., as for :func:`shvar`.
-      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
       A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
@@ -80,12 +64,7 @@ def shadavar(
     References:
       Lalitha et al. (UAI 2023), Algorithm 4; the paper as cited by :func:`shvar`.
     """
-    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
-    execution = Execution.resolve(execution)
     _validate.in_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    table = _phases.resolve(
-        "shadavar", halving_schedule_by_k, num_arms, budget, schedule
-    )
     n0 = shadavar_n0(delta)
 
     def choose(local, active, c):

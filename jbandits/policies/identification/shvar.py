@@ -16,18 +16,12 @@ round robin" hold (a literal lowest-index rule would give arm 0 every pull there
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry, schedules
+from jbandits import _validate, arms, registry
 from jbandits.execution import Execution
-from jbandits.policies import _phases
 from jbandits.policies.identification import _halving
-from jbandits.policies.identification.sequential_halving import (
-    halving_schedule_by_k,
-    prepare_equal_stages,
-)
+from jbandits.policies.identification.sequential_halving import EQUAL_STAGES
 from jbandits.types import ArrayLike, Policy
 
 
@@ -37,17 +31,9 @@ def shvar_index(variances: ArrayLike, counts: jnp.ndarray) -> jnp.ndarray:
     return jnp.where(counts > 0, variances / jnp.maximum(counts, 1.0), jnp.inf)
 
 
-prepare = prepare_equal_stages
-
-
-@registry.policy("shvar", prepare=prepare, min_budget=schedules.halving_min_budget)
+@registry.policy("shvar", shared=EQUAL_STAGES)
 def shvar(
-    num_arms: int,
-    *,
-    variances: ArrayLike,
-    budget: ArrayLike | None = None,
-    schedule: Any = None,
-    execution: Execution | None = None,
+    num_arms: int, *, variances: ArrayLike, table, execution: Execution
 ) -> Policy:
     """SHVar for fixed-budget BAI when the reward variances are known.
 
@@ -55,10 +41,6 @@ def shvar(
       num_arms: static K_max (including padded arms).
       variances: ``[K]`` true reward variances sigma_i^2 >= 0 (traced; unrealistic
         oracle input; entries of padded arms are ignored).
-      budget, schedule: the stage schedule of Lalitha et al., as for
-        :func:`~jbandits.policies.identification.sequential_halving.sequential_halving`
-        with ``variant="equal_stages"``.
-      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
       A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
@@ -68,14 +50,11 @@ def shvar(
       Lalitha, Kalantari, Ma, Deoras, Kveton. Fixed-budget best-arm identification
       with heterogeneous reward variances. UAI 2023 (Algorithm 3).
     """
-    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
-    execution = Execution.resolve(execution)
     _validate.in_range("variances", variances, 0.0)
     if jnp.shape(variances) != (num_arms,):
         raise ValueError(
             f"variances must have shape ({num_arms},), got {jnp.shape(variances)}"
         )
-    table = _phases.resolve("shvar", halving_schedule_by_k, num_arms, budget, schedule)
 
     def choose(local, active, c):
         del c

@@ -10,14 +10,14 @@ the T - sum of pulls leftover steps are idle.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry, schedules
+from jbandits import arms, registry, schedules
 from jbandits.execution import Execution
 from jbandits.policies import _phases
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.types import Array, Policy
 
 
 class SRState(NamedTuple):
@@ -68,29 +68,21 @@ def prepare(num_arms: int, num_real_arms: int, budget: int, **kwargs) -> dict:
     return {"schedule": sched}
 
 
-@registry.policy(
-    "successive_rejects", prepare=prepare, min_budget=schedules.phases_min_budget
+SCHEDULE = _phases.schedule_arguments(
+    "Successive Rejects",
+    sr_schedule,
+    sr_schedule_by_k,
+    prepare,
+    schedules.phases_min_budget,
 )
-def successive_rejects(
-    num_arms: int,
-    *,
-    budget: ArrayLike | None = None,
-    schedule: Any = None,
-    execution: Execution | None = None,
-) -> Policy:
+
+
+@registry.policy("successive_rejects", shared=SCHEDULE)
+def successive_rejects(num_arms: int, *, table, execution: Execution) -> Policy:
     """Successive Rejects for fixed-budget best-arm identification.
 
     Args:
       num_arms: static K_max (including padded arms).
-      budget: T. Needed (concrete) only when ``schedule`` is None; the schedules of
-        every real K <= ``num_arms`` are then computed (:func:`sr_schedule_by_k`) and
-        ``init`` runs the one of ``arm_mask.sum()``.
-      schedule: a :class:`jbandits.schedules.PhaseSchedule`, either from
-        :func:`sr_schedule` (or :func:`prepare`) for the real K (arrays may be traced,
-        e.g. stacked over a budget sweep; a schedule whose K differs from
-        ``arm_mask.sum()`` makes the policy idle with output ``-1``), or a by-K table
-        from :func:`sr_schedule_by_k`.
-      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
       A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
@@ -99,12 +91,6 @@ def successive_rejects(
     References:
       Audibert, Bubeck, Munos. Best arm identification in multi-armed bandits. COLT 2010.
     """
-    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
-    execution = Execution.resolve(execution)
-    table = _phases.resolve(
-        "successive_rejects", sr_schedule_by_k, num_arms, budget, schedule
-    )
-
     return rejects_policy(
         num_arms,
         table,

@@ -17,20 +17,14 @@ The last active arm is the output; steps after the last phase idle.
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry, schedules
+from jbandits import _validate, arms, registry
 from jbandits.execution import Execution
-from jbandits.policies import _phases
 from jbandits.policies.identification.successive_rejects import (
+    SCHEDULE,
     SRState,
     rejects_policy,
-    sr_schedule_by_k,
-)
-from jbandits.policies.identification.successive_rejects import (
-    prepare as sr_prepare,
 )
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -46,28 +40,15 @@ def vbr_width(stats: arms.ArmStats, gamma: ArrayLike) -> Array:
     return gamma * jnp.sqrt(arms.var_unbiased(stats) / jnp.maximum(stats.counts, 1.0))
 
 
-prepare = sr_prepare  # VBR runs the Successive Rejects schedule
-
-
-@registry.policy(
-    "vbr_provisional", prepare=prepare, min_budget=schedules.phases_min_budget
-)
+@registry.policy("vbr_provisional", shared=SCHEDULE)
 def vbr_provisional(
-    num_arms: int,
-    *,
-    gamma: ArrayLike = 1.96,
-    budget: ArrayLike | None = None,
-    schedule: Any = None,
-    execution: Execution | None = None,
+    num_arms: int, *, gamma: ArrayLike = 1.96, table, execution: Execution
 ) -> Policy:
     """Provisional Variance-Based Rejects (UNVERIFIED placeholder).
 
     Args:
       num_arms: static K_max (including padded arms).
       gamma: interval multiplier >= 0 (traced; Lalitha et al., UAI 2023, use 1.96).
-      budget, schedule: the Successive Rejects schedule, as for
-        :func:`~jbandits.policies.identification.successive_rejects.successive_rejects`.
-      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
       A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
@@ -77,12 +58,7 @@ def vbr_provisional(
       Faella, Finzi, Sauro. Rapidly finding the best arm using variance. ECAI 2020
       (not consulted; provisional rule).
     """
-    num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
-    execution = Execution.resolve(execution)
     _validate.in_range("gamma", gamma, 0.0)
-    table = _phases.resolve(
-        "vbr_provisional", sr_schedule_by_k, num_arms, budget, schedule
-    )
 
     def choose(stats, active):
         young = active & (stats.counts < 2)
