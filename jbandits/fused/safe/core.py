@@ -85,6 +85,17 @@ def _leave(values):
 
 def evaluate(jaxpr, consts, args) -> list:
     """Evaluate ``jaxpr`` with every equation through its kernel-safe rule."""
+    consts = _enter(
+        [_materialize(c) for c in consts], [v.aval for v in jaxpr.constvars]
+    )
+    args = _enter(args, [v.aval for v in jaxpr.invars])
+    return interpret(jaxpr, consts, args, _apply_safe)
+
+
+def interpret(jaxpr, consts, args, apply, *, strict: bool = False) -> list:
+    """The jaxpr interpreter of the rewrite (here and :mod:`.padded`): ``jaxpr`` on
+    the values ``consts`` and ``args``, each equation through ``apply(eqn, ins)``
+    (its output, a list when the primitive has several); ``strict`` zips strictly."""
     env: dict = {}
 
     def read(v):
@@ -92,29 +103,27 @@ def evaluate(jaxpr, consts, args) -> list:
             return v.val
         return env[v]
 
-    consts = [_materialize(c) for c in consts]
-    for v, x in zip(
-        jaxpr.constvars, _enter(consts, [v.aval for v in jaxpr.constvars]), strict=False
-    ):
+    for v, x in zip(jaxpr.constvars, consts, strict=strict):
         env[v] = x
-    for v, x in zip(
-        jaxpr.invars, _enter(args, [v.aval for v in jaxpr.invars]), strict=False
-    ):
+    for v, x in zip(jaxpr.invars, args, strict=strict):
         env[v] = x
     for eqn in jaxpr.eqns:
-        ins = [read(v) for v in eqn.invars]
-        rule = _RULES.get(eqn.primitive.name)
-        if any(isinstance(x, _Key) for x in ins) and eqn.primitive.name not in _KEYED:
-            outs = _on_key_data(eqn, rule, ins)
-        elif rule is not None:
-            outs = rule(eqn, *ins)
-        else:
-            outs = eqn.primitive.bind(*ins, **eqn.params)
+        outs = apply(eqn, [read(v) for v in eqn.invars])
         if not eqn.primitive.multiple_results:
             outs = [outs]
-        for v, x in zip(eqn.outvars, outs, strict=False):
+        for v, x in zip(eqn.outvars, outs, strict=strict):
             env[v] = x
     return [read(v) for v in jaxpr.outvars]
+
+
+def _apply_safe(eqn, ins):
+    """One equation through its kernel-safe rule (key values as their data)."""
+    rule = _RULES.get(eqn.primitive.name)
+    if any(isinstance(x, _Key) for x in ins) and eqn.primitive.name not in _KEYED:
+        return _on_key_data(eqn, rule, ins)
+    if rule is not None:
+        return rule(eqn, *ins)
+    return eqn.primitive.bind(*ins, **eqn.params)
 
 
 MAX_CONSTANT = 4096  # elements of a constant array rebuilt inside a kernel

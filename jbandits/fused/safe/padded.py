@@ -28,9 +28,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.extend import core as jcore
 
-from jbandits.fused.safe.core import NotKernelSafe, _closed, _materialize, rule_table
+from jbandits.fused.safe.core import (
+    NotKernelSafe,
+    _closed,
+    _materialize,
+    interpret,
+    rule_table,
+)
 
 
 def pow2(n: int) -> int:
@@ -65,25 +70,8 @@ def evaluate_padded(jaxpr, consts, args) -> list:
 
 
 def _evaluate(jaxpr, consts, args) -> list:
-    env: dict = {}
-
-    def read(v):
-        if isinstance(v, jcore.Literal):
-            return v.val
-        return env[v]
-
-    for v, c in zip(jaxpr.constvars, consts, strict=True):
-        env[v] = _const(c)
-    for v, x in zip(jaxpr.invars, args, strict=True):
-        env[v] = x
-    for eqn in jaxpr.eqns:
-        ins = [read(v) for v in eqn.invars]
-        outs = _apply(eqn, ins)
-        if not eqn.primitive.multiple_results:
-            outs = [outs]
-        for v, x in zip(eqn.outvars, outs, strict=True):
-            env[v] = x
-    return [read(v) for v in jaxpr.outvars]
+    consts = [_const(c) for c in consts]
+    return interpret(jaxpr, consts, args, _apply, strict=True)
 
 
 def _const(c):
