@@ -43,6 +43,22 @@ def _authors_code_keep(mu: np.ndarray) -> np.ndarray:
     return keep
 
 
+def _thresholding_instance(means, variances, budget, variant, arm_mask, pulls: int):
+    """UCBE's / UCBEV's instance: ``(mu, var, K, T)``, the real means (and variances,
+    None without) their H sums over (:func:`authors_code_arms`' arms for
+    ``variant="authors_code"``), the number of real arms and the budget, checked to
+    exceed their ``pulls`` per arm of initialisation."""
+    _validate.choice("variant", variant, VARIANTS)
+    mu = truth._real(means, arm_mask)
+    var = None if variances is None else truth._real(variances, arm_mask)
+    k = mu.size
+    budget = _validate.concrete_int("budget", budget, minimum=pulls * k + 1)
+    if variant == "authors_code":
+        keep = _authors_code_keep(mu)
+        mu, var = mu[keep], None if var is None else var[keep]
+    return mu, var, k, budget
+
+
 def ucbe_oracle_a(
     means,
     *,
@@ -59,12 +75,7 @@ def ucbe_oracle_a(
     UCBE(i)). ``"authors_code"``: H1 over the real arms whose mean differs from the
     last real arm's, the last arm excluded (the AugUCB authors' experiment code).
     """
-    _validate.choice("variant", variant, VARIANTS)
-    mu = truth._real(means, arm_mask)
-    k = mu.size
-    budget = _validate.concrete_int("budget", budget, minimum=k + 1)
-    if variant == "authors_code":
-        mu = authors_code_arms(mu)
+    mu, _, k, budget = _thresholding_instance(means, None, budget, variant, arm_mask, 1)
     h = truth.h1(truth.tbp_gaps(mu, threshold)) if mu.size else 0.0
     return truth.oracle_parameter("UCBE a", 4.0**exponent * (budget - k), h)
 
@@ -88,14 +99,9 @@ def ucbev_oracle_a(
     real arm's, the last arm excluded; pass the listed "variance" column of the
     authors' environment files (their code takes sigma = sqrt of it).
     """
-    _validate.choice("variant", variant, VARIANTS)
-    mu = truth._real(means, arm_mask)
-    var = truth._real(variances, arm_mask)
-    k = mu.size
-    budget = _validate.concrete_int("budget", budget, minimum=2 * k + 1)
-    if variant == "authors_code":
-        keep = _authors_code_keep(mu)
-        mu, var = mu[keep], var[keep]
+    mu, var, k, budget = _thresholding_instance(
+        means, variances, budget, variant, arm_mask, 2
+    )
     gaps = truth.tbp_gaps(mu, threshold)
     sig = np.sqrt(var)
     if variant == "paper":
