@@ -178,19 +178,16 @@ def test_a_shared_argument_group_adds_its_arguments_docs_and_hooks(
             raw(4, budget=40, table=None)
         with pytest.raises(ValueError, match="budget"):
             raw(4)
-        policy = jbandits.make(name, num_arms=4, bonus=0.1, budget=40)
-        assert policy.spec.params == {"bonus": 0.1, "budget": 40}
+        policy = jbandits.make(name, num_arms=4, bonus=0.0, budget=40)
+        assert policy.spec.params == {"bonus": 0.0, "budget": 40}
+        # with no bonus it is Successive Rejects, built from the same budget
         bandit, params = jbandits.envs.bernoulli([0.2, 0.5, 0.8, 0.3])
-        result = jbandits.simulate(
-            policy,
-            bandit,
-            params,
-            jax.random.key(0),
-            budget=40,
-            num_reps=4,
-            progress=False,
+        kw = {"budget": 40, "num_reps": 16, "progress": False}
+        pair = (policy, jbandits.successive_rejects(4, budget=40))
+        a, b = (
+            jbandits.simulate(p, bandit, params, jax.random.key(3), **kw) for p in pair
         )
-        assert result.regret.shape[0] == 4
+        np.testing.assert_array_equal(a.regret, b.regret)
     finally:
         sys.modules.pop("tmp_phased_mod", None)
         jbandits.registry.unregister("tmp_reject_by_bonus")
