@@ -2,8 +2,7 @@
 
 Policies built on the host (registered name + concrete numbers), the distinct points
 of a grid, the per-cell host schedules of a policy's ``prepare`` hook, the store of a
-run, the per-instance keys and params of one instance or a stack, and the run itself
-(the store closed, leaves shaped for the caller).
+run, the per-instance keys and params of one instance or a stack, and their lanes.
 """
 
 from __future__ import annotations
@@ -93,29 +92,5 @@ def instance_inputs(key, params, batched: bool, num_inst: int):
 
 def lanes(hp, params, instance, budget, keys, num_reps: int, horizon: int):
     """:class:`jbandits.runner.Lanes` of cells that share one checkpoint horizon."""
-    return runner.Lanes(
-        hp=hp,
-        params=params,
-        instance=instance,
-        budget=budget,
-        keys=keys,
-        num_reps=num_reps,
-        horizon=np.full(budget.shape, horizon),
-    )
-
-
-def run(source, bandit, lanes, opts, lead, store, progress, report, chunking):
-    """:func:`jbandits.runner.execute`, the store closed, leaves shaped ``lead``."""
-    flat = runner.execute(
-        source,
-        bandit,
-        lanes,
-        opts,
-        progress=progress,
-        store=store,
-        report=report,
-        **chunking,
-    )
-    if store is not None:
-        store.finish()
-    return runner.to_result(flat, lead)
+    horizons = np.full(budget.shape, horizon)
+    return runner.Lanes(hp, params, instance, budget, keys, num_reps, horizon=horizons)

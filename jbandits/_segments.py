@@ -1,11 +1,15 @@
-"""The engine's inner loop: the pulls of one replication between two checkpoints.
+"""The engine's loop: one checkpoint of a replication, its pulls and its read-outs.
 
-:func:`segments` runs them as a ``lax.while_loop`` over segments of ``seg`` steps
-(an inner ``lax.scan``), only while the replication still has budget left and its
+:func:`checkpoint` is the body of the engine's scan over checkpoints (see
+:func:`jbandits.engine.start`): the pulls up to the checkpoint, then its read-outs
+(:class:`Readout`: the metric of the policy's output, the regret, the reward, the
+diagnostics). :class:`Segments` holds the loop bodies of the pulls: a
+``lax.while_loop`` over segments of ``seg`` steps (:meth:`Segments.segment`, an
+inner ``lax.scan``), only while the replication still has budget left and its
 policy is not idle. A *guarded* step keeps the carry of a lane past its limit or
 idle (a select over the whole carry); under a named ``vmap`` axis a segment in
 which no lane can run out of budget runs *unguarded* steps and restores the lanes
-already finished by one select per segment (:func:`fast_segment`).
+already finished by one select per segment.
 
 The carry of one replication is the tuple ``(state, counts, t, total, reward,
 one)``: the policy state, pull counts (policy numbering), pulls made, realised
@@ -47,16 +51,24 @@ def step_key(steps_key: Key, t: Any) -> Key:
     return _prng.fold_in(steps_key, t)
 
 
-_READS_KEY: dict = {}  # key_cache -> step_reads_key (see cached_reads_key)
+_READS_KEY: dict = {}  # (cache, x64) -> step_reads_key
 
 
-def step_reads_key(policy: Policy, state: State, reward: Any) -> bool:
+def step_reads_key(
+    policy: Policy, state: State, reward: Any, cache: Any = None
+) -> bool:
     """Whether ``policy.step`` reads its key (traced once, dead code removed).
 
     A step that never reads its key (APT, Sequential Halving, UCB1 with first ties)
     does not need the engine's per-lane step counter inside a segment, only at its
-    end: one kernel less per step. Any failure to tell counts as reading it.
+    end: one kernel less per step. Any failure to tell counts as reading it. With a
+    hashable ``cache`` (see :func:`jbandits.engine.run`'s ``key_cache``) the answer
+    is remembered per ``cache`` and x64 mode.
     """
+    if cache is not None:
+        cache = (cache, jax.config.x64_enabled)
+        if cache in _READS_KEY:
+            return _READS_KEY[cache]
     try:
         from jax._src.interpreters import partial_eval as pe
 
@@ -64,20 +76,12 @@ def step_reads_key(policy: Policy, state: State, reward: Any) -> bool:
             jax.random.key(0)
         )
         _, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
-        return bool(used[0])
+        reads = bool(used[0])
     except Exception:  # noqa: BLE001 - an internal API: keep the counter
-        return True
-
-
-def cached_reads_key(policy, state, reward, key_cache, num_arms: int) -> bool:
-    """:func:`step_reads_key`, remembered per ``key_cache`` (see
-    :func:`jbandits.engine.run`)."""
-    if key_cache is None:
-        return step_reads_key(policy, state, reward)
-    cache = (key_cache, num_arms, jax.config.x64_enabled)
-    if cache not in _READS_KEY:
-        _READS_KEY[cache] = step_reads_key(policy, state, reward)
-    return _READS_KEY[cache]
+        reads = True
+    if cache is not None:
+        _READS_KEY[cache] = reads
+    return reads
 
 
 def draw(play: Play, state: State, counts: Array) -> Array:
@@ -91,16 +95,79 @@ def draw(play: Play, state: State, counts: Array) -> Array:
     return play.bandit.sample(play.params, play.key_env, play.perm[a], counts[a])
 
 
-def guarded_step(play: Play, limit: Array):
-    """One pull as a scan body: a lane past ``limit`` or idle keeps its carry (a
-    select over the whole carry). Outputs the pulled arm if ``record_arms``."""
+def lanes_all(pred: Array, axis_name: str) -> Array:
+    """``pred`` holds on every lane of ``axis_name`` (an unbatched predicate)."""
+    missing = jax.lax.psum((~pred).astype(jnp.int32), axis_name)
+    return missing == 0
 
-    def body(carry, _):
+
+class Segments(NamedTuple):
+    """The pulls of one replication up to ``limit`` (one checkpoint's), as loop bodies.
+
+    The engine's checkpoint runs ``jax.lax.while_loop(s.live, s.segment, (carry,
+    0))``; with ``record_arms`` a fixed-length scan of :meth:`guarded_step`.
+    """
+
+    play: Play
+    limit: Array  # the pull count this checkpoint stops at
+
+    def live(self, loop) -> Array:
+        """Whether the replication (under ``axis_name``: any lane) is live."""
+        (state, _, t, *_), _ = loop
+        pred = (t < self.limit) & (state.arm >= 0)
+        if self.play.axis_name is None:
+            return pred
+        return jax.lax.psum(pred.astype(jnp.int32), self.play.axis_name) > 0
+
+    def segment(self, loop) -> tuple:
+        """One segment of ``seg`` steps (a while-loop body): guarded, or under
+        ``axis_name`` unguarded when no lane can run out of budget inside it (then
+        one select keeps the carry of the lanes already ``done``, and a live lane
+        that met an idle state sends the segment to the guarded redo)."""
+        play, limit = self.play, self.limit
+        carry, n = loop
+        if play.axis_name is None:
+            return self.guarded(carry), n + 1
+        state, t = carry[0], carry[2]
+        done = (t >= limit) | (state.arm < 0)
+        clean = lanes_all(done | (t + play.seg <= limit), play.axis_name)
+
+        def fast(c):
+            out = jax.lax.scan(
+                self.unguarded_step, c, None, length=play.seg, unroll=UNROLL
+            )[0]
+            if not play.keyed:  # every live lane made ``seg`` steps
+                out = (*out[:2], out[2] + play.seg, *out[3:])
+
+            def keep_done(c):
+                return jax.tree_util.tree_map(
+                    lambda n, o: jnp.where(done, o, n), out, c
+                )
+
+            return jax.lax.cond(
+                lanes_all(done | ~jnp.isnan(out[3]), play.axis_name),
+                keep_done,
+                self.guarded,
+                c,
+            )
+
+        return jax.lax.cond(clean, fast, self.guarded, carry), n + 1
+
+    def guarded(self, carry: tuple) -> tuple:
+        """``seg`` guarded steps."""
+        return jax.lax.scan(
+            self.guarded_step, carry, None, length=self.play.seg, unroll=UNROLL
+        )[0]
+
+    def guarded_step(self, carry: tuple, _) -> tuple:
+        """One pull (a scan body): a lane past ``limit`` or idle keeps its carry (a
+        select over the whole carry). Outputs the pulled arm if ``record_arms``."""
+        play = self.play
         state, counts, t, total, reward, one = carry
         a = jnp.maximum(state.arm, 0)  # counts are kept in policy numbering
         new = play.policy.step(state, step_key(play.key_steps, t), reward)
         gained = jnp.asarray(reward).astype(play.ftype)
-        live = (t < limit) & (state.arm >= 0)
+        live = (t < self.limit) & (state.arm >= 0)
         state = jax.tree_util.tree_map(lambda n, o: jnp.where(live, n, o), new, state)
         counts = counts.at[a].add(live.astype(jnp.int32))
         total = total + jnp.where(live, gained, 0.0)
@@ -110,15 +177,11 @@ def guarded_step(play: Play, limit: Array):
             ys = jnp.where(live, play.perm[a], -1).astype(jnp.int32)
         return (state, counts, t + live.astype(jnp.int32), total, reward, one), ys
 
-    return body
-
-
-def unguarded_step(play: Play):
-    """One pull as a scan body, for segments in which every lane is known to stay
-    live: the step writes its results directly and marks the reward total NaN if
-    it met an idle state after all."""
-
-    def body(carry, _):
+    def unguarded_step(self, carry: tuple, _) -> tuple:
+        """One pull (a scan body) for segments in which every lane is known to stay
+        live: the step writes its results directly and marks the reward total NaN
+        if it met an idle state after all."""
+        play = self.play
         state, counts, t, total, reward, one = carry
         a = jnp.maximum(state.arm, 0)  # counts are kept in policy numbering
         new = play.policy.step(state, step_key(play.key_steps, t), reward)
@@ -131,78 +194,80 @@ def unguarded_step(play: Play):
         # a policy that reads its key needs the step counter every step (step keys
         # from the segment's first step plus the scan index let XLA fuse the key's
         # hash into its consumers: UCB1 ran 15 % slower); for the others the
-        # segment adds its length once (fast_segment)
+        # segment adds its length once (the fast segment)
         t = t + 1 if play.keyed else t
         return (new, counts, t, total + gained, ahead, one), None
 
-    return body
+
+class Readout(NamedTuple):
+    """What a checkpoint reads besides the carry."""
+
+    metric: Any  # (output, means, arm_mask) -> dict, or None
+    means: Array  # [K] arm means (bandit numbering)
+    mask: Array  # [K] arm mask (bandit numbering)
+    gaps: Array  # [K] mu* - mu_i (bandit numbering)
+    diagnostics: bool  # read policy.diagnostics
 
 
-def lanes_all(pred: Array, axis_name: str) -> Array:
-    """``pred`` holds on every lane of ``axis_name`` (an unbatched predicate)."""
-    missing = jax.lax.psum((~pred).astype(jnp.int32), axis_name)
-    return missing == 0
+def _to_bandit_numbering(out: Array, perm: Array) -> Array:
+    if out.ndim == 0:
+        return jnp.where(out >= 0, perm[jnp.maximum(out, 0)], out).astype(out.dtype)
+    return jnp.zeros_like(out).at[perm].set(out)
 
 
-def guarded_segment(play: Play, limit: Array, carry: tuple) -> tuple:
-    """``seg`` guarded steps."""
-    return jax.lax.scan(
-        guarded_step(play, limit), carry, None, length=play.seg, unroll=UNROLL
-    )[0]
-
-
-def fast_segment(play: Play, limit: Array, carry: tuple, done: Array) -> tuple:
-    """``seg`` unguarded steps, then one select that keeps the carry of the lanes
-    that were already ``done``; redone guarded if a live lane met an idle state."""
-    out = jax.lax.scan(
-        unguarded_step(play), carry, None, length=play.seg, unroll=UNROLL
-    )[0]
-    if not play.keyed:  # every live lane made ``seg`` steps
-        out = (*out[:2], out[2] + play.seg, *out[3:])
-
-    def keep_done(c):
-        return jax.tree_util.tree_map(lambda n, o: jnp.where(done, o, n), out, c)
-
-    return jax.lax.cond(
-        lanes_all(done | ~jnp.isnan(out[3]), play.axis_name),
-        keep_done,
-        lambda c: guarded_segment(play, limit, c),
-        carry,
-    )
-
-
-def segments(play: Play, limit: Array, carry: tuple) -> tuple[tuple, Array]:
-    """Segments of steps while the replication is live (under ``axis_name``: while
-    any lane of the axis is); the carry after them and the segments run."""
-
-    def live(loop):
-        (state, _, t, *_), _ = loop
-        pred = (t < limit) & (state.arm >= 0)
-        if play.axis_name is None:
-            return pred
-        return jax.lax.psum(pred.astype(jnp.int32), play.axis_name) > 0
-
-    def segment_(loop):
-        inner_carry, n = loop
-        if play.axis_name is None:
-            return guarded_segment(play, limit, inner_carry), n + 1
-        state, t = inner_carry[0], inner_carry[2]
-        done = (t >= limit) | (state.arm < 0)
-        clean = lanes_all(done | (t + play.seg <= limit), play.axis_name)
-        inner_carry = jax.lax.cond(
-            clean,
-            lambda c: fast_segment(play, limit, c, done),
-            lambda c: guarded_segment(play, limit, c),
-            inner_carry,
+def check_diagnostics(policy: Policy) -> None:
+    """Refuse ``diagnostics=True`` for a policy without a diagnostics channel."""
+    if policy.diagnostics is None:
+        raise ValueError(
+            "diagnostics=True but this policy has no diagnostics channel "
+            "(Policy.diagnostics is None)"
         )
-        return inner_carry, n + 1
-
-    return jax.lax.while_loop(live, segment_, (carry, jnp.zeros((), jnp.int32)))
 
 
-def recorded(play: Play, limit: Array, carry: tuple, inner: int):
-    """``inner`` guarded steps as a fixed-length scan, so that every step has an
-    output (``record_arms``); the carry, the arms and the segments (informational)."""
-    carry, arms = jax.lax.scan(guarded_step(play, limit), carry, None, length=inner)
-    used = jnp.asarray(-(-inner // play.seg), jnp.int32)  # informational
-    return carry, arms, used
+def _read_diagnostics(policy: Policy, state: Any, perm: Array) -> dict:
+    """``policy.diagnostics(state)`` with per-arm (last-axis) values in bandit order."""
+    check_diagnostics(policy)
+    out = {}
+    for name, value in dict(policy.diagnostics(state)).items():
+        value = jnp.asarray(value)
+        if value.ndim == 0:
+            out[name] = value
+        elif value.shape[-1] == perm.shape[0]:
+            out[name] = jnp.zeros_like(value).at[..., perm].set(value)
+        else:
+            raise ValueError(
+                f"diagnostic {name!r} has shape {value.shape}: it must be a scalar "
+                f"or have the {perm.shape[0]} arms on its last axis"
+            )
+    return out
+
+
+def _regret(play: Play, gaps: Array, counts: Array) -> Array:
+    """Pseudo-regret ``sum_i n_i (mu* - mu_i)`` of the pull counts (policy
+    numbering): the per-step sum ``sum_t (mu* - mu_{A_t})`` regrouped by arm, read
+    at checkpoints instead of gathered every step."""
+    pulled = counts > 0
+    return jnp.sum(jnp.where(pulled, counts.astype(play.ftype) * gaps[play.perm], 0.0))
+
+
+def checkpoint(play: Play, readout: Readout, budget, inner, carry, c):
+    """Checkpoint ``c`` (a scan body): the pulls up to it, then its read-outs
+    ``(metrics, regret, reward, arms, segments, diagnostics)``."""
+    limit = jnp.minimum(budget, (c + 1) * inner)
+    segments = Segments(play, limit)
+    if play.record_arms:  # a fixed-length scan, so that every step has an output
+        carry, arms = jax.lax.scan(segments.guarded_step, carry, None, length=inner)
+        used = jnp.asarray(-(-inner // play.seg), jnp.int32)  # informational
+    else:  # segments while the replication (under axis_name: any lane) is live
+        arms = None
+        carry, used = jax.lax.while_loop(
+            segments.live, segments.segment, (carry, jnp.zeros((), jnp.int32))
+        )
+    policy, perm = play.policy, play.perm
+    out = _to_bandit_numbering(policy.output(carry[0]), perm)
+    values = {}
+    if readout.metric is not None:
+        values = readout.metric(out, readout.means, readout.mask)
+    diag = _read_diagnostics(policy, carry[0], perm) if readout.diagnostics else None
+    regret = _regret(play, readout.gaps, carry[1])
+    return carry, (values, regret, carry[3], arms, used, diag)

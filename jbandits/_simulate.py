@@ -137,10 +137,15 @@ def simulate(
         diagnostics=diagnostics,
         execution=Execution.resolve(execution) if execution is not None else None,
     )
-    lead = (num_inst, num_reps) if mask.ndim == 2 else (num_reps,)
-    chunking = dict(batch_size=batch_size, memory_budget=memory_budget)
-    return _entry.run(
-        source, bandit, lanes, opts, lead, store, progress, report, chunking
+    call = dict(
+        progress=progress, report=report, batch_size=batch_size,
+        memory_budget=memory_budget,
+    )  # fmt: skip
+    flat = runner.execute(source, bandit, lanes, opts, store=store, **call)
+    if store is not None:
+        store.finish()
+    return runner.to_result(
+        flat, (num_inst, num_reps) if mask.ndim == 2 else (num_reps,)
     )
 
 

@@ -45,10 +45,10 @@ def sweep(
     num_checkpoints: int = 1,
     metric: Any = "auto",
     permute: bool = True,
-    batch_size: int | None = None,
-    memory_budget: int | None = None,
     progress: bool | None = None,
     diagnostics: bool = False,
+    batch_size: int | None = None,
+    memory_budget: int | None = None,
     store=None,
     report: runner.Report | None = None,
 ) -> RunResult:
@@ -142,10 +142,14 @@ def sweep(
         lead = (num_points, num_inst, num_reps)
     else:
         lead = (num_points, num_reps)
-    chunking = dict(batch_size=batch_size, memory_budget=memory_budget)
-    return _entry.run(
-        make_policy, bandit, lanes, opts, lead, store, progress, report, chunking
-    )
+    call = dict(progress=progress, report=report, batch_size=batch_size)
+    flat = runner.execute(
+        make_policy, bandit, lanes, opts, store=store,
+        memory_budget=memory_budget, **call,
+    )  # fmt: skip
+    if store is not None:
+        store.finish()
+    return runner.to_result(flat, lead)
 
 
 def _policy_checks(

@@ -9,6 +9,12 @@ budget left and its policy is not idle. Under ``vmap`` the loop runs while *any*
 is live, so a batch stops at its largest budget rather than at the static horizon;
 memory is O(K + C) per replication, independent of the horizon.
 
+:func:`start` sets a replication up (checks, keys, arm permutation, ``policy.init``)
+and returns its :class:`Loop`; the loop over checkpoints is one ``lax.scan`` of
+:func:`jbandits._segments.checkpoint`, written by the caller (:func:`run`, and the
+batched runner's lane program), so that the call path from :func:`jbandits.simulate`
+to ``policy.step`` passes through one function per level of the compiled loop.
+
 Every batch axis (replications, instances, grid points) is added by the one batched
 runner, :mod:`jbandits.runner` (``simulate``, ``sweep``, ``sweep_grid``).
 
@@ -34,6 +40,7 @@ from jbandits import _checks, _grad_guard, _segments, _validate, metrics, regist
 from jbandits._compiler import _known_option, compiler_options  # noqa: F401
 from jbandits._segments import (  # noqa: F401  (re-exported)
     UNROLL,
+    _to_bandit_numbering,
     step_key,
     step_reads_key,
 )
@@ -61,34 +68,6 @@ def split_key(key: Key) -> tuple[Key, Key, Key, Key]:
     """(init, steps, rewards, permutation) keys of one replication."""
     k = jax.random.split(key, 4)
     return k[0], k[1], k[2], k[3]
-
-
-def _to_bandit_numbering(out: Array, perm: Array) -> Array:
-    if out.ndim == 0:
-        return jnp.where(out >= 0, perm[jnp.maximum(out, 0)], out).astype(out.dtype)
-    return jnp.zeros_like(out).at[perm].set(out)
-
-
-def _read_diagnostics(policy: Policy, state: Any, perm: Array) -> dict:
-    """``policy.diagnostics(state)`` with per-arm (last-axis) values in bandit order."""
-    if policy.diagnostics is None:
-        raise ValueError(
-            "diagnostics=True but this policy has no diagnostics channel "
-            "(Policy.diagnostics is None)"
-        )
-    out = {}
-    for name, value in dict(policy.diagnostics(state)).items():
-        value = jnp.asarray(value)
-        if value.ndim == 0:
-            out[name] = value
-        elif value.shape[-1] == perm.shape[0]:
-            out[name] = jnp.zeros_like(value).at[..., perm].set(value)
-        else:
-            raise ValueError(
-                f"diagnostic {name!r} has shape {value.shape}: it must be a scalar "
-                f"or have the {perm.shape[0]} arms on its last axis"
-            )
-    return out
 
 
 def lane_varying(carry: Any, lane: Array) -> Any:
@@ -224,16 +203,83 @@ def run(
       ValueError: ``horizon``, ``num_checkpoints`` or ``segment`` not a positive int;
         ``diagnostics=True`` for a policy without a diagnostics channel.
     """
+    options = RunOptions(
+        num_checkpoints, metric, diagnostics, record_arms, return_state, permute,
+        segment,
+    )  # fmt: skip
+    loop = start(
+        policy, bandit, params, key, budget, horizon, options, axis_name, key_cache
+    )
+    carry, outs = jax.lax.scan(loop.checkpoint, loop.carry, loop.checkpoints)
+    return loop.result(carry, outs)
+
+
+class Loop(NamedTuple):
+    """One replication set up for its loop over checkpoints (:func:`start`)::
+
+        carry, outs = jax.lax.scan(loop.checkpoint, loop.carry, loop.checkpoints)
+        result = loop.result(carry, outs)
+
+    (:func:`run`, and the batched runner's lane program, which writes the loop
+    where it builds the lane's policy.)
+    """
+
+    checkpoint: Any  # the scan body ``(carry, c) -> (carry, read-outs)``
+    carry: tuple  # the loop carry before the first pull
+    checkpoints: Array  # [C] int32: 0 .. C - 1
+    play: _segments.Play
+    budget: Array
+    inner: Any  # steps between checkpoints (traced with the horizon)
+    horizon: Any
+    return_state: bool
+    wrap: Any  # the final state in the policy's own form (outside_loop)
+    policy: Policy  # the policy as given (its numbers guard the outputs)
+
+    def result(self, carry, outs) -> RunResult:
+        """The :class:`RunResult` of the final carry and the checkpoints' read-outs."""
+        result = _result(
+            self.play, self.policy, carry, outs, self.budget, self.inner,
+            self.horizon, self.return_state,
+        )  # fmt: skip
+        if self.return_state:
+            result = result._replace(state=self.wrap(result.state))
+        return result
+
+
+class RunOptions(NamedTuple):
+    """The static options of a replication (see :func:`run`'s arguments): what is
+    read, then how it is played."""
+
+    num_checkpoints: int = 1
+    metric: Any = None
+    diagnostics: bool = False
+    record_arms: bool = False
+    return_state: bool = False
+    permute: bool = False
+    segment: int | None = None
+
+
+def start(
+    policy: Policy,
+    bandit: Bandit,
+    params,
+    key: Key,
+    budget,
+    horizon,
+    options: RunOptions,
+    axis_name: str | None = None,
+    key_cache=None,
+) -> Loop:
+    """:func:`run` up to its loop over checkpoints: the arguments checked, the keys
+    split, the arms permuted, the policy initialised; its :class:`Loop`."""
+    num_checkpoints, metric, diag, record_arms, return_state, permute, segment = options
     num_checkpoints = _validate.static_int(
         "num_checkpoints", num_checkpoints, minimum=1, maximum=_validate.INT32_MAX
     )
     horizon, inner, seg = _spacing(horizon, num_checkpoints, segment, record_arms)
     _check_run(policy, bandit, params, key, budget, horizon)
-    if diagnostics and policy.diagnostics is None:
-        raise ValueError(
-            "diagnostics=True but this policy has no diagnostics channel "
-            "(Policy.diagnostics is None)"
-        )
+    if diag:
+        _segments.check_diagnostics(policy)
     metrics.check_setting(metric, policy)
     mask = params.arm_mask
     num_arms = mask.shape[-1]
@@ -242,9 +288,8 @@ def run(
     lane = (jax.random.key_data(key).reshape(-1)[0] >= 0) & (jnp.asarray(budget) >= 0)
     perm = _arm_order(key_perm, num_arms, permute)
     means = bandit.means(params)
-    readout = _Readout(
-        metric, means, mask, jnp.max(jnp.where(mask, means, -jnp.inf)) - means,
-        diagnostics,
+    readout = _segments.Readout(
+        metric, means, mask, jnp.max(jnp.where(mask, means, -jnp.inf)) - means, diag
     )  # fmt: skip
     budget = jnp.asarray(budget, jnp.int32)
     play = _segments.Play(
@@ -252,23 +297,23 @@ def run(
         seg, record_arms, axis_name,
     )  # fmt: skip
     state0 = policy.init(key_init, mask[perm])
+    given = policy
     policy, state0, wrap = outside_loop(policy, state0)
     play = play._replace(policy=policy)
     counts0 = jnp.zeros((num_arms,), jnp.int32)
     # only the fast segments (with axis_name) leave the counter out of a step
-    keyed = axis_name is None or _segments.cached_reads_key(
-        policy, state0, _segments.draw(play, state0, counts0), key_cache, num_arms
+    keyed = axis_name is None or step_reads_key(
+        policy,
+        state0,
+        _segments.draw(play, state0, counts0),
+        None if key_cache is None else (key_cache, num_arms),
     )
     play = play._replace(keyed=keyed)
     carry0 = lane_varying(_initial_carry(play, state0, counts0, budget), lane)
-    block = functools.partial(_checkpoint, play, readout, budget, inner)
-    carry, outs = jax.lax.scan(
-        block, carry0, jnp.arange(num_checkpoints, dtype=jnp.int32)
-    )
-    result = _result(play, carry, outs, budget, inner, horizon, return_state)
-    if return_state:
-        result = result._replace(state=wrap(result.state))
-    return result
+    block = functools.partial(_segments.checkpoint, play, readout, budget, inner)
+    checkpoints = jnp.arange(num_checkpoints, dtype=jnp.int32)
+    return Loop(block, carry0, checkpoints, play, budget, inner, horizon,
+                return_state, wrap, given)  # fmt: skip
 
 
 def _spacing(horizon, num_checkpoints: int, segment, record_arms: bool):
@@ -296,16 +341,6 @@ def _arm_order(key_perm: Key, num_arms: int, permute: bool) -> Array:
     return jnp.arange(num_arms, dtype=jnp.int32)
 
 
-class _Readout(NamedTuple):
-    """What a checkpoint reads besides the carry."""
-
-    metric: Any  # (output, means, arm_mask) -> dict, or None
-    means: Array  # [K] arm means (bandit numbering)
-    mask: Array  # [K] arm mask (bandit numbering)
-    gaps: Array  # [K] mu* - mu_i (bandit numbering)
-    diagnostics: bool  # read policy.diagnostics
-
-
 def _initial_carry(play: _segments.Play, state0, counts0, budget) -> tuple:
     """The loop carry before the first pull (see :mod:`jbandits._segments`)."""
     return (
@@ -320,53 +355,26 @@ def _initial_carry(play: _segments.Play, state0, counts0, budget) -> tuple:
     )
 
 
-def _regret(play: _segments.Play, gaps: Array, counts: Array) -> Array:
-    """Pseudo-regret ``sum_i n_i (mu* - mu_i)`` of the pull counts (policy
-    numbering): the per-step sum ``sum_t (mu* - mu_{A_t})`` regrouped by arm, read
-    at checkpoints instead of gathered every step."""
-    pulled = counts > 0
-    return jnp.sum(jnp.where(pulled, counts.astype(play.ftype) * gaps[play.perm], 0.0))
-
-
-def _checkpoint(play: _segments.Play, readout: _Readout, budget, inner, carry, c):
-    """Checkpoint ``c`` (a scan body): the pulls up to it, then its read-outs
-    ``(metrics, regret, reward, arms, segments, diagnostics)``."""
-    limit = jnp.minimum(budget, (c + 1) * inner)
-    if play.record_arms:  # a fixed-length scan, so that every step has an output
-        carry, arms, used = _segments.recorded(play, limit, carry, inner)
-    else:
-        arms = None
-        carry, used = _segments.segments(play, limit, carry)
-    policy, perm = play.policy, play.perm
-    out = _to_bandit_numbering(policy.output(carry[0]), perm)
-    values = {}
-    if readout.metric is not None:
-        values = readout.metric(out, readout.means, readout.mask)
-    diag = _read_diagnostics(policy, carry[0], perm) if readout.diagnostics else None
-    regret = _regret(play, readout.gaps, carry[1])
-    return carry, (values, regret, carry[3], arms, used, diag)
-
-
-def _result(play: _segments.Play, carry, outs, budget, inner, horizon, return_state):
-    """The :class:`RunResult` of the final carry and the checkpoints' read-outs."""
+def _result(play: _segments.Play, given, carry, outs, budget, inner, horizon,
+            return_state):  # fmt: skip
+    """The :class:`RunResult` of the final carry and the checkpoints' read-outs
+    (guarded against ``jax.grad`` with respect to the numbers of ``given``)."""
     values, regret, total, arms, used, diag = outs
     policy, perm = play.policy, play.perm
     num_checkpoints = regret.shape[0]
     state, counts = carry[0], carry[1]
-    values, regret, total = _grad_guard.guard_outputs((values, regret, total), policy)
+    values, regret, total = _grad_guard.guard_outputs((values, regret, total), given)
     times = jnp.minimum(jnp.arange(1, num_checkpoints + 1) * inner, budget)
+    times = times.astype(jnp.int32)
+    pulls = _to_bandit_numbering(counts, perm)
+    num_pulls = jnp.sum(counts)
+    stopped = state.arm < 0
+    output = _to_bandit_numbering(policy.output(state), perm)
     return RunResult(
-        times=times.astype(jnp.int32),
-        metrics=values,
-        regret=regret,
-        reward=total,
-        pulls=_to_bandit_numbering(counts, perm),
-        num_pulls=jnp.sum(counts),
-        stopped=state.arm < 0,
-        output=_to_bandit_numbering(policy.output(state), perm),
+        times, values, regret, total, pulls, num_pulls, stopped, output,
         arms=None if arms is None else arms.reshape(-1)[:horizon],
         state=state if return_state else None,
         perm=perm if return_state else None,
         segments=used,
         diagnostics=diag,
-    )
+    )  # fmt: skip

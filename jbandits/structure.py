@@ -24,7 +24,6 @@ the state's numbers whenever ``step`` is traced.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -90,49 +89,63 @@ class Structure:
             k: params[k] for k in self.host if k in params and _concrete(params[k])
         }
         carried = jax.tree_util.tree_map(_as_array, params)  # the state's numbers
-        inner = functools.partial(_inner, self, pinned, [carried, first])
-
-        def init(key, arm_mask):
-            return WithParams(carried, first.init(key, _mask(arm_mask, self.static)))
-
-        def step(state, key, reward):
-            new = inner(state.params).step(state.inner, key, reward)
-            return WithParams(state.params, _as_structure_of(state.inner, new))
-
-        def output(state):
-            return inner(state.params).output(state.inner)
-
-        diagnostics = None
-        if first.diagnostics is not None:
-
-            def diagnostics(state):
-                return inner(state.params).diagnostics(state.inner)
-
+        numbers = _Numbers(self, pinned, carried, first)
+        diagnostics = None if first.diagnostics is None else numbers.diagnostics
         spec = PolicySpec(self.name, self.static, params)
-        return Policy(init, step, output, first.setting, spec, diagnostics)
+        return Policy(
+            numbers.init, numbers.step, numbers.output, first.setting, spec,
+            diagnostics,
+        )  # fmt: skip
 
 
-def _inner(structure: Structure, pinned: dict, last: list, params: dict) -> Policy:
-    """The algorithm for the state's numbers: the one built last while the state
-    holds those very arrays (an eager loop; the engine, which keeps them out of its
-    loop: :func:`outside_loop`), else built again for the new ones (a trace of
-    ``step`` alone), its host arithmetic on concrete values done at once and the
-    ``pinned`` host numbers kept."""
-    if not _same_leaves(params, last[0]):
-        with jax.ensure_compile_time_eval():
-            last[:] = [params, structure.build({**params, **pinned})]
-    return last[1]
+class _Numbers:
+    """The functions of a registered policy whose numbers are data in its state: each
+    reads them from the state and runs the algorithm built for them
+    (:meth:`algorithm`)."""
+
+    def __init__(self, structure: Structure, pinned: dict, carried: dict, first):
+        self.structure = structure
+        self.pinned = pinned  # host numbers kept concrete when rebuilt
+        self.carried = carried  # the numbers init puts into the state
+        self.first = first  # the algorithm built for them
+        self.last = [carried, first]  # numbers, the algorithm built last for them
+
+    def algorithm(self, params: dict) -> Policy:
+        """The algorithm for the state's numbers: the one built last while the state
+        holds those very arrays (an eager loop; the engine, which keeps them out of
+        its loop: :func:`outside_loop`), else built again for the new ones (a trace
+        of ``step`` alone), its host arithmetic on concrete values done at once and
+        the ``pinned`` host numbers kept."""
+        if not _same_leaves(params, self.last[0]):
+            with jax.ensure_compile_time_eval():
+                built = self.structure.build({**params, **self.pinned})
+            self.last[:] = [params, built]
+        return self.last[1]
+
+    def init(self, key, arm_mask):
+        mask = _mask(arm_mask, self.structure.static)
+        return WithParams(self.carried, self.first.init(key, mask))
+
+    def step(self, state, key, reward):
+        new = self.algorithm(state.params).step(state.inner, key, reward)
+        return WithParams(state.params, _as_structure_of(state.inner, new))
+
+    def output(self, state):
+        return self.algorithm(state.params).output(state.inner)
+
+    def diagnostics(self, state):
+        return self.algorithm(state.params).diagnostics(state.inner)
 
 
 def outside_loop(policy: Policy, state):
     """``(policy, state)`` for a loop that carries the algorithm's own state only.
 
     A registered policy's numbers do not change from step to step: the engine keeps
-    them out of its loop carry and hands them back to ``step`` beside the carry, so
-    the numbers a lane was given are the ones its steps read (the algorithm is built
-    once per program, as a closure over them). Returns ``wrap(inner) -> state`` as
-    third item, to give back a final state in the policy's own form. Any other
-    policy and state come back as they are.
+    them out of its loop carry and runs the algorithm built for them (its ``step``
+    is what the loop calls), so the numbers a lane was given are the ones its steps
+    read (the algorithm is built once per program, as a closure over them). Returns
+    ``wrap(inner) -> state`` as third item, to give back a final state in the
+    policy's own form. Any other policy and state come back as they are.
     """
     if not isinstance(state, WithParams):
         return policy, state, lambda inner: inner
@@ -141,6 +154,17 @@ def outside_loop(policy: Policy, state):
     def wrap(inner):
         return WithParams(params, inner)
 
+    numbers = getattr(policy.step, "__self__", None)
+    if isinstance(numbers, _Numbers):
+        algorithm = numbers.algorithm(params)
+        loop = algorithm._replace(
+            init=lambda key, mask: policy.init(key, mask).inner,
+            setting=policy.setting,
+            spec=policy.spec,
+            diagnostics=policy.diagnostics and algorithm.diagnostics,
+        )
+        return loop, state.inner, wrap
+    # a registered policy's state under another step (a user's wrapper)
     diagnostics = policy.diagnostics and (lambda s: policy.diagnostics(wrap(s)))
     loop = policy._replace(
         init=lambda key, mask: policy.init(key, mask).inner,

@@ -50,9 +50,6 @@ def _nbytes(tree) -> int:
     )
 
 
-_BYTES: dict = {}
-
-
 def _shape(x) -> tuple:
     return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
 
@@ -61,8 +58,15 @@ def _dtype(x):
     return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
 
 
-def _lane_bytes_cached(fn, probe) -> int:
-    sig = (
+#: ``probe_key(fn, probe)`` -> bytes a lane of that program needs (its first
+#: trace: :func:`jbandits.runner.execute`)
+LANE_BYTES: dict = {}
+
+
+def probe_key(fn, probe) -> tuple:
+    """What :data:`LANE_BYTES` keys a program's lane size on: the program and the
+    probe's structure, shapes, dtypes and shardings."""
+    return (
         fn,
         jax.tree_util.tree_structure(probe),
         tuple(
@@ -70,25 +74,32 @@ def _lane_bytes_cached(fn, probe) -> int:
             for x in jax.tree_util.tree_leaves(probe)
         ),
     )
-    if sig not in _BYTES:
-        _BYTES[sig] = lane_bytes(fn, *probe)
-    return _BYTES[sig]
 
 
 def lane_bytes(fn, hp, params, kdata, rep, budget, horizon) -> int:
     """Estimated bytes one lane needs: 8x its inputs and outputs (state, temporaries).
 
     Tracing the program here is also where a policy that does not fit the instance
-    fails; the error is re-raised as a ValueError that says so.
+    fails; the error is re-raised as a ValueError that says so (:func:`misfit`).
     """
     try:
         abstract = jax.eval_shape(fn, hp, params, kdata, rep, budget, horizon)
     except (TypeError, ValueError, IndexError) as err:
-        num_arms = jax.tree_util.tree_leaves(params)[0].shape[-1]
-        raise ValueError(
-            f"the policy failed on an instance with K={num_arms} arms (was it built "
-            f"with num_arms={num_arms}, and do its arguments match?): {err}"
-        ) from err
+        raise misfit(params, err) from err
+    return bytes_per_lane(abstract, hp, params, kdata, rep, budget, horizon)
+
+
+def misfit(params, err: Exception) -> ValueError:
+    """The error of a program that failed to trace on instance ``params``."""
+    num_arms = jax.tree_util.tree_leaves(params)[0].shape[-1]
+    return ValueError(
+        f"the policy failed on an instance with K={num_arms} arms (was it built "
+        f"with num_arms={num_arms}, and do its arguments match?): {err}"
+    )
+
+
+def bytes_per_lane(abstract, hp, params, kdata, rep, budget, horizon) -> int:
+    """:func:`lane_bytes` from the program's output shapes ``abstract``."""
     n = int(budget.shape[0])
     out = _nbytes(abstract) // n
     lane_leaves = [  # shared (unbatched) fields are one copy per chunk, not per lane

@@ -1,10 +1,11 @@
 """The execution loop: :func:`execute` runs every lane of a call, chunk by chunk.
 
 It gets the policy's :class:`~jbandits.runner.programs.Source`, a store inside
-:func:`~jbandits.runner.resume.resumable`, checks the numbers, plans the run
-(:class:`_Plan`: the program, the chunk size, the lane sharding), then runs, reads
-(a store's finished chunks) or leaves to another process each chunk, and scatters
-the results into ``[cells, reps, ...]`` arrays.
+:func:`~jbandits.runner.resume.resumable`, checks the numbers, traces the program
+once at a probe chunk (its output shapes size a lane), plans the run (:class:`_Plan`:
+the program, the chunk size, the lane sharding), then runs, reads (a store's
+finished chunks) or leaves to another process each chunk, and scatters the results
+into ``[cells, reps, ...]`` arrays.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ import jax
 import numpy as np
 
 from jbandits.engine import default_segment
-from jbandits.runner.chunking import _lane_bytes_cached, abstract_chunk, chunk_lanes
+from jbandits.runner.chunking import (
+    LANE_BYTES,
+    abstract_chunk,
+    bytes_per_lane,
+    chunk_lanes,
+    misfit,
+    probe_key,
+)
 from jbandits.runner.devices import _lane_steps, _process_share, _sharding, placed
 from jbandits.runner.programs import Options, Source, _program, source_of
 from jbandits.runner.results import (
@@ -39,10 +47,10 @@ def execute(
     lanes: Lanes,
     opts: Options,
     *,
+    label: str = "",
+    progress: bool | None = None,
     batch_size: int | None = None,
     memory_budget: int | None = None,
-    progress: bool | None = None,
-    label: str = "",
     store=None,
     group: str = "g0",
     order: np.ndarray | None = None,
@@ -56,10 +64,10 @@ def execute(
       bandit: the reward family.
       lanes: the cells and replications (:class:`Lanes`).
       opts: static run options (:class:`Options`).
+      label: progress-bar label.
+      progress: True shows a bar at once, None (default) after 2 s, False never.
       batch_size: lanes per chunk (default: from ``memory_budget``); must be >= 1.
       memory_budget: bytes a chunk may use (default :func:`default_memory_budget`).
-      progress: True shows a bar at once, None (default) after 2 s, False never.
-      label: progress-bar label.
       store: a :class:`jbandits.store.Store` (optional): each chunk is written
         atomically under ``group``; chunks already there are read, not recomputed.
       order: cell order (default: by budget, so chunks stop at their own budget).
@@ -81,16 +89,16 @@ def execute(
     name = _check_numbers(source, hp, lanes.num_cells)
     hp = source.fold_defaults(hp)
     work = Work(lanes, hp, order)
-    plan = _plan(
-        source,
-        bandit,
-        opts,
-        work,
-        store,
-        group,
-        batch_size=batch_size,
-        memory_budget=memory_budget,
-    )
+    sizing = _sizing(work, batch_size, memory_budget)
+    fn, probe = _probe(source, bandit, opts, work, sizing)
+    key = probe_key(fn, probe)
+    if key not in LANE_BYTES:  # the program's first trace: its shapes size a lane
+        try:
+            shapes = jax.eval_shape(fn, *probe)
+        except (TypeError, ValueError, IndexError) as err:
+            raise misfit(probe[1], err) from err
+        LANE_BYTES[key] = bytes_per_lane(shapes, *probe)
+    plan = _plan(source, bandit, opts, work, fn, LANE_BYTES[key], sizing, store, group)
     report.lanes += work.total
     report.chunk_size = plan.size
     out: dict = {}
@@ -130,47 +138,59 @@ class _Plan:
     segment: int
 
 
+def _sizing(work: Work, batch_size: int | None, memory_budget: int | None) -> dict:
+    """The arguments of :func:`~jbandits.runner.chunking.chunk_lanes` but the bytes
+    of a lane."""
+    return dict(
+        total=work.total,
+        budgets=work.lanes.budget,
+        reps=work.reps,
+        ndev=len(jax.local_devices()),
+        batch_size=batch_size,
+        memory_budget=memory_budget,
+    )
+
+
+def _probe(source: Source, bandit: Bandit, opts: Options, work: Work, sizing: dict):
+    """The program of a call and the abstract arguments it is sized with.
+
+    The probe has the chunk shape (and sharding) chosen when memory does not bind
+    (the user's batch_size, or the whole work cut to chunks of one budget), so when
+    that is the size chosen the call reuses the sizing's trace (tracing is most of a
+    second run's wall time once the executables are cached; probing at the whole
+    work traced chunked runs twice). One gathered lane gives dtypes and trailing
+    shapes.
+    """
+    ndev = sizing["ndev"]
+    one = work.gather(np.zeros(1, np.int64))
+    fn = _program(
+        source, bandit, opts, work.shared, work.lanes.fold_reps, ndev,
+        type(work.params),
+    )  # fmt: skip
+    return fn, abstract_chunk(one, work.shared, chunk_lanes(1, **sizing), ndev)
+
+
 def _plan(
     source: Source,
     bandit: Bandit,
     opts: Options,
     work: Work,
+    fn,
+    per_lane: int,
+    sizing: dict,
     store,
     group: str,
-    *,
-    batch_size: int | None,
-    memory_budget: int | None,
 ) -> _Plan:
-    """The program and the chunk size of a call.
-
-    The size probe traces the program at the chunk shape (and sharding) chosen when
-    memory does not bind (the user's batch_size, or the whole work cut to chunks of
-    one budget), so when that is the size chosen the call below reuses the trace
-    (tracing is most of a second run's wall time once the executables are cached;
-    probing at the whole work traced chunked runs twice). The probe is abstract: one
-    gathered lane gives dtypes and trailing shapes. A store that already holds
-    chunks keeps its recorded chunk layout (resume).
-    """
-    ndev = len(jax.local_devices())
-    sizing = dict(
-        total=work.total,
-        budgets=work.lanes.budget,
-        reps=work.reps,
-        ndev=ndev,
-        batch_size=batch_size,
-        memory_budget=memory_budget,
-    )
-    probe_size = chunk_lanes(1, **sizing)
-    one = work.gather(np.zeros(1, np.int64))
-    fold = work.lanes.fold_reps
-    fn = _program(source, bandit, opts, work.shared, fold, ndev)
-    probe = abstract_chunk(one, work.shared, probe_size, ndev)
-    size = chunk_lanes(_lane_bytes_cached(fn, probe), **sizing)
+    """How the call runs, for lanes of ``per_lane`` bytes. A store that already
+    holds chunks keeps its recorded chunk layout (resume)."""
+    size = chunk_lanes(per_lane, **sizing)
     if store is not None:  # a resumed run keeps the recorded chunk layout
         size = store.chunk_size(group, size)
+    ndev = sizing["ndev"]
     sharding = _sharding(ndev) if ndev > 1 and size % ndev == 0 else None
     if sharding is None and ndev > 1:
-        fn = _program(source, bandit, opts, work.shared, fold)
+        fold = work.lanes.fold_reps
+        fn = _program(source, bandit, opts, work.shared, fold, 1, type(work.params))
     segment = opts.segment or default_segment(
         None if opts.horizon is None else math.ceil(opts.horizon / opts.num_checkpoints)
     )

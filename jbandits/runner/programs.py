@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from jbandits import registry
-from jbandits.engine import compiler_options, run
+from jbandits.engine import RunOptions, compiler_options, start
 from jbandits.execution import Execution
 from jbandits.fused import backend as fused_backend
 from jbandits.runner.devices import DEVICE_AXIS, _mesh
@@ -175,6 +175,13 @@ class Options:
     diagnostics: bool = False
     execution: Execution | None = None  # None: the platform's (execution_of)
 
+    def engine(self) -> RunOptions:
+        """The options of every lane's :func:`jbandits.engine.start`."""
+        return RunOptions(
+            self.num_checkpoints, self.metric, self.diagnostics, self.record_arms,
+            self.return_state, self.permute, self.segment,
+        )  # fmt: skip
+
 
 LANES_AXIS = "lanes"  # the vmap axis over a chunk's lanes
 
@@ -192,10 +199,12 @@ def execution_of(source: Source, opts: Options) -> Execution | None:
     return Execution.resolve(chosen).with_lanes(LANES_AXIS)
 
 
-def _axes(params, shared):
+def _axes(params_type, shared: tuple):
+    """The vmap axes of an instance of class ``params_type``: none for the
+    ``shared`` fields (one array for every lane), else the lane axis."""
     if not shared:
         return 0
-    return type(params)(*[None if f in shared else 0 for f in params._fields])
+    return params_type(*[None if f in shared else 0 for f in params_type._fields])
 
 
 def _program(
@@ -205,8 +214,12 @@ def _program(
     shared: tuple,
     fold: bool,
     devices: int = 1,
+    params_type: type | None = None,
 ):
     """The compiled program of a chunk of lanes (cached).
+
+    ``params_type``: the class of the instance (default: the bandit's
+    ``params_type``); it places the ``shared`` fields.
 
     ``devices > 1``: the lane axis is split over the first ``devices`` local devices
     by ``shard_map``, and each device runs its own lanes under ``vmap``. The engine's
@@ -217,6 +230,7 @@ def _program(
     choose how much work is done, never what it computes).
     """
     execution = execution_of(source, opts)
+    params_type = params_type or bandit.params_type
     key = (
         execution,  # how phase ends, Bayes-UCB's search and lane pooling compile
         source.ident,
@@ -226,13 +240,14 @@ def _program(
         shared,
         fold,
         devices,
+        params_type,
         jax.config.x64_enabled,
     )
     fn = _CACHE.get(key)
     if fn is not None:
         _CACHE.move_to_end(key)
         return fn
-    fn = _compile(source, bandit, opts, shared, fold, devices, execution)
+    fn = _compile(source, bandit, opts, shared, fold, devices, execution, params_type)
     _CACHE[key] = fn
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -247,40 +262,31 @@ def _compile(
     fold: bool,
     devices: int,
     execution: Execution | None,
+    params_type: type,
 ):
-    """The jitted function of a chunk of lanes (see :func:`_program`)."""
+    """The jitted function of a chunk of lanes (see :func:`_program`): :func:`lane`
+    under ``vmap``."""
 
     def lane(hp, params, kdata, rep, budget, horizon):
+        """One lane: its key, its policy (numbers ``hp``), the engine's loop."""
         k = jax.random.wrap_key_data(kdata)
         if fold:
             k = jax.random.fold_in(k, rep)
         policy = source.policy(hp, execution)
-        return run(
-            policy,
-            bandit,
-            params,
-            k,
-            budget=budget,
-            horizon=horizon if opts.horizon is None else opts.horizon,
-            num_checkpoints=opts.num_checkpoints,
-            metric=opts.metric,
-            record_arms=opts.record_arms,
-            permute=opts.permute,
-            return_state=opts.return_state,
-            segment=opts.segment,
-            axis_name=LANES_AXIS,
-            diagnostics=opts.diagnostics,
+        horizon = horizon if opts.horizon is None else opts.horizon
+        loop = start(
+            policy, bandit, params, k, budget, horizon, opts.engine(), LANES_AXIS,
             key_cache=(source.ident, source.static, execution),
-        )
+        )  # fmt: skip
+        carry, outs = jax.lax.scan(loop.checkpoint, loop.carry, loop.checkpoints)
+        return loop.result(carry, outs)
 
-    def lanes(hp, params, kdata, rep, budget, horizon):
-        return jax.vmap(
-            lane,
-            in_axes=(0, _axes(params, shared), 0, 0, 0, 0),
-            axis_name=LANES_AXIS,
-        )(hp, params, kdata, rep, budget, horizon)
-
-    lanes.__name__ = "jbandits_lanes"
+    lane.__name__ = "jbandits_lanes"  # the jit's name (compile logs, tests)
+    lanes = jax.vmap(
+        lane,
+        in_axes=(0, _axes(params_type, shared), 0, 0, 0, 0),
+        axis_name=LANES_AXIS,
+    )
     if devices > 1:
         fn = jax.jit(
             _per_device(lanes, shared, devices), compiler_options=compiler_options()
