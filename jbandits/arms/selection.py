@@ -220,14 +220,27 @@ def _select(
     return _pick(s, ok, jnp.max(s) if largest else jnp.min(s), key, tie_break)
 
 
-def argmax_masked(
-    score: Array,
-    eligible: Array | None = None,
-    *,
-    key: Key | None = None,
-    tie_break: str = "first",
-    tree: bool = False,
-) -> Array:
+def _selector(largest: bool, name: str, doc: str):
+    """The public arg-max (``largest``) or arg-min: one signature for both."""
+
+    def select(
+        score: Array,
+        eligible: Array | None = None,
+        *,
+        key: Key | None = None,
+        tie_break: str = "first",
+        tree: bool = False,
+    ) -> Array:
+        return _select(score, eligible, key, tie_break, tree, largest=largest)
+
+    select.__name__ = select.__qualname__ = name
+    select.__doc__ = doc
+    return select
+
+
+argmax_masked = _selector(
+    True,
+    "argmax_masked",
     """Index of the largest eligible score (``[] int32``); NaN ranks as ``-inf``.
 
     Ties: ``"first"`` = lowest index; ``"random"`` = uniform among the ``n`` tied
@@ -241,24 +254,18 @@ def argmax_masked(
     ``TREE_MAX_ARMS`` arms, select by a knock-out tree (the same arm; faster where
     ``score`` is read from memory or computed arm by arm, slower where computing it
     reduces over the arms: see :data:`TREE_MAX_ARMS`).
-    """
-    return _select(score, eligible, key, tie_break, tree, largest=True)
+    """,
+)
 
-
-def argmin_masked(
-    score: Array,
-    eligible: Array | None = None,
-    *,
-    key: Key | None = None,
-    tie_break: str = "first",
-    tree: bool = False,
-) -> Array:
+argmin_masked = _selector(
+    False,
+    "argmin_masked",
     """Index of the smallest eligible score (``[] int32``); NaN ranks as ``+inf``.
 
     Same contract as :func:`argmax_masked` (never ineligible; ``-1`` if none; the
     same ``tree``).
-    """
-    return _select(score, eligible, key, tie_break, tree, largest=False)
+    """,
+)
 
 
 def rank(score: Array, eligible: Array | None = None, *, largest: bool = True) -> Array:
