@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import optax
 
+ALLOCATIONS = ("grid", "halving")
+
 
 def _reps(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
@@ -67,10 +69,26 @@ class Search:
       average: return the averaged iterate (else the last one).
       select: share of ``simulations`` kept for the final comparison, in [0, 1)
         (default 0.2 for two or more parameters, 0 for one, where the budget is a
-        few steps); skipped when there is a single candidate.
+        few steps; 0.2 for any dimension with ``allocation="halving"``); skipped
+        when there is a single candidate.
+      allocation: how the coarse grid and the final comparison spend their
+        simulations. ``"grid"``: every grid point gets ``num_reps`` common
+        replications and the final comparison gives every candidate the same
+        share. ``"halving"``: a finer grid (``init_points`` default 16 for one
+        parameter, 8 per axis for two, 5 beyond) is *successively halved*
+        (:func:`jbandits.tuning.allocation.halve`: each round a fresh block of
+        common replications for the survivors, the better half kept, so the
+        replications double where the choice is close), on the simulations
+        left after ``select``'s reserve (for two or more parameters on 0.6 of
+        them, ES steps get the rest); the final comparison is a *race*
+        (:func:`jbandits.tuning.allocation.race`) between the averaged iterates,
+        the halving's two survivors (possibly from distinct basins) and the best
+        evaluated point, dropping a candidate once it is more than 2 paired
+        standard errors behind the leader.
 
     Raises:
-      ValueError: ``num_reps`` < 2 or ``select`` outside [0, 1).
+      ValueError: ``num_reps`` < 2, ``select`` outside [0, 1) or an unknown
+        ``allocation``.
     """
 
     simulations: int = 4000
@@ -84,19 +102,36 @@ class Search:
     patience: int = 5
     average: bool = True
     select: float | None = None
+    allocation: str = "grid"
 
     def __post_init__(self):
         object.__setattr__(self, "num_reps", _reps("num_reps", self.num_reps))
         if self.select is not None and not 0.0 <= float(self.select) < 1.0:
             raise ValueError(f"select must lie in [0, 1), got {self.select}")
+        if self.allocation not in ALLOCATIONS:
+            raise ValueError(
+                f"allocation must be one of {ALLOCATIONS}, got {self.allocation!r}"
+            )
+
+    @property
+    def halving(self) -> bool:
+        return self.allocation == "halving" and self.start is None
 
     def select_for(self, dim: int) -> float:
         """``select`` with its default for a ``dim``-parameter space."""
-        return (0.0 if dim == 1 else 0.2) if self.select is None else float(self.select)
+        if self.select is not None:
+            return float(self.select)
+        return 0.2 if dim > 1 or self.halving else 0.0
 
     def init_points_for(self, dim: int) -> int:
         """``init_points`` with its default for a ``dim``-parameter space."""
-        return self.init_points or (5 if dim <= 2 else 3)
+        if self.init_points:
+            return self.init_points
+        if self.halving:
+            from jbandits.tuning.allocation import halving_points
+
+            return halving_points(dim)
+        return 5 if dim <= 2 else 3
 
 
 @dataclass(frozen=True)
