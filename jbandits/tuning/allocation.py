@@ -55,6 +55,8 @@ class Halved:
       first: ``[G, r0]`` the first round's losses (every point, common replications).
       rounds: ``[(points, replications per point)]`` of each round.
       simulations: simulations spent.
+      last: ``(indices, means)`` of the last round's points, their means over every
+        block they share (paired).
     """
 
     order: np.ndarray
@@ -63,6 +65,7 @@ class Halved:
     first: np.ndarray
     rounds: list
     simulations: int
+    last: tuple = ()
 
 
 def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Halved:
@@ -82,7 +85,7 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
     acc = np.zeros((g, 0))  # the survivors' losses on every block they share
     got = np.zeros(g, np.int64)
     total = np.zeros(g, np.float64)
-    log, spent, first = [], 0, None
+    log, spent, first, last = [], 0, None, ()
     for k in range(rounds):
         reps = max(2, per_round // len(alive))
         per = objective.losses(
@@ -94,12 +97,27 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
         got[alive] += reps
         total[alive] += per.sum(1)
         acc = np.concatenate([acc, per], axis=1)
+        last = (alive.copy(), acc.mean(1))
         best = np.argsort(_means(acc), kind="stable")
         best = best[: max(keep, math.ceil(len(alive) / 2))]
         acc, alive = acc[best], alive[best]
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(got > 0, total / np.maximum(got, 1), np.nan)
-    return Halved(alive, means, got, first, log, spent)
+    return Halved(alive, means, got, first, log, spent, last)
+
+
+def vertex(z, means) -> np.ndarray | None:
+    """The vertex of the least-squares parabola through one-parameter points ``z [n,
+    1]`` and their (paired) means, clipped to the points' span; None with fewer than
+    three distinct points, a non-finite mean or no convexity."""
+    x = np.asarray(z, np.float64)[:, 0]
+    y = np.asarray(means, np.float64)
+    if len(np.unique(x)) < 3 or not np.all(np.isfinite(y)):
+        return None
+    a, b, _ = np.polyfit(x, y, 2)
+    if not a > 0:
+        return None
+    return np.array([float(np.clip(-b / (2.0 * a), x.min(), x.max()))])
 
 
 def race(

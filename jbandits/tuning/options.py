@@ -82,8 +82,9 @@ class Search:
         left after ``select``'s reserve (for two or more parameters on 0.6 of
         them, ES steps get the rest); the final comparison is a *race*
         (:func:`jbandits.tuning.allocation.race`) between the averaged iterates,
-        the halving's two survivors (possibly from distinct basins) and the best
-        evaluated point, dropping a candidate once it is more than 2 paired
+        the halving's two survivors (possibly from distinct basins), for one
+        parameter the vertex of the parabola fitted to the last round's paired
+        means, and the best evaluated point, dropping a candidate once it is more than 2 paired
         standard errors behind the leader.
 
     Raises:

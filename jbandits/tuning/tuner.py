@@ -272,6 +272,10 @@ def _halving_starts(plan: _Plan, z_grid, n0: int, k_init, available: int) -> _St
         plan.objective, space, z_grid, k_init, budget, keep=keep, chunk=plan.chunk
     )
     finalists = [z_grid[i] for i in h.order]
+    if space.dim == 1 and h.last:  # the paired parabola through the last round
+        v = allocation.vertex(z_grid[h.last[0]], h.last[1])
+        if v is not None:
+            finalists.append(v)
     return _Starts(
         z=np.stack(finalists[: max(1, plan.search.starts)]),
         step0=0.25 / n0,
