@@ -121,5 +121,31 @@ def test_allocation_is_checked_and_a_given_start_skips_the_halving():
         Search(allocation="racing")
     search = Search(num_reps=8, simulations=200, allocation="halving")
     assert search.init_points_for(1) == 16 and search.select_for(1) == 0.2
+    default = Search()  # halving for two or more parameters (the benchmark's choice)
+    assert (
+        default.allocation_for(1) == "grid" and default.allocation_for(2) == "halving"
+    )
+    assert default.init_points_for(1) == 5 and default.init_points_for(2) == 8
+    assert default.init_points_for(3) == 5 and default.select_for(1) == 0.0
     started = dataclasses.replace(search, start={"epsilon": 0.1})
     assert started.init_points_for(1) == 5 and started.select_for(1) == 0.0
+
+
+def test_two_parameters_default_to_halving_one_parameter_to_the_grid():
+    bandit, params = jbandits.envs.bernoulli(MEANS)
+    obj = Objective("ucbv", bandit, params, budget=30)
+    space = {"c": jbandits.tune.Box(0.0, 2.0), "zeta": jbandits.tune.Box(0.2, 2.5)}
+    report = Report(confidence=0)
+    small = dict(num_reps=4, simulations=800)
+    default = jbandits.tune.tune(obj, space, search=Search(**small), report=report)
+    halving = Search(**small, allocation="halving")
+    explicit = jbandits.tune.tune(obj, space, search=halving, report=report)
+    assert default.theta == explicit.theta and "halving" in default.extra
+    assert default.extra["halving"]["rounds"][0][0] == 64  # an 8 x 8 grid
+    one = jbandits.tune.tune(
+        OBJECTIVE,
+        {"epsilon": LogSpace(0.01, 1.0)},
+        search=Search(num_reps=8, simulations=80),
+        report=report,
+    )
+    assert "halving" not in one.extra and len(one.init[1]) == 5

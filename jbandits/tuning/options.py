@@ -52,10 +52,11 @@ class Search:
       simulations: total simulations for the search (grid included).
       num_reps: replications per evaluated point (>= 2).
       start: a ``theta`` pytree (or a list of them) to start from instead of the grid.
-      init_points: coarse-grid points per parameter (default 5 for d <= 2, 3 beyond;
-        for EUCBV (rho, psi) a 5 x 5 grid reached the edge of the low-regret valley
-        that a 4 x 4 one missed: mean ratio to the fine grid 1.013 -> 1.007 over 5
-        seeds, with the final comparison).
+      init_points: coarse-grid points per parameter (with ``allocation="grid"``
+        default 5 for d <= 2, 3 beyond: for EUCBV (rho, psi) a 5 x 5 grid reached
+        the edge of the low-regret valley that a 4 x 4 one missed, mean ratio to
+        the fine grid 1.013 -> 1.007 over 5 seeds; with ``"halving"`` 16, 8 per
+        axis for two parameters, 5 beyond).
       starts: how many of the best grid points to start from (multi-start).
       optimizer: any ``optax.GradientTransformation`` acting on normalised
         coordinates (default :func:`~jbandits.tuning.default_optimizer` with a step
@@ -72,7 +73,8 @@ class Search:
         few steps; 0.2 for any dimension with ``allocation="halving"``); skipped
         when there is a single candidate.
       allocation: how the coarse grid and the final comparison spend their
-        simulations. ``"grid"``: every grid point gets ``num_reps`` common
+        simulations (default ``"grid"`` for one parameter, ``"halving"`` for two or
+        more: see ``benchmarks/notes_tuning_tasks.md``, runs 3 and 4). ``"grid"``: every grid point gets ``num_reps`` common
         replications and the final comparison gives every candidate the same
         share. ``"halving"``: a finer grid (``init_points`` default 16 for one
         parameter, 8 per axis for two, 5 beyond) is *successively halved*
@@ -103,32 +105,38 @@ class Search:
     patience: int = 5
     average: bool = True
     select: float | None = None
-    allocation: str = "grid"
+    allocation: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "num_reps", _reps("num_reps", self.num_reps))
         if self.select is not None and not 0.0 <= float(self.select) < 1.0:
             raise ValueError(f"select must lie in [0, 1), got {self.select}")
-        if self.allocation not in ALLOCATIONS:
+        if self.allocation is not None and self.allocation not in ALLOCATIONS:
             raise ValueError(
                 f"allocation must be one of {ALLOCATIONS}, got {self.allocation!r}"
             )
 
-    @property
-    def halving(self) -> bool:
-        return self.allocation == "halving" and self.start is None
+    def allocation_for(self, dim: int) -> str:
+        """``allocation`` with its default for a ``dim``-parameter space."""
+        if self.allocation is not None:
+            return self.allocation
+        return "grid" if dim == 1 else "halving"
+
+    def halving_for(self, dim: int) -> bool:
+        """The grid is halved (no ``start`` given, allocation "halving")."""
+        return self.allocation_for(dim) == "halving" and self.start is None
 
     def select_for(self, dim: int) -> float:
         """``select`` with its default for a ``dim``-parameter space."""
         if self.select is not None:
             return float(self.select)
-        return 0.2 if dim > 1 or self.halving else 0.0
+        return 0.2 if dim > 1 or self.halving_for(dim) else 0.0
 
     def init_points_for(self, dim: int) -> int:
         """``init_points`` with its default for a ``dim``-parameter space."""
         if self.init_points:
             return self.init_points
-        if self.halving:
+        if self.halving_for(dim):
             from jbandits.tuning.allocation import halving_points
 
             return halving_points(dim)
