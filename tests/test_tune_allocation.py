@@ -7,6 +7,7 @@ import dataclasses
 import jax
 import numpy as np
 import pytest
+from test_tune import MEANS, OBJECTIVE  # APT on 4 arms, T = 40: compiled once
 
 import jbandits
 from jbandits.tune import LogSpace, Objective, Report, Search
@@ -77,19 +78,6 @@ def test_race_drops_a_clearly_worse_candidate_and_spends_the_rest_on_the_others(
     # the winner is the survivor with the lowest mean (on their shared replications)
     survivors = [n for n in stats if stats[n][1] == stats["good"][1]]
     assert winner == min(survivors, key=lambda n: stats[n][0]) == "good"
-
-
-MEANS = np.array([0.3, 0.45, 0.55, 0.7])
-BANDIT, PARAMS = jbandits.envs.bernoulli(MEANS)
-OBJECTIVE = Objective(
-    "apt",
-    BANDIT,
-    PARAMS,
-    budget=40,
-    fixed={"threshold": 0.5},
-    loss="misclassified",
-    metric=jbandits.metrics.thresholding(0.5),
-)
 
 
 def test_tune_with_halving_accounts_for_its_simulations():
