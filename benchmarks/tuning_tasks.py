@@ -11,7 +11,7 @@ prior-strength parameters (Thompson's ``prior_var``, OptKG's ``(prior_a, prior_b
 
 Per task and *budget* (the share of a standard grid of 20 points per parameter x
 ``R`` replications: by default 1/2 for one parameter and 1/4 for two, the issue's
-acceptance budgets, and half of that), three *methods* spend the same simulations:
+acceptance budgets, and half of that), four *methods* spend the same simulations:
 
 * ``tune``: :func:`jbandits.tune.tune` with its defaults;
 * ``halving``: :func:`jbandits.tune.tune` with ``Search(allocation="halving")``
