@@ -162,7 +162,7 @@ def tpe(task: Task, space: Space, trials: int, reps: int, seed: int, chunk: int)
 
     def f(trial):
         theta = {}
-        for name, p in zip(space.keys(), space.params, strict=True):
+        for name, p in space.tree.items():  # by name (space.params is key-sorted)
             theta[name] = trial.suggest_float(
                 name, p.lo, p.hi, log=isinstance(p, LogSpace)
             )

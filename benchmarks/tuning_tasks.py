@@ -1,29 +1,35 @@
-"""Broad tuning benchmark (issue 40): 14 tasks over the three settings.
+"""Broad tuning benchmark (issue 40): 15 tasks over the three settings.
 
     python -m benchmarks.tuning_tasks                  # full size (hours on 2 cores)
     python -m benchmarks.tuning_tasks --reduced        # minutes: smaller T, R, grids
-    python -m benchmarks.tuning_tasks --only "optkg,ucb-e" --seeds 3
+    python -m benchmarks.tuning_tasks --only "optkg;ucb-e" --seeds 3
 
-Tasks: regret, thresholding and identification; 7 with two parameters; prior-strength
-parameters (Thompson's ``prior_var``, OptKG's ``(prior_a, prior_b)``, Bayes-UCB's
+Tasks: regret, thresholding and identification; 8 with two or three parameters;
+prior-strength parameters (Thompson's ``prior_var``, OptKG's ``(prior_a, prior_b)``, Bayes-UCB's
 ``noise_var``), oracle constants (UCB-E's and UGapE's ``a``, GapE's ``a``, UCBE's
 ``a``) and Bayes objectives whose loss is averaged over a prior of instances.
 
 Per task and *budget* (the share of a standard grid of 20 points per parameter x
 ``R`` replications: by default 1/2 for one parameter and 1/4 for two, the issue's
-acceptance budgets, and half of that), three *methods* spend the same simulations:
+acceptance budgets, and half of that), four *methods* spend the same simulations:
 
 * ``tune``: :func:`jbandits.tune.tune` with its defaults;
+* ``halving``: :func:`jbandits.tune.tune` with ``Search(allocation="halving")``
+  (successive halving of a finer grid, ES steps, a race between the candidates);
 * ``grid``: an even grid of ``n`` points per parameter on common random numbers,
   ``n ** d x R`` <= the budget;
 * ``tpe``: optuna's TPE (optional dependency, ``pip install jbandits[tuning]``),
   ``budget / R`` trials of ``R`` common replications.
 
-The reference is a *fine grid* (41 points, or 15 x 15) given ``--fine`` times the
-tuner's simulations; its arg-min and every method's pick are evaluated on the same
-``--eval`` fresh replications, and ratio = method's loss / the reference's. The
-table gives per task, method and budget the median, 90th percentile and max ratio,
-the share of seeds with ratio <= 1.02 and, for ``tune``, its wins against TPE.
+The reference is a *fine grid* (41 points, 15 x 15 or 9 x 9 x 9, from edge to edge
+of the box) given ``--fine`` times the tuner's simulations, whose 5 lowest points are re-run on ``--eval``
+independent replications to pick the reference point (the fine grid's own arg-min is
+a noise pick when its replications are few); the reference and every method's pick
+are evaluated on the same ``--eval`` fresh replications, and ratio = method's loss /
+the reference's. The table gives per task, method and budget the median, 90th
+percentile and max ratio, the share of seeds with ratio <= 1.02 and, for every method
+but TPE, its wins against TPE (lower or equal evaluated loss). ``--out FILE`` keeps
+the results as JSON and skips tasks already there (a long run can be resumed).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from jbandits.tune import Box, LogSpace, Objective, Report, Search, Space, tune
 THR, IDENT = metrics.thresholding(0.5), metrics.identification()
 REGRET10 = np.r_[0.5, np.full(9, 0.45)]
 THRESH10 = np.linspace(0.35, 0.65, 10)
+SPREAD10 = np.linspace(0.9, 0.1, 10)  # UCB-V's optimum: zeta ~ 0.03, a b x c ridge
 IDENT8 = np.r_[0.6, 0.55, np.full(6, 0.45)]
 
 
@@ -104,6 +111,9 @@ def tasks() -> list[Task]:
         Task("EUCBV (rho, psi)", "regret", "eucbv", REGRET10, 1000,
              {"rho": Box(0.05, 2.0), "psi": LogSpace(1e-3, 1000.0)}, "regret",
              {"horizon": 1000}),
+        Task("UCB-V (c, zeta, b)", "regret", "ucbv", SPREAD10, 1000,
+             {"c": Box(0.0, 2.0), "zeta": LogSpace(0.01, 2.5),
+              "b": LogSpace(0.01, 10.0)}, "regret"),
         Task("OC-UCB (alpha, psi)", "regret", "ocucb", REGRET10, 1000,
              {"alpha": LogSpace(0.1, 10.0), "psi": LogSpace(1.01, 10.0)}, "regret",
              {"horizon": 1000}),
@@ -141,8 +151,17 @@ def _grid_pick(obj, space, points, reps, key, chunk):
     return space.from_z(z[int(np.nanargmin(np.where(np.isfinite(mean), mean, np.inf)))])
 
 
+TPE_TRIALS = 400
+
+
 def _tpe_pick(obj, space, trials, reps, seed, chunk):
+    """TPE's best point after ``trials`` trials of ``reps`` common replications; over
+    ``TPE_TRIALS`` trials, that many trials with proportionally more replications
+    (the same simulations: TPE's own cost grows with the number of trials)."""
     import optuna
+
+    if trials > TPE_TRIALS:
+        trials, reps = TPE_TRIALS, reps * trials // TPE_TRIALS
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     key = jax.random.key(10_000 + seed)
@@ -150,7 +169,7 @@ def _tpe_pick(obj, space, trials, reps, seed, chunk):
     def f(trial):
         theta = {
             n: trial.suggest_float(n, p.lo, p.hi, log=isinstance(p, LogSpace))
-            for n, p in zip(space.keys(), space.params, strict=True)
+            for n, p in space.tree.items()  # by name (space.params is key-sorted)
         }
         per = obj.losses(
             {k: np.array([v]) for k, v in theta.items()}, key, reps, chunk=chunk
@@ -168,41 +187,71 @@ class Size:
     eval_reps: int = 4000
     fine: float = 10.0  # the fine grid's simulations / the tuner's
     budget_scale: float = 1.0  # multiplies every task's horizon T
+    top: int = 5  # fine-grid points re-run on eval_reps fresh replications
 
 
-def run_task(task, size, seeds, fractions, have_optuna):
-    """``{(method, fraction): [ratios]}`` and ``{fraction: tune wins vs TPE}``."""
+METHODS = ("tune", "halving", "grid", "tpe")
+
+
+def _fine_points(d: int) -> int:
+    return {1: 41, 2: 15}.get(d, 9)
+
+
+def reference(obj, space, sims_top, size, chunk):
+    """The reference point: the fine grid (``size.fine`` x the largest method budget),
+    then its ``size.top`` lowest points re-run on ``size.eval_reps`` independent
+    replications (so the reference is not the grid's noise pick). Returns
+    ``(theta, fine-grid replications per point)``."""
+    axis = np.linspace(0.0, 1.0, _fine_points(space.dim))  # the box's edges included
+    mesh = np.meshgrid(*([axis] * space.dim), indexing="ij")
+    z_f = np.stack([m.reshape(-1) for m in mesh], axis=-1)
+    reps_f = max(2, int(size.fine * sims_top) // len(z_f))
+    per_f = obj.losses(space.batch_from_z(z_f), jax.random.key(99), reps_f, chunk=chunk)
+    mean = per_f.mean(1)
+    top = np.argsort(np.where(np.isfinite(mean), mean, np.inf))[: size.top]
+    per_t = obj.losses(
+        space.batch_from_z(z_f[top]), jax.random.key(98), size.eval_reps, chunk=chunk
+    )
+    best = top[int(np.nanargmin(per_t.mean(1)))]
+    return space.from_z(z_f[best]), reps_f
+
+
+def run_task(task, size, seeds, fractions, methods):
+    """``{(method, fraction): [ratios]}``, ``{(method, fraction): wins vs TPE}``, the
+    reference theta and the fine grid's replications per point."""
     obj = task.objective(size.budget_scale)
     space = Space(task.space)
     d, reps = space.dim, size.reps
     standard = 20**d * reps
     share = 0.5 if d == 1 else 0.25
     chunk = 2 * d * reps
-    sims_top = int(standard * share * max(fractions))
-    z_f = space.grid(41 if d == 1 else 15)
-    reps_f = max(2, int(size.fine * sims_top) // len(z_f))
-    per_f = obj.losses(space.batch_from_z(z_f), jax.random.key(99), reps_f, chunk=chunk)
-    theta_f = space.from_z(z_f[int(np.nanargmin(per_f.mean(1)))])
+    theta_f, reps_f = reference(
+        obj, space, int(standard * share * max(fractions)), size, chunk
+    )
     key_eval = jax.random.key(7)
     out, wins = {}, {}
     for frac in fractions:
         sims = int(standard * share * frac)
         n_grid = max(2, int((sims // reps) ** (1.0 / d) + 1e-9))
         for seed in seeds:
-            picks = {
-                "tune": tune(
-                    obj,
-                    task.space,
-                    search=Search(simulations=sims, num_reps=reps),
-                    report=Report(confidence=0),
-                    key=seed,
-                ).theta,
-                "grid": _grid_pick(
-                    obj, space, n_grid, reps, jax.random.key(20_000 + seed), chunk
-                ),
-            }
-            if have_optuna:
-                picks["tpe"] = _tpe_pick(obj, space, sims // reps, reps, seed, chunk)
+            picks = {}
+            for m in methods:
+                if m in ("tune", "halving"):
+                    search = Search(simulations=sims, num_reps=reps)
+                    if m == "halving":
+                        search = Search(
+                            simulations=sims, num_reps=reps, allocation="halving"
+                        )
+                    picks[m] = tune(
+                        obj, task.space, search=search,
+                        report=Report(confidence=0), key=seed,
+                    ).theta  # fmt: skip
+                elif m == "grid":
+                    picks[m] = _grid_pick(
+                        obj, space, n_grid, reps, jax.random.key(20_000 + seed), chunk
+                    )
+                elif m == "tpe":
+                    picks[m] = _tpe_pick(obj, space, sims // reps, reps, seed, chunk)
             names = list(picks)
             z = np.stack([space.to_z(t) for t in [theta_f, *picks.values()]])
             ev = obj.losses(
@@ -210,61 +259,114 @@ def run_task(task, size, seeds, fractions, have_optuna):
             ).mean(1)
             for i, n in enumerate(names):
                 out.setdefault((n, frac), []).append(float(ev[i + 1] / ev[0]))
-            if have_optuna:
-                w = ev[1 + names.index("tune")] <= ev[1 + names.index("tpe")]
-                wins[frac] = wins.get(frac, 0) + int(w)
+                if "tpe" in picks and n != "tpe":
+                    w = ev[1 + i] <= ev[1 + names.index("tpe")]
+                    wins[(n, frac)] = wins.get((n, frac), 0) + int(w)
     return out, wins, theta_f, reps_f
 
 
+HEADER = (
+    f"{'task':34s} {'d':>1s} {'method':7s} {'budget':>6s} {'med':>6s} "
+    f"{'p90':>6s} {'max':>6s} {'<=1.02':>7s} {'vs TPE':>7s} {'s':>5s}"
+)
+
+
+def print_task(name, rec) -> None:
+    d = rec["d"]
+    for row in rec["rows"]:
+        method, frac, r = row["method"], row["fraction"], np.asarray(row["ratios"])
+        vs = f"{row['wins']}/{len(r)}" if row.get("wins") is not None else "-"
+        print(
+            f"{name:34s} {d:1d} {method:7s} {frac * (0.5 if d == 1 else 0.25):6.3f}"
+            f" {np.median(r):6.3f} {np.quantile(r, 0.9):6.3f} {r.max():6.3f}"
+            f" {int((r <= 1.02).sum()):3d}/{len(r):<3d} {vs:>7s} {rec['secs']:5.0f}",
+            flush=True,
+        )
+    ref = ", ".join(f"{k}={v:.3g}" for k, v in rec["reference"].items())
+    print(
+        f"  [{rec['setting']}; fine grid x {rec['reps_f']} reps, top {rec['top']} "
+        f"re-run -> {ref}]",
+        flush=True,
+    )
+
+
 def main(argv=None) -> None:
+    import json
+    import os
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reduced", action="store_true", help="T x 0.3, R = 30, ...")
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--fractions", default="1,0.5", help="budget = frac x 1/2 or 1/4")
-    ap.add_argument("--only", default=None, help="comma-separated name substrings")
+    ap.add_argument("--only", default=None, help="name substrings separated by ;")
+    ap.add_argument("--methods", default=",".join(METHODS), help="of " + str(METHODS))
+    ap.add_argument("--reps", type=int, default=None, help="R (replications/point)")
+    ap.add_argument("--eval", type=int, default=None, help="evaluation replications")
+    ap.add_argument("--fine", type=float, default=None, help="fine grid sims factor")
+    ap.add_argument("--scale", type=float, default=None, help="horizon factor")
+    ap.add_argument("--out", default=None, help="JSON results; done tasks are skipped")
     args = ap.parse_args(argv)
     size = (
         Size(reps=30, eval_reps=1000, fine=3.0, budget_scale=0.3)
         if args.reduced
         else Size()
     )
+    for attr, value in (
+        ("reps", args.reps),
+        ("eval_reps", args.eval),
+        ("fine", args.fine),
+        ("budget_scale", args.scale),
+    ):
+        if value is not None:
+            setattr(size, attr, value)
     seeds = range(args.seeds or (2 if args.reduced else 10))
     fractions = [float(f) for f in args.fractions.split(",")]
-    try:
-        import optuna  # noqa: F401
-
-        have_optuna = True
-    except ImportError:
-        have_optuna = False
-        print("optuna not installed: no TPE column (pip install jbandits[tuning])")
+    methods = [m.strip() for m in args.methods.split(",")]
+    if "tpe" in methods:
+        try:
+            import optuna  # noqa: F401
+        except ImportError:
+            methods.remove("tpe")
+            print("optuna not installed: no TPE column (pip install jbandits[tuning])")
+    done = {}
+    if args.out and os.path.exists(args.out):
+        with open(args.out) as f:
+            done = json.load(f)
     print(
         f"jax {jax.__version__} on {jax.devices()[0].platform}; {size}; "
-        f"{len(seeds)} seeds; budgets {fractions} x (1/2 or 1/4 of 20^d x R)"
+        f"{len(seeds)} seeds; methods {methods}; budgets {fractions} x (1/2 or 1/4 "
+        "of 20^d x R)"
     )
-    print(
-        f"{'task':34s} {'d':>1s} {'method':6s} {'budget':>6s} {'med':>6s} "
-        f"{'p90':>6s} {'max':>6s} {'<=1.02':>7s} {'vs TPE':>7s} {'s':>5s}"
-    )
+    print(HEADER)
     for task in tasks():
         if args.only and not any(
-            p.strip().lower() in task.name.lower() for p in args.only.split(",")
+            p.strip().lower() in task.name.lower() for p in args.only.split(";")
         ):
             continue
-        t0 = time.perf_counter()
-        out, wins, theta_f, reps_f = run_task(task, size, seeds, fractions, have_optuna)
-        secs = time.perf_counter() - t0
-        d = len(task.space)
-        for (method, frac), r in out.items():
-            r = np.asarray(r)
-            vs = f"{wins[frac]}/{len(r)}" if method == "tune" and wins else "-"
-            print(
-                f"{task.name:34s} {d:1d} {method:6s} {frac * (0.5 if d == 1 else 0.25):6.3f}"
-                f" {np.median(r):6.3f} {np.quantile(r, 0.9):6.3f} {r.max():6.3f}"
-                f" {int((r <= 1.02).sum()):3d}/{len(r):<3d} {vs:>7s} {secs:5.0f}",
-                flush=True,
-            )
-        ref = ", ".join(f"{k}={v:.3g}" for k, v in theta_f.items())
-        print(f"  [{task.setting}; fine grid x {reps_f} reps -> {ref}]", flush=True)
+        if task.name not in done:
+            t0 = time.perf_counter()
+            out, wins, theta_f, reps_f = run_task(task, size, seeds, fractions, methods)
+            done[task.name] = {
+                "d": len(task.space),
+                "setting": task.setting,
+                "secs": time.perf_counter() - t0,
+                "reference": theta_f,
+                "reps_f": reps_f,
+                "top": size.top,
+                "rows": [
+                    {
+                        "method": m,
+                        "fraction": f,
+                        "ratios": r,
+                        "wins": wins.get((m, f)),
+                    }
+                    for (m, f), r in out.items()
+                ],
+            }
+            if args.out:
+                with open(args.out, "w") as f:
+                    json.dump(done, f, indent=1)
+        print_task(task.name, done[task.name])
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import optax
 
+ALLOCATIONS = ("grid", "halving")
+
 
 def _reps(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
@@ -50,10 +52,11 @@ class Search:
       simulations: total simulations for the search (grid included).
       num_reps: replications per evaluated point (>= 2).
       start: a ``theta`` pytree (or a list of them) to start from instead of the grid.
-      init_points: coarse-grid points per parameter (default 5 for d <= 2, 3 beyond;
-        for EUCBV (rho, psi) a 5 x 5 grid reached the edge of the low-regret valley
-        that a 4 x 4 one missed: mean ratio to the fine grid 1.013 -> 1.007 over 5
-        seeds, with the final comparison).
+      init_points: coarse-grid points per parameter (with ``allocation="grid"``
+        default 5 for d <= 2, 3 beyond: for EUCBV (rho, psi) a 5 x 5 grid reached
+        the edge of the low-regret valley that a 4 x 4 one missed, mean ratio to
+        the fine grid 1.013 -> 1.007 over 5 seeds; with ``"halving"`` 16, 8 per
+        axis for two parameters, 5 beyond).
       starts: how many of the best grid points to start from (multi-start).
       optimizer: any ``optax.GradientTransformation`` acting on normalised
         coordinates (default :func:`~jbandits.tuning.default_optimizer` with a step
@@ -67,10 +70,28 @@ class Search:
       average: return the averaged iterate (else the last one).
       select: share of ``simulations`` kept for the final comparison, in [0, 1)
         (default 0.2 for two or more parameters, 0 for one, where the budget is a
-        few steps); skipped when there is a single candidate.
+        few steps; 0.2 for any dimension with ``allocation="halving"``); skipped
+        when there is a single candidate.
+      allocation: how the coarse grid and the final comparison spend their
+        simulations (default ``"grid"`` for one parameter, ``"halving"`` for two or
+        more: see ``benchmarks/notes_tuning_tasks.md``, runs 3 and 4). ``"grid"``: every grid point gets ``num_reps`` common
+        replications and the final comparison gives every candidate the same
+        share. ``"halving"``: a finer grid (``init_points`` default 16 for one
+        parameter, 8 per axis for two, 5 beyond) is *successively halved*
+        (:func:`jbandits.tuning.allocation.halve`: each round a fresh block of
+        common replications for the survivors, the better half kept, so the
+        replications double where the choice is close), on the simulations
+        left after ``select``'s reserve (for two or more parameters on 0.6 of
+        them, ES steps get the rest); the final comparison is a *race*
+        (:func:`jbandits.tuning.allocation.race`) between the averaged iterates,
+        the halving's two survivors (possibly from distinct basins), for one
+        parameter the vertex of the parabola fitted to the last round's paired
+        means, and the best evaluated point, dropping a candidate once it is more than 2 paired
+        standard errors behind the leader.
 
     Raises:
-      ValueError: ``num_reps`` < 2 or ``select`` outside [0, 1).
+      ValueError: ``num_reps`` < 2, ``select`` outside [0, 1) or an unknown
+        ``allocation``.
     """
 
     simulations: int = 4000
@@ -84,19 +105,42 @@ class Search:
     patience: int = 5
     average: bool = True
     select: float | None = None
+    allocation: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "num_reps", _reps("num_reps", self.num_reps))
         if self.select is not None and not 0.0 <= float(self.select) < 1.0:
             raise ValueError(f"select must lie in [0, 1), got {self.select}")
+        if self.allocation is not None and self.allocation not in ALLOCATIONS:
+            raise ValueError(
+                f"allocation must be one of {ALLOCATIONS}, got {self.allocation!r}"
+            )
+
+    def allocation_for(self, dim: int) -> str:
+        """``allocation`` with its default for a ``dim``-parameter space."""
+        if self.allocation is not None:
+            return self.allocation
+        return "grid" if dim == 1 else "halving"
+
+    def halving_for(self, dim: int) -> bool:
+        """The grid is halved (no ``start`` given, allocation "halving")."""
+        return self.allocation_for(dim) == "halving" and self.start is None
 
     def select_for(self, dim: int) -> float:
         """``select`` with its default for a ``dim``-parameter space."""
-        return (0.0 if dim == 1 else 0.2) if self.select is None else float(self.select)
+        if self.select is not None:
+            return float(self.select)
+        return 0.2 if dim > 1 or self.halving_for(dim) else 0.0
 
     def init_points_for(self, dim: int) -> int:
         """``init_points`` with its default for a ``dim``-parameter space."""
-        return self.init_points or (5 if dim <= 2 else 3)
+        if self.init_points:
+            return self.init_points
+        if self.halving_for(dim):
+            from jbandits.tuning.allocation import halving_points
+
+            return halving_points(dim)
+        return 5 if dim <= 2 else 3
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,181 @@
+"""Noise-aware allocation of simulations on common random numbers.
+
+Two procedures that spend replications where they decide (``Search(allocation=
+"halving")`` of :func:`jbandits.tuning.tune`):
+
+* :func:`halve`: successive halving of a set of points (Karnin, Koren and Somekh,
+  ICML 2013; Jamieson and Talwalkar, AISTATS 2016). Each round runs a fresh block of
+  replications, common to every surviving point, and keeps the better half by the
+  mean over *all* the blocks the survivors share, so each comparison is paired on
+  every replication the two points have in common; the survivors' replications double
+  from round to round while the round's simulations stay about equal.
+* :func:`race`: a race between a few candidates (Maron and Moore, NIPS 1993): blocks
+  of fresh common replications; after each block a candidate whose paired difference
+  to the leader exceeds ``z_drop`` standard errors is dropped, and the remaining
+  simulations go to the survivors. The lowest mean among the survivors wins.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+
+HALVING_POINTS = {1: 16, 2: 8}  # points per axis of the halved grid (3 or more: 5)
+HALVING_KEEP = 2  # survivors of the halving (they enter the final race)
+HALVING_SHARE = {1: 1.0}  # share of the simulations (after the race's reserve)
+HALVING_SHARE_MULTI = 0.6  # the same for two or more parameters; ES gets the rest
+RACE_BLOCKS = 4
+RACE_Z = 2.0
+
+
+def halving_points(dim: int) -> int:
+    return HALVING_POINTS.get(dim, 5)
+
+
+def halving_share(dim: int) -> float:
+    return HALVING_SHARE.get(dim, HALVING_SHARE_MULTI)
+
+
+def _means(per: np.ndarray) -> np.ndarray:
+    m = per.mean(1)
+    return np.where(np.isfinite(m), m, np.inf)
+
+
+@dataclass
+class Halved:
+    """What :func:`halve` found.
+
+    Attributes:
+      order: indices of the survivors into the input points, best first.
+      means: ``[G]`` each point's mean loss over the replications it received.
+      reps: ``[G]`` how many replications each point received.
+      first: ``[G, r0]`` the first round's losses (every point, common replications).
+      rounds: ``[(points, replications per point)]`` of each round.
+      simulations: simulations spent.
+      last: ``(indices, means)`` of the last round's points, their means over every
+        block they share (paired).
+    """
+
+    order: np.ndarray
+    means: np.ndarray
+    reps: np.ndarray
+    first: np.ndarray
+    rounds: list
+    simulations: int
+    last: tuple = ()
+
+
+def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Halved:
+    """Successive halving of the points ``z [G, d]`` within ``budget`` simulations.
+
+    ``ceil(log2(G / keep))`` rounds; round ``k`` runs ``budget // rounds //
+    survivors`` (at least 2) replications of every survivor on a fresh block of
+    common replications (key ``fold_in(key, k)``) and keeps the ``ceil(n / 2)``
+    (at least ``keep``) with the lowest mean over all the blocks they share. Spends at
+    most ``budget`` simulations when ``budget >= 2 * G * rounds``.
+    """
+    z = np.asarray(z, np.float64)
+    g = len(z)
+    rounds = max(1, math.ceil(math.log2(max(g / max(keep, 1), 1.0))))
+    per_round = budget // rounds
+    alive = np.arange(g)
+    acc = np.zeros((g, 0))  # the survivors' losses on every block they share
+    got = np.zeros(g, np.int64)
+    total = np.zeros(g, np.float64)
+    log, spent, first, last = [], 0, None, ()
+    for k in range(rounds):
+        reps = max(2, per_round // len(alive))
+        per = objective.losses(
+            space.batch_from_z(z[alive]), jax.random.fold_in(key, k), reps, chunk=chunk
+        )
+        first = per if first is None else first
+        spent += per.size
+        log.append((len(alive), reps))
+        got[alive] += reps
+        total[alive] += per.sum(1)
+        acc = np.concatenate([acc, per], axis=1)
+        last = (alive.copy(), acc.mean(1))
+        best = np.argsort(_means(acc), kind="stable")
+        best = best[: max(keep, math.ceil(len(alive) / 2))]
+        acc, alive = acc[best], alive[best]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(got > 0, total / np.maximum(got, 1), np.nan)
+    return Halved(alive, means, got, first, log, spent, last)
+
+
+def vertex(z, means) -> np.ndarray | None:
+    """The vertex of the least-squares parabola through one-parameter points ``z [n,
+    1]`` and their (paired) means, clipped to the points' span; None with fewer than
+    three distinct points, a non-finite mean or no convexity."""
+    x = np.asarray(z, np.float64)[:, 0]
+    y = np.asarray(means, np.float64)
+    if len(np.unique(x)) < 3 or not np.all(np.isfinite(y)):
+        return None
+    a, b, _ = np.polyfit(x, y, 2)
+    if not a > 0:
+        return None
+    return np.array([float(np.clip(-b / (2.0 * a), x.min(), x.max()))])
+
+
+def race(
+    objective,
+    space,
+    named: dict,
+    key,
+    budget: int,
+    *,
+    chunk: int,
+    blocks: int = RACE_BLOCKS,
+    z_drop: float = RACE_Z,
+):
+    """A race between named points ``{name: z [d]}`` within ``budget`` simulations.
+
+    Returns ``(winner's name, {name: (mean loss, replications)}, simulations)``. In
+    ``blocks`` blocks of fresh common replications (block ``b``: key ``fold_in(key,
+    b)``), each block's replications per survivor being the remaining budget shared
+    evenly over the remaining blocks and survivors; after each block but the last, a
+    survivor whose paired mean difference to the leader (on every replication they
+    share) exceeds ``z_drop`` standard errors is dropped. The winner is the survivor
+    with the lowest mean; the race stops early when one survivor is left.
+    """
+    names = list(named)
+    z = np.stack([np.asarray(named[n], np.float64) for n in names])
+    alive = list(range(len(names)))
+    per: dict[int, list] = {i: [] for i in alive}
+    spent = 0
+    for b in range(blocks):
+        if len(alive) < 2 and b > 0:
+            break
+        reps = (budget - spent) // ((blocks - b) * len(alive))
+        if reps < 2:
+            break
+        out = objective.losses(
+            space.batch_from_z(z[alive]), jax.random.fold_in(key, b), reps, chunk=chunk
+        )
+        spent += out.size
+        for row, i in enumerate(alive):
+            per[i].append(out[row])
+        if b == blocks - 1 or len(alive) < 2:
+            break
+        x = np.stack([np.concatenate(per[i]) for i in alive])  # shared replications
+        mean = _means(x)
+        lead = int(np.argmin(mean))
+        diff = x - x[lead]
+        se = diff.std(1, ddof=1) / math.sqrt(x.shape[1])
+        gap = mean - mean[lead]
+        drop = (gap > z_drop * se) & (gap > 0)
+        alive = [i for i, d in zip(alive, drop, strict=True) if not d]
+    stats = {
+        names[i]: (float(np.concatenate(per[i]).mean()), sum(len(p) for p in per[i]))
+        for i in per
+        if per[i]
+    }
+    if not alive or not stats:
+        return names[0], stats, spent
+    final = [names[i] for i in alive if per[i]]
+    mean = {n: stats[n][0] for n in final}
+    winner = min(final, key=lambda n: mean[n] if math.isfinite(mean[n]) else math.inf)
+    return winner, stats, spent

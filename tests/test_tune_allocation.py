@@ -1,0 +1,139 @@
+"""Noise-aware allocation (Search(allocation="halving")): successive halving of the
+grid and the final race, on a synthetic objective whose replications share a large
+common noise (only paired comparisons can see the optimum) and on a real one."""
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+from test_tune import MEANS, OBJECTIVE  # APT on 4 arms, T = 40: compiled once
+
+import jbandits
+from jbandits.tune import LogSpace, Objective, Report, Search
+from jbandits.tuning import allocation
+from jbandits.tuning.space import Box, Space
+
+SPACE = Space({"a": Box(0.0, 1.0)})
+Z16 = SPACE.grid(16)  # cell centres (i + 0.5) / 16
+BEST = 5  # the optimum sits on grid point 5
+
+
+class Paired:
+    """``(a - a*)^2`` plus a replication's common noise (sd ``common``, the same for
+    every point of a call) and a small own noise; records each call's shape."""
+
+    def __init__(self, centre=float(Z16[BEST, 0]), common=10.0, own=0.002):
+        self.centre, self.common, self.own, self.calls = centre, common, own, []
+
+    def losses(self, theta, key, num_reps, *, chunk):
+        a = np.asarray(theta["a"], np.float64)
+        seed = [int(x) for x in np.asarray(jax.random.key_data(key)).ravel()]
+        rng = np.random.default_rng(seed)
+        shared = self.common * rng.normal(size=num_reps)
+        own = self.own * rng.normal(size=(len(a), num_reps))
+        self.calls.append((len(a), num_reps))
+        return (a[:, None] - self.centre) ** 2 + shared[None] + own
+
+
+def test_halving_keeps_the_point_with_the_lowest_paired_mean():
+    obj = Paired()
+    h = allocation.halve(obj, SPACE, Z16, jax.random.key(0), 960, keep=2, chunk=1)
+    # unpaired means (different replications per point) would be decided by the
+    # common noise (sd 10 against gaps of 0.004): the paired ones find the optimum
+    assert h.order[0] == BEST and set(h.order) == {BEST, BEST + 1}
+    assert h.first.shape == (16, 20)
+
+
+def test_halving_spends_the_replications_it_states():
+    obj = Paired()
+    h = allocation.halve(obj, SPACE, Z16, jax.random.key(1), 960, keep=2, chunk=1)
+    # 3 rounds of 960 // 3 = 320 simulations: 16 x 20, 8 x 40, 4 x 80
+    assert h.rounds == [(16, 20), (8, 40), (4, 80)] == obj.calls
+    assert h.simulations == 3 * 320 <= 960
+    assert sorted(np.unique(h.reps)) == [20, 60, 140]
+    assert h.reps[h.order].tolist() == [140, 140]
+    assert int(h.reps.sum()) == h.simulations
+
+
+def test_the_vertex_of_the_last_rounds_parabola():
+    z = np.array([[0.2], [0.3], [0.4], [0.5]])
+    np.testing.assert_allclose(allocation.vertex(z, (z[:, 0] - 0.33) ** 2), [0.33])
+    np.testing.assert_allclose(allocation.vertex(z, (z[:, 0] - 0.9) ** 2), [0.5])
+    assert allocation.vertex(z, -((z[:, 0] - 0.33) ** 2)) is None  # concave
+    assert allocation.vertex(z[:2], z[:2, 0]) is None  # two points
+
+
+def test_race_drops_a_clearly_worse_candidate_and_spends_the_rest_on_the_others():
+    obj = Paired(own=0.03)  # "near" is 0.004 worse: within 2 paired SE for a while
+    named = {"bad": Z16[15], "good": Z16[BEST], "near": Z16[BEST + 1]}
+    winner, stats, spent = allocation.race(
+        obj, SPACE, named, jax.random.key(2), 1200, chunk=1
+    )
+    # block 0: 1200 // (4 * 3) = 100 each; "bad" (0.36 worse) is dropped after it;
+    # block 1: 900 // (3 * 2) = 150 each for the two left, and so on
+    assert obj.calls[:2] == [(3, 100), (2, 150)]
+    assert stats["bad"][1] == 100 and stats["good"][1] >= 250
+    assert spent == sum(p * r for p, r in obj.calls) <= 1200
+    # the winner is the survivor with the lowest mean (on their shared replications)
+    survivors = [n for n in stats if stats[n][1] == stats["good"][1]]
+    assert winner == min(survivors, key=lambda n: stats[n][0]) == "good"
+
+
+def test_tune_with_halving_accounts_for_its_simulations():
+    search = Search(num_reps=8, simulations=600, allocation="halving")
+    res = jbandits.tune.tune(
+        OBJECTIVE,
+        {"epsilon": LogSpace(0.01, 1.0)},
+        search=search,
+        report=Report(confidence=0),
+        key=3,
+    )
+    halving = res.extra["halving"]
+    # reserve 0.2 * 600 = 120, halving 480 over 3 rounds of 160
+    assert halving["rounds"] == [(16, 10), (8, 20), (4, 40)]
+    assert halving["simulations"] == 480 and len(res.path) == 0
+    race = res.extra["race"]
+    assert race is not None and res.theta in [t for t, _ in race.values()]
+    race_sims = sum(res.extra["race_reps"].values())
+    es_sims = 2 * 8 * len(res.path)
+    assert res.simulations == 480 + es_sims + race_sims <= 600
+    # the start is a point of the last round (the most replications)
+    z16 = Space({"epsilon": LogSpace(0.01, 1.0)}).grid(16)
+    start = int(np.argmin(np.abs(z16[:, 0] - res.extra["z_start"][0])))
+    assert len(res.init[1]) == 16 and halving["reps"][start] == 10 + 20 + 40
+
+
+def test_allocation_is_checked_and_a_given_start_skips_the_halving():
+    with pytest.raises(ValueError, match="allocation"):
+        Search(allocation="racing")
+    search = Search(num_reps=8, simulations=200, allocation="halving")
+    assert search.init_points_for(1) == 16 and search.select_for(1) == 0.2
+    default = Search()  # halving for two or more parameters (the benchmark's choice)
+    assert (
+        default.allocation_for(1) == "grid" and default.allocation_for(2) == "halving"
+    )
+    assert default.init_points_for(1) == 5 and default.init_points_for(2) == 8
+    assert default.init_points_for(3) == 5 and default.select_for(1) == 0.0
+    started = dataclasses.replace(search, start={"epsilon": 0.1})
+    assert started.init_points_for(1) == 5 and started.select_for(1) == 0.0
+
+
+def test_two_parameters_default_to_halving_one_parameter_to_the_grid():
+    bandit, params = jbandits.envs.bernoulli(MEANS)
+    obj = Objective("ucbv", bandit, params, budget=30)
+    space = {"c": jbandits.tune.Box(0.0, 2.0), "zeta": jbandits.tune.Box(0.2, 2.5)}
+    report = Report(confidence=0)
+    small = dict(num_reps=4, simulations=800)
+    default = jbandits.tune.tune(obj, space, search=Search(**small), report=report)
+    halving = Search(**small, allocation="halving")
+    explicit = jbandits.tune.tune(obj, space, search=halving, report=report)
+    assert default.theta == explicit.theta and "halving" in default.extra
+    assert default.extra["halving"]["rounds"][0][0] == 64  # an 8 x 8 grid
+    one = jbandits.tune.tune(
+        OBJECTIVE,
+        {"epsilon": LogSpace(0.01, 1.0)},
+        search=Search(num_reps=8, simulations=80),
+        report=report,
+    )
+    assert "halving" not in one.extra and len(one.init[1]) == 5
