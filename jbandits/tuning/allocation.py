@@ -57,6 +57,8 @@ class Halved:
       simulations: simulations spent.
       last: ``(indices, means)`` of the last round's points, their means over every
         block they share (paired).
+      cells: ``(indices, means, replications, block)``: every point's mean on each
+        round's block (the rounds as blocks of common replications), concatenated.
     """
 
     order: np.ndarray
@@ -66,6 +68,7 @@ class Halved:
     rounds: list
     simulations: int
     last: tuple = ()
+    cells: tuple = ()
 
 
 def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Halved:
@@ -86,6 +89,7 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
     got = np.zeros(g, np.int64)
     total = np.zeros(g, np.float64)
     log, spent, first, last = [], 0, None, ()
+    cells: list = []
     for k in range(rounds):
         reps = max(2, per_round // len(alive))
         per = objective.losses(
@@ -96,6 +100,7 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
         log.append((len(alive), reps))
         got[alive] += reps
         total[alive] += per.sum(1)
+        cells.append((alive.copy(), per.mean(1), np.full(len(alive), reps), k))
         acc = np.concatenate([acc, per], axis=1)
         last = (alive.copy(), acc.mean(1))
         best = np.argsort(_means(acc), kind="stable")
@@ -103,7 +108,13 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
         acc, alive = acc[best], alive[best]
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(got > 0, total / np.maximum(got, 1), np.nan)
-    return Halved(alive, means, got, first, log, spent, last)
+    cells_t = tuple(
+        np.concatenate(part)
+        for part in zip(
+            *[(i, m, r, np.full(len(i), k)) for i, m, r, k in cells], strict=True
+        )
+    )
+    return Halved(alive, means, got, first, log, spent, last, cells_t)
 
 
 def vertex(z, means) -> np.ndarray | None:
@@ -130,6 +141,7 @@ def race(
     chunk: int,
     blocks: int = RACE_BLOCKS,
     z_drop: float = RACE_Z,
+    prefer: str | None = None,
 ):
     """A race between named points ``{name: z [d]}`` within ``budget`` simulations.
 
@@ -139,7 +151,10 @@ def race(
     evenly over the remaining blocks and survivors; after each block but the last, a
     survivor whose paired mean difference to the leader (on every replication they
     share) exceeds ``z_drop`` standard errors is dropped. The winner is the survivor
-    with the lowest mean; the race stops early when one survivor is left.
+    with the lowest mean, except that a ``prefer``-red candidate still among the
+    survivors after the last block wins (the race could not separate it from the
+    leader: the caller has a reason to trust it beyond its own mean, such as a fit
+    pooling many points); the race stops early when one survivor is left.
     """
     names = list(named)
     z = np.stack([np.asarray(named[n], np.float64) for n in names])
@@ -176,6 +191,8 @@ def race(
     if not alive or not stats:
         return names[0], stats, spent
     final = [names[i] for i in alive if per[i]]
+    if prefer is not None and prefer in final and len(final) > 1:
+        return prefer, stats, spent
     mean = {n: stats[n][0] for n in final}
     winner = min(final, key=lambda n: mean[n] if math.isfinite(mean[n]) else math.inf)
     return winner, stats, spent

@@ -42,6 +42,7 @@ from jbandits.tuning import (
     estimators,
     legacy,
     options,
+    pooling,
     relaxed,
 )
 from jbandits.tuning.confidence import evaluate_points  # re-exported
@@ -151,7 +152,8 @@ def tune(
             )
         )
     candidates = [run.candidate for run in runs]
-    z_best, race, used = _pick(plan, candidates, starts, reserve, k_pick)
+    fit = _pooled(plan, starts)
+    z_best, race, used = _pick(plan, candidates, starts, reserve, k_pick, fit)
     theta = space.from_z(z_best)
     result = TuneResult(
         theta=theta,
@@ -220,6 +222,8 @@ def _plan(objective, space, search, estimator, report) -> _Plan:
         n = search.num_reps
         return _Plan(objective, space, search, estimator, pg, select, n, n)
     es = estimator.resolved(space.dim)
+    if search.pool_for(space.dim) and estimator.crn is None:
+        es = dataclasses.replace(es, crn=True)  # every step on the grid's keys
     chunk = 2 * es.num_pairs * search.num_reps
     return _Plan(objective, space, search, es, objective, select, chunk, chunk)
 
@@ -234,6 +238,8 @@ class _Starts:
     sims: int = 0
     grid_per: np.ndarray | None = None  # [G, R] losses of the coarse grid
     finalists: list = dataclasses.field(default_factory=list)  # halving survivors
+    cells: tuple = ()  # the halving's (indices, means, reps, block) per round
+    z_grid: np.ndarray | None = None
     extra: dict = dataclasses.field(default_factory=dict)  # for TuneResult.extra
 
 
@@ -290,6 +296,8 @@ def _halving_starts(plan: _Plan, z_grid, n0: int, k_init, available: int) -> _St
         sims=h.simulations,
         grid_per=h.first,
         finalists=finalists,
+        cells=h.cells,
+        z_grid=z_grid,
         extra={
             "halving": {
                 "rounds": h.rounds,
@@ -323,19 +331,47 @@ def _estimate_fn(plan: _Plan, k_init, seen: list):
     )
 
 
-def _pick(plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick):
+def _pooled(plan: _Plan, starts: _Starts):
+    """With ``search.pool`` (one parameter): the arg-min ``z [1]`` of the weighted
+    local quadratic through every evaluated point (:func:`pooling.fit_min`), or None
+    (no pooling, or no convex fit); ``starts.extra["pool"]`` says which."""
+    if not plan.search.pool_for(plan.space.dim):
+        return None
+    if starts.cells:  # halving: one block of common replications per round
+        idx, means, reps, blocks = starts.cells
+        x = starts.z_grid[idx, 0]
+    elif starts.seen:  # the grid and every CRN step: one block, num_reps each
+        x = np.concatenate([p[:, 0] for p, _ in starts.seen])
+        means = np.concatenate([v for _, v in starts.seen])
+        reps = np.full(len(x), plan.search.num_reps)
+        blocks = None
+    else:
+        starts.extra["pool"] = {"z": None, "points": 0}
+        return None
+    v = pooling.fit_min(x, means, reps, blocks)
+    fit = None if v is None else plan.space.clip(np.array([v]))
+    starts.extra["pool"] = {"z": fit, "points": int(len(x))}
+    return fit
+
+
+def _pick(
+    plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick, fit=None
+):
     """``(z, race, simulations)``: the final comparison on fresh common replications
-    of the averages, the start and the best evaluated point (with a reserve), else
-    the best of several starts' averages, else the one average."""
+    of the averages, the start, the best evaluated point and the pooled fit (with a
+    reserve), else the pooled fit, else the best of several starts' averages, else
+    the one average."""
     space, objective, chunk = plan.space, plan.objective, plan.chunk
     if reserve and plan.search.halving_for(space.dim):
-        return _race(plan, candidates, starts, reserve, k_pick)
+        return _race(plan, candidates, starts, reserve, k_pick, fit)
     if reserve:
         named = {f"average {s}": z for s, z in enumerate(candidates)}
         named["start"] = starts.z[0]
         best = _best_evaluated(space, starts)
         if best is not None:
             named["best evaluated"] = best
+        if fit is not None:
+            named["pooled fit"] = fit
         named = _distinct(named)
         race_reps = reserve // len(named)
         if len(named) > 1 and race_reps >= 2:
@@ -350,6 +386,8 @@ def _pick(plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick):
             }
             best = int(np.nanargmin(np.where(np.isfinite(means), means, np.inf)))
             return z_c[best], race, per.size
+    if fit is not None:
+        return fit, None, 0
     if len(candidates) > 1:  # pick among the starts
         z_c = np.stack(candidates)
         per = objective.losses(
@@ -359,9 +397,12 @@ def _pick(plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick):
     return candidates[0], None, 0
 
 
-def _race(plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick):
+def _race(
+    plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick, fit=None
+):
     """The final comparison as a race (:func:`allocation.race`) between the
-    averages, the start, the halving's other survivors and the best evaluated point."""
+    averages, the start, the halving's other survivors, the best evaluated point and
+    the pooled fit (which wins if the race cannot drop it)."""
     space = plan.space
     named = {f"average {s}": z for s, z in enumerate(candidates)}
     named["start"] = starts.z[0]
@@ -370,11 +411,19 @@ def _race(plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick):
     best = _best_evaluated(space, starts)
     if best is not None:
         named["best evaluated"] = best
+    if fit is not None:
+        named["pooled fit"] = fit
     named = _distinct(named)
     if len(named) < 2:
         return next(iter(named.values())), None, 0
     winner, stats, used = allocation.race(
-        plan.objective, space, named, k_pick, reserve, chunk=plan.chunk
+        plan.objective,
+        space,
+        named,
+        k_pick,
+        reserve,
+        chunk=plan.chunk,
+        prefer="pooled fit" if fit is not None else None,
     )
     if not stats:
         return candidates[0], None, used
