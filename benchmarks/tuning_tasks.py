@@ -191,6 +191,15 @@ class Size:
 
 
 METHODS = ("tune", "halving", "grid", "tpe")
+# variants of tune, by their Search options (sims and num_reps are added); "n_grid":
+# the equal-simulation grid's points per parameter
+VARIANTS = {
+    "tune": {},
+    "halving": {"allocation": "halving"},
+    "pool": {"pool": True},  # one parameter: regression through grid + CRN steps
+    "pool-grid": {"pool": True, "init_points": "n_grid"},  # the grid, then the fit
+    "halving+pool": {"allocation": "halving", "pool": True},
+}
 
 
 def _fine_points(d: int) -> int:
@@ -236,12 +245,12 @@ def run_task(task, size, seeds, fractions, methods):
         for seed in seeds:
             picks = {}
             for m in methods:
-                if m in ("tune", "halving"):
-                    search = Search(simulations=sims, num_reps=reps)
-                    if m == "halving":
-                        search = Search(
-                            simulations=sims, num_reps=reps, allocation="halving"
-                        )
+                if m in VARIANTS:
+                    opts = {
+                        k: (n_grid if v == "n_grid" else v)
+                        for k, v in VARIANTS[m].items()
+                    }
+                    search = Search(simulations=sims, num_reps=reps, **opts)
                     picks[m] = tune(
                         obj, task.space, search=search,
                         report=Report(confidence=0), key=seed,
@@ -266,7 +275,7 @@ def run_task(task, size, seeds, fractions, methods):
 
 
 HEADER = (
-    f"{'task':34s} {'d':>1s} {'method':7s} {'budget':>6s} {'med':>6s} "
+    f"{'task':34s} {'d':>1s} {'method':12s} {'budget':>6s} {'med':>6s} "
     f"{'p90':>6s} {'max':>6s} {'<=1.02':>7s} {'vs TPE':>7s} {'s':>5s}"
 )
 
@@ -277,7 +286,7 @@ def print_task(name, rec) -> None:
         method, frac, r = row["method"], row["fraction"], np.asarray(row["ratios"])
         vs = f"{row['wins']}/{len(r)}" if row.get("wins") is not None else "-"
         print(
-            f"{name:34s} {d:1d} {method:7s} {frac * (0.5 if d == 1 else 0.25):6.3f}"
+            f"{name:34s} {d:1d} {method:12s} {frac * (0.5 if d == 1 else 0.25):6.3f}"
             f" {np.median(r):6.3f} {np.quantile(r, 0.9):6.3f} {r.max():6.3f}"
             f" {int((r <= 1.02).sum()):3d}/{len(r):<3d} {vs:>7s} {rec['secs']:5.0f}",
             flush=True,
@@ -299,7 +308,12 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--fractions", default="1,0.5", help="budget = frac x 1/2 or 1/4")
     ap.add_argument("--only", default=None, help="name substrings separated by ;")
-    ap.add_argument("--methods", default=",".join(METHODS), help="of " + str(METHODS))
+    ap.add_argument(
+        "--methods",
+        default=",".join(METHODS),
+        help=f"of {sorted(set(METHODS) | set(VARIANTS))}",
+    )
+    ap.add_argument("--dim", type=int, default=None, help="only tasks of this d")
     ap.add_argument("--reps", type=int, default=None, help="R (replications/point)")
     ap.add_argument("--eval", type=int, default=None, help="evaluation replications")
     ap.add_argument("--fine", type=float, default=None, help="fine grid sims factor")
@@ -342,6 +356,8 @@ def main(argv=None) -> None:
         if args.only and not any(
             p.strip().lower() in task.name.lower() for p in args.only.split(";")
         ):
+            continue
+        if args.dim is not None and len(task.space) != args.dim:
             continue
         if task.name not in done:
             t0 = time.perf_counter()
