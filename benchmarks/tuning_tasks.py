@@ -19,7 +19,11 @@ acceptance budgets, and half of that), four *methods* spend the same simulations
 * ``grid``: an even grid of ``n`` points per parameter on common random numbers,
   ``n ** d x R`` <= the budget;
 * ``tpe``: optuna's TPE (optional dependency, ``pip install jbandits[tuning]``),
-  ``budget / R`` trials of ``R`` common replications.
+  ``budget / R`` trials of ``R`` common replications;
+* on request (``--methods``), other ``Search`` options of :func:`tune` (``VARIANTS``):
+  ``pool`` (``pool=True``: one parameter, the pick is a local quadratic fit through
+  the grid and the ES steps on common replications), ``pool-grid`` (the
+  equal-simulation grid, then the fit) and ``halving+pool``.
 
 The reference is a *fine grid* (41 points, 15 x 15 or 9 x 9 x 9, from edge to edge
 of the box) given ``--fine`` times the tuner's simulations, whose 5 lowest points are re-run on ``--eval``
