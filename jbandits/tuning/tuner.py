@@ -365,14 +365,7 @@ def _pick(
     if reserve and plan.search.halving_for(space.dim):
         return _race(plan, candidates, starts, reserve, k_pick, fit)
     if reserve:
-        named = {f"average {s}": z for s, z in enumerate(candidates)}
-        named["start"] = starts.z[0]
-        best = _best_evaluated(space, starts)
-        if best is not None:
-            named["best evaluated"] = best
-        if fit is not None:
-            named["pooled fit"] = fit
-        named = _distinct(named)
+        named = _named(space, candidates, starts, fit, finalists=False)
         race_reps = reserve // len(named)
         if len(named) > 1 and race_reps >= 2:
             z_c = np.stack(list(named.values()))
@@ -404,16 +397,7 @@ def _race(
     averages, the start, the halving's other survivors, the best evaluated point and
     the pooled fit (which wins if the race cannot drop it)."""
     space = plan.space
-    named = {f"average {s}": z for s, z in enumerate(candidates)}
-    named["start"] = starts.z[0]
-    for i, z in enumerate(starts.finalists[1:], 1):
-        named[f"halving {i}"] = z
-    best = _best_evaluated(space, starts)
-    if best is not None:
-        named["best evaluated"] = best
-    if fit is not None:
-        named["pooled fit"] = fit
-    named = _distinct(named)
+    named = _named(space, candidates, starts, fit, finalists=True)
     if len(named) < 2:
         return next(iter(named.values())), None, 0
     winner, stats, used = allocation.race(
@@ -430,6 +414,23 @@ def _race(
     race = {n: (space.from_z(named[n]), m) for n, (m, _) in stats.items()}
     starts.extra["race_reps"] = {n: r for n, (_, r) in stats.items()}
     return named[winner], race, used
+
+
+def _named(space: Space, candidates: list, starts: _Starts, fit, *, finalists):
+    """The final comparison's distinct candidates by name: the averages, the start,
+    (with ``finalists``) the halving's other survivors, the best evaluated point and
+    the pooled fit."""
+    named = {f"average {s}": z for s, z in enumerate(candidates)}
+    named["start"] = starts.z[0]
+    if finalists:
+        for i, z in enumerate(starts.finalists[1:], 1):
+            named[f"halving {i}"] = z
+    best = _best_evaluated(space, starts)
+    if best is not None:
+        named["best evaluated"] = best
+    if fit is not None:
+        named["pooled fit"] = fit
+    return _distinct(named)
 
 
 def _best_evaluated(space: Space, starts: _Starts):
