@@ -360,7 +360,7 @@ def test_tuning_apt_epsilon_reduces_error():
 
 
 def test_parabolic_refinement_finds_the_vertex_between_grid_points():
-    from jbandits.tuning.tuner import _parabolic
+    from jbandits.tuning.grid import _parabolic
 
     z = tune.Space({"a": Box(0.0, 1.0)}).grid(5)  # 0.1, 0.3, ..., 0.9
     means = (z[:, 0] - 0.37) ** 2

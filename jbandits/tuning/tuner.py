@@ -33,21 +33,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
-import numpy as np
 import optax
 
-from jbandits.tuning import (
-    allocation,
-    confidence,
-    estimators,
-    legacy,
-    options,
-    pooling,
-    relaxed,
-)
+from jbandits.tuning import choosing, confidence, estimators, legacy, options, relaxed
 from jbandits.tuning.confidence import evaluate_points  # re-exported
 from jbandits.tuning.descent import Descent, descend
-from jbandits.tuning.grid import _parabolic, grid_tune
+from jbandits.tuning.grid import grid_tune
 from jbandits.tuning.objective import Objective, as_key
 from jbandits.tuning.options import ES, PG, Report, Search
 from jbandits.tuning.results import TuneResult
@@ -130,7 +121,7 @@ def tune(
     space = plan.space
     k_init, k_steps, k_pick, k_eval = jax.random.split(as_key(key), 4)
     reserve = int(plan.select * search.simulations)
-    starts = _starting_points(plan, k_init, search.simulations - reserve)
+    starts = choosing.starting_points(plan, k_init, search.simulations - reserve)
     opt = search.optimizer or default_optimizer(starts.step0)
     budget_left = max(0, search.simulations - starts.sims - reserve)
     estimate = _estimate_fn(plan, k_init, starts.seen)
@@ -152,8 +143,8 @@ def tune(
             )
         )
     candidates = [run.candidate for run in runs]
-    fit = _pooled(plan, starts)
-    z_best, race, used = _pick(plan, candidates, starts, reserve, k_pick, fit)
+    fit = choosing.pooled(plan, starts)
+    z_best, race, used = choosing.pick(plan, candidates, starts, reserve, k_pick, fit)
     theta = space.from_z(z_best)
     result = TuneResult(
         theta=theta,
@@ -178,7 +169,11 @@ def tune(
         space,
         report,
         search.num_reps,
-        grid=(starts.grid_best, _best_evaluated(space, starts), starts.grid_per),
+        grid=(
+            starts.grid_best,
+            choosing.best_evaluated(space, starts),
+            starts.grid_per,
+        ),
         key=k_eval,
         chunk=plan.chunk,
     )
@@ -228,87 +223,6 @@ def _plan(objective, space, search, estimator, report) -> _Plan:
     return _Plan(objective, space, search, es, objective, select, chunk, chunk)
 
 
-@dataclass
-class _Starts:
-    z: np.ndarray  # [S, d] starting points, normalised coordinates
-    step0: float  # the default optimiser's first step
-    init: Any = None  # (thetas [n, d] natural units, mean losses [n]) of the grid
-    grid_best: dict | None = None
-    seen: list = dataclasses.field(default_factory=list)  # (points, means), CRN keys
-    sims: int = 0
-    grid_per: np.ndarray | None = None  # [G, R] losses of the coarse grid
-    finalists: list = dataclasses.field(default_factory=list)  # halving survivors
-    cells: tuple = ()  # the halving's (indices, means, reps, block) per round
-    z_grid: np.ndarray | None = None
-    extra: dict = dataclasses.field(default_factory=dict)  # for TuneResult.extra
-
-
-def _starting_points(plan: _Plan, k_init, available: int) -> _Starts:
-    """``search.start``, the survivors of the halved grid, or the best coarse-grid
-    points refined by a parabola (``available``: simulations after the reserve)."""
-    space, search = plan.space, plan.search
-    if search.start is not None:
-        start = search.start
-        listed = start if isinstance(start, (list, tuple)) else [start]
-        return _Starts(np.stack([space.to_z(s) for s in listed]), 0.1)
-    n0 = search.init_points_for(space.dim)
-    z_grid = space.grid(n0)
-    if search.halving_for(space.dim):
-        return _halving_starts(plan, z_grid, n0, k_init, available)
-    per = plan.objective.losses(
-        space.batch_from_z(z_grid), k_init, search.num_reps, chunk=plan.chunk
-    )
-    means = per.mean(1)
-    order = np.argsort(np.where(np.isfinite(means), means, np.inf))
-    z_starts = np.stack(
-        [_parabolic(z_grid, means, i, n0) for i in order[: max(1, search.starts)]]
-    )
-    return _Starts(
-        z=z_starts,
-        step0=0.25 / n0,  # a quarter of the grid spacing
-        init=(np.stack([space.to_natural(z) for z in z_grid]), means),
-        grid_best=space.from_z(z_grid[order[0]]),
-        seen=[(z_grid, means)],
-        sims=per.size,
-        grid_per=per,
-    )
-
-
-def _halving_starts(plan: _Plan, z_grid, n0: int, k_init, available: int) -> _Starts:
-    """Successive halving of the grid (:func:`allocation.halve`) on a share of the
-    simulations: its survivors, best first, start the descent and enter the race."""
-    space = plan.space
-    budget = int(allocation.halving_share(space.dim) * available)
-    keep = max(allocation.HALVING_KEEP, plan.search.starts)
-    h = allocation.halve(
-        plan.objective, space, z_grid, k_init, budget, keep=keep, chunk=plan.chunk
-    )
-    finalists = [z_grid[i] for i in h.order]
-    if space.dim == 1 and h.last:  # the paired parabola through the last round
-        v = allocation.vertex(z_grid[h.last[0]], h.last[1])
-        if v is not None:
-            finalists.append(v)
-    return _Starts(
-        z=np.stack(finalists[: max(1, plan.search.starts)]),
-        step0=0.25 / n0,
-        init=(np.stack([space.to_natural(z) for z in z_grid]), h.means),
-        grid_best=space.from_z(finalists[0]),
-        sims=h.simulations,
-        grid_per=h.first,
-        finalists=finalists,
-        cells=h.cells,
-        z_grid=z_grid,
-        extra={
-            "halving": {
-                "rounds": h.rounds,
-                "simulations": h.simulations,
-                "reps": h.reps.tolist(),
-            },
-            "z_start": finalists[0],
-        },
-    )
-
-
 def _estimate_fn(plan: _Plan, k_init, seen: list):
     """``(z, key) -> (value, value_se, grad, grad_se, used)`` of the estimator."""
     num_reps, chunk = plan.search.num_reps, plan.chunk
@@ -329,128 +243,6 @@ def _estimate_fn(plan: _Plan, k_init, seen: list):
         run_key=k_init if es.crn else None,
         record=seen if es.crn else None,
     )
-
-
-def _pooled(plan: _Plan, starts: _Starts):
-    """With ``search.pool`` (one parameter): the arg-min ``z [1]`` of the weighted
-    local quadratic through every evaluated point (:func:`pooling.fit_min`), or None
-    (no pooling, or no convex fit); ``starts.extra["pool"]`` says which."""
-    if not plan.search.pool_for(plan.space.dim):
-        return None
-    if starts.cells:  # halving: one block of common replications per round
-        idx, means, reps, blocks = starts.cells
-        x = starts.z_grid[idx, 0]
-    elif starts.seen:  # the grid and every CRN step: one block, num_reps each
-        x = np.concatenate([p[:, 0] for p, _ in starts.seen])
-        means = np.concatenate([v for _, v in starts.seen])
-        reps = np.full(len(x), plan.search.num_reps)
-        blocks = None
-    else:
-        starts.extra["pool"] = {"z": None, "points": 0}
-        return None
-    v = pooling.fit_min(x, means, reps, blocks)
-    fit = None if v is None else plan.space.clip(np.array([v]))
-    starts.extra["pool"] = {"z": fit, "points": int(len(x))}
-    return fit
-
-
-def _pick(
-    plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick, fit=None
-):
-    """``(z, race, simulations)``: the final comparison on fresh common replications
-    of the averages, the start, the best evaluated point and the pooled fit (with a
-    reserve), else the pooled fit, else the best of several starts' averages, else
-    the one average."""
-    space, objective, chunk = plan.space, plan.objective, plan.chunk
-    if reserve and plan.search.halving_for(space.dim):
-        return _race(plan, candidates, starts, reserve, k_pick, fit)
-    if reserve:
-        named = _named(space, candidates, starts, fit, finalists=False)
-        race_reps = reserve // len(named)
-        if len(named) > 1 and race_reps >= 2:
-            z_c = np.stack(list(named.values()))
-            per = objective.losses(
-                space.batch_from_z(z_c), k_pick, race_reps, chunk=chunk
-            )
-            means = per.mean(1)
-            race = {
-                n: (space.from_z(z), float(m))
-                for (n, z), m in zip(named.items(), means, strict=True)
-            }
-            best = int(np.nanargmin(np.where(np.isfinite(means), means, np.inf)))
-            return z_c[best], race, per.size
-    if fit is not None:
-        return fit, None, 0
-    if len(candidates) > 1:  # pick among the starts
-        z_c = np.stack(candidates)
-        per = objective.losses(
-            space.batch_from_z(z_c), k_pick, plan.search.num_reps, chunk=chunk
-        )
-        return z_c[int(np.nanargmin(per.mean(1)))], None, per.size
-    return candidates[0], None, 0
-
-
-def _race(
-    plan: _Plan, candidates: list, starts: _Starts, reserve: int, k_pick, fit=None
-):
-    """The final comparison as a race (:func:`allocation.race`) between the
-    averages, the start, the halving's other survivors, the best evaluated point and
-    the pooled fit (which wins if the race cannot drop it)."""
-    space = plan.space
-    named = _named(space, candidates, starts, fit, finalists=True)
-    if len(named) < 2:
-        return next(iter(named.values())), None, 0
-    winner, stats, used = allocation.race(
-        plan.objective,
-        space,
-        named,
-        k_pick,
-        reserve,
-        chunk=plan.chunk,
-        prefer="pooled fit" if fit is not None else None,
-    )
-    if not stats:
-        return candidates[0], None, used
-    race = {n: (space.from_z(named[n]), m) for n, (m, _) in stats.items()}
-    starts.extra["race_reps"] = {n: r for n, (_, r) in stats.items()}
-    return named[winner], race, used
-
-
-def _named(space: Space, candidates: list, starts: _Starts, fit, *, finalists):
-    """The final comparison's distinct candidates by name: the averages, the start,
-    (with ``finalists``) the halving's other survivors, the best evaluated point and
-    the pooled fit."""
-    named = {f"average {s}": z for s, z in enumerate(candidates)}
-    named["start"] = starts.z[0]
-    if finalists:
-        for i, z in enumerate(starts.finalists[1:], 1):
-            named[f"halving {i}"] = z
-    best = _best_evaluated(space, starts)
-    if best is not None:
-        named["best evaluated"] = best
-    if fit is not None:
-        named["pooled fit"] = fit
-    return _distinct(named)
-
-
-def _best_evaluated(space: Space, starts: _Starts):
-    """``z`` of the lowest mean among the grid (and every CRN step), or None."""
-    if not starts.seen:  # the grid, or every CRN step: comparable means
-        return None
-    pts = np.concatenate([p for p, _ in starts.seen])
-    vals = np.concatenate([v for _, v in starts.seen])
-    if not np.isfinite(vals).any():
-        return None
-    return space.clip(pts[int(np.nanargmin(vals))])
-
-
-def _distinct(named: dict) -> dict:
-    """Drop candidates equal (within 1e-9) to an earlier one."""
-    out = {}
-    for name, z in named.items():
-        if all(np.max(np.abs(z - o)) > 1e-9 for o in out.values()):
-            out[name] = np.asarray(z, np.float64)
-    return out
 
 
 def _relaxed_copy(objective: Objective, space: Space, temperature: float):
