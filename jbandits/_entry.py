@@ -7,8 +7,6 @@ run, the per-instance keys and params of one instance or a stack, and their lane
 
 from __future__ import annotations
 
-import inspect
-
 import jax
 import numpy as np
 
@@ -17,7 +15,7 @@ from jbandits import _checks, runner
 
 def accepted(name: str):
     """The parameters the factory of registered policy ``name`` takes."""
-    return inspect.signature(runner.registry.raw_factory(name)).parameters
+    return runner.registry.parameters(runner.registry.raw_factory(name))
 
 
 def host_policy(name: str, num_arms: int, point: dict, budget: int):

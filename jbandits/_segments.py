@@ -19,6 +19,7 @@ step's count increment 1.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import jax
@@ -95,6 +96,10 @@ def draw(play: Play, state: State, counts: Array) -> Array:
     return play.bandit.sample(play.params, play.key_env, play.perm[a], counts[a])
 
 
+def _first(out: tuple, *_) -> tuple:
+    return out
+
+
 def lanes_all(pred: Array, axis_name: str) -> Array:
     """``pred`` holds on every lane of ``axis_name`` (an unbatched predicate)."""
     missing = jax.lax.psum((~pred).astype(jnp.int32), axis_name)
@@ -121,43 +126,33 @@ class Segments(NamedTuple):
 
     def segment(self, loop) -> tuple:
         """One segment of ``seg`` steps (a while-loop body): guarded, or under
-        ``axis_name`` unguarded when no lane can run out of budget inside it (then
-        one select keeps the carry of the lanes already ``done``, and a live lane
-        that met an idle state sends the segment to the guarded redo)."""
+        ``axis_name`` unguarded when no lane can run out of budget inside it; then
+        :meth:`settle` restores the lanes already ``done``, and a live lane that met
+        an idle state sends the segment to the guarded redo.
+
+        The branches are ``lax.scan`` of a step body (partials, no wrapper), so that
+        the step that calls ``policy.step`` is one call below this loop body."""
         play, limit = self.play, self.limit
         carry, n = loop
+        scan = functools.partial(jax.lax.scan, xs=None, length=play.seg, unroll=UNROLL)
+        guarded = functools.partial(scan, self.guarded_step)
         if play.axis_name is None:
-            return self.guarded(carry), n + 1
+            return guarded(carry)[0], n + 1
         state, t = carry[0], carry[2]
         done = (t >= limit) | (state.arm < 0)
         clean = lanes_all(done | (t + play.seg <= limit), play.axis_name)
+        unguarded = functools.partial(scan, self.unguarded_step)
+        out = jax.lax.cond(clean, unguarded, guarded, carry)[0]
+        out = jax.lax.cond(clean, self.settle, _first, out, carry, done)
+        redo = clean & ~lanes_all(done | ~jnp.isnan(out[3]), play.axis_name)
+        return jax.lax.cond(redo, guarded, lambda _: (out, None), carry)[0], n + 1
 
-        def fast(c):
-            out = jax.lax.scan(
-                self.unguarded_step, c, None, length=play.seg, unroll=UNROLL
-            )[0]
-            if not play.keyed:  # every live lane made ``seg`` steps
-                out = (*out[:2], out[2] + play.seg, *out[3:])
-
-            def keep_done(c):
-                return jax.tree_util.tree_map(
-                    lambda n, o: jnp.where(done, o, n), out, c
-                )
-
-            return jax.lax.cond(
-                lanes_all(done | ~jnp.isnan(out[3]), play.axis_name),
-                keep_done,
-                self.guarded,
-                c,
-            )
-
-        return jax.lax.cond(clean, fast, self.guarded, carry), n + 1
-
-    def guarded(self, carry: tuple) -> tuple:
-        """``seg`` guarded steps."""
-        return jax.lax.scan(
-            self.guarded_step, carry, None, length=self.play.seg, unroll=UNROLL
-        )[0]
+    def settle(self, out: tuple, carry: tuple, done: Array) -> tuple:
+        """After ``seg`` unguarded steps: the step counter (if the steps left it
+        out), and the lanes already ``done`` before the segment keep their carry."""
+        if not self.play.keyed:  # every live lane made ``seg`` steps
+            out = (*out[:2], out[2] + self.play.seg, *out[3:])
+        return jax.tree_util.tree_map(lambda n, o: jnp.where(done, o, n), out, carry)
 
     def guarded_step(self, carry: tuple, _) -> tuple:
         """One pull (a scan body): a lane past ``limit`` or idle keeps its carry (a

@@ -154,6 +154,20 @@ def _qualname(fn) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
 
 
+def parameters(fn: Callable) -> Any:
+    """``inspect.signature(fn).parameters``, remembered per callable: the entry
+    points read the signatures of a policy's factory and hooks on every call."""
+    try:
+        return _parameters(fn)
+    except TypeError:  # an unhashable callable
+        return inspect.signature(fn).parameters
+
+
+@functools.lru_cache(maxsize=1024)
+def _parameters(fn: Callable) -> Any:
+    return inspect.signature(fn).parameters
+
+
 def _check_name(name: str) -> None:
     if name not in _ENTRIES:
         raise ValueError(f"unknown policy {name!r}; known: {sorted(_ENTRIES)}")
@@ -227,7 +241,7 @@ def _numeric_defaults(entry: Entry, static: dict) -> tuple:
     """The factory's numeric defaults: keyword parameters with a default that is a
     number (not None, a string or a bool) and not declared static."""
     out = []
-    for key, param in inspect.signature(entry.factory).parameters.items():
+    for key, param in parameters(entry.factory).items():
         default = param.default
         if key in static or default is inspect.Parameter.empty:
             continue
@@ -313,7 +327,7 @@ def min_budget(name: str, num_real_arms: int, kwargs: dict | None = None) -> int
     k = int(num_real_arms)
     if hook is None:
         return k
-    takes = inspect.signature(hook).parameters.values()
+    takes = parameters(hook).values()
     keywords = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in takes)
     return max(k, int(hook(k, **dict(kwargs or {})) if keywords else hook(k)))
 
@@ -352,7 +366,7 @@ def check_kwargs(name: str, kwargs: dict) -> None:
     a string where it takes a number (``epsilon="0.05"``), before anything is built
     or compiled. ``num_arms`` may be left out (the sweeps fill it in)."""
     _check_name(name)
-    params = inspect.signature(_ENTRIES[name].factory).parameters
+    params = parameters(_ENTRIES[name].factory)
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         known = None
     else:

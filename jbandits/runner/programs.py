@@ -10,7 +10,6 @@ instance fields, key folding, the device count, x64 and the :class:`Execution`.
 from __future__ import annotations
 
 import collections
-import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,7 +120,7 @@ def source_of(policy) -> tuple[Source, dict]:
 
 def _takes_execution(factory) -> bool:
     try:
-        return "execution" in inspect.signature(factory).parameters
+        return "execution" in registry.parameters(factory)
     except (TypeError, ValueError):
         return False
 
