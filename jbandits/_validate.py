@@ -7,6 +7,9 @@ traced hyper-parameter is never forced to the host.
 from __future__ import annotations
 
 import operator
+import os
+import sys
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -179,3 +182,16 @@ def check_traced(
             flag = flag | ~jnp.isfinite(x)
         bad[name] = jnp.any(flag)
     return bad
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` attributed to the caller's code: the first frame outside the
+    jbandits package (a policy's factory runs under ``make``, ``simulate``, sweeps or
+    the tuner, so a fixed ``stacklevel`` would point into the library)."""
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, category, stacklevel=level)

@@ -98,3 +98,14 @@ def test_old_variant_name_s004_is_deprecated_but_runs_equal_stages():
         np.testing.assert_array_equal(a, b)
     with pytest.warns(DeprecationWarning):
         sequential_halving(8, budget=200, variant="s004")
+
+
+def test_factory_warnings_point_at_the_callers_line():
+    """A policy's warning names the user's line, not the library frame that built
+    the policy (``make`` -> registry -> structure -> factory)."""
+    with pytest.warns(DeprecationWarning) as caught:
+        jbandits.make("sequential_halving", num_arms=8, budget=200, variant="s004")
+    assert caught[0].filename == __file__
+    with pytest.warns(UserWarning, match="Theorem 1") as caught:
+        jbandits.make("eucbv", num_arms=10, horizon=100)
+    assert caught[0].filename == __file__

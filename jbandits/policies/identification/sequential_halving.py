@@ -20,7 +20,6 @@ the lowest index.
 from __future__ import annotations
 
 import functools
-import warnings
 from typing import Any
 
 from jbandits import _validate, arms, registry, schedules
@@ -36,10 +35,9 @@ _DEPRECATED = {"s004": "equal_stages"}  # old name of "equal_stages" (still acce
 def _variant(variant: str) -> str:
     """``variant`` validated; the deprecated ``"s004"`` is read as ``"equal_stages"``."""
     if variant in _DEPRECATED:
-        warnings.warn(
+        _validate.warn(
             f'variant="{variant}" is deprecated; use "{_DEPRECATED[variant]}"',
             DeprecationWarning,
-            stacklevel=3,
         )
         variant = _DEPRECATED[variant]
     return _validate.choice("variant", variant, VARIANTS)

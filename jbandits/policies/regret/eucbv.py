@@ -8,7 +8,6 @@ horizon ``T``; its values depend on the (traced) ``psi`` and are computed in-gra
 
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -100,10 +99,9 @@ def eucbv(
     _validate.in_range("rho", rho, 0.0, low_open=True)
     _validate.in_range("psi", psi, 0.0, low_open=True)
     if horizon < num_arms**2.4:
-        warnings.warn(
+        _validate.warn(
             f"EUCBV: horizon {horizon} < K^2.4 = {num_arms**2.4:.0f} (K = num_arms = "
-            f"{num_arms}); Theorem 1 of the paper does not cover this range",
-            stacklevel=2,
+            f"{num_arms}); Theorem 1 of the paper does not cover this range"
         )
     cap = schedules.num_rounds(horizon)
 
