@@ -29,8 +29,15 @@ PRIORS = (1.0, 0.5)
 UCBE_EXPONENTS = (-1, 0, 4)
 
 
+def _same(value, points) -> np.ndarray:
+    """``value`` at every point of a grid of ``len(points)`` points."""
+    return np.full(len(points), value)
+
+
 def _sweep(make, grid, problem, key, reps, horizon, **kw):
-    """One compilation for all grid points; [P, R, C] aggregate regrets and the times."""
+    """One compilation for all grid points of the registered policy ``make`` (its
+    numbers from ``grid``; registered, so that :func:`jbandits.runner.resumable`
+    stores the run); [P, R, C] aggregate regrets and the times."""
     bandit, params = problem.bandit()
     res = jbandits.sweep(
         make,
@@ -55,8 +62,8 @@ def anytime_regrets(problem, key, reps, t_max, c) -> tuple[dict, np.ndarray]:
     k, tau = problem.means.size, problem.threshold
     run = dict(budget=t_max, num_checkpoints=c)
     apt, times = _sweep(
-        lambda epsilon: jbandits.apt(k, threshold=tau, epsilon=epsilon),
-        {"epsilon": np.asarray(EPSILONS)},
+        "apt",
+        {"epsilon": np.asarray(EPSILONS), "threshold": _same(tau, EPSILONS)},
         problem, key, reps, t_max, **run,
     )  # fmt: skip
     out = {f"APT({e:g})": apt[i] for i, e in enumerate(EPSILONS)}
@@ -64,8 +71,12 @@ def anytime_regrets(problem, key, reps, t_max, c) -> tuple[dict, np.ndarray]:
     # float32 drifts: regret/K 0.138 vs 0.127 +- 0.009 at T = 20 000, Setup 3)
     with jax.enable_x64(True):
         kg, _ = _sweep(
-            lambda prior: jbandits.optkg(k, threshold=tau, prior_a=prior, prior_b=prior),
-            {"prior": np.asarray(PRIORS)},
+            "optkg",
+            {
+                "prior_a": np.asarray(PRIORS),
+                "prior_b": np.asarray(PRIORS),
+                "threshold": _same(tau, PRIORS),
+            },
             problem, key, reps, t_max, **run,
         )  # fmt: skip
     out.update({f"Opt-KG({a:g},{a:g})": kg[i] for i, a in enumerate(PRIORS)})
@@ -87,7 +98,7 @@ def budget_dependent(problem, budgets, key, reps, horizon) -> dict:
 
     All (b, budget) pairs form one compiled sweep.
     """
-    k, tau = problem.means.size, problem.threshold
+    tau = problem.threshold
     bs = np.repeat(UCBE_EXPONENTS, len(budgets))
     ts = np.tile(np.asarray(budgets), len(UCBE_EXPONENTS))
     a = [
@@ -95,8 +106,8 @@ def budget_dependent(problem, budgets, key, reps, horizon) -> dict:
         for b, t in zip(bs, ts, strict=True)
     ]
     regrets, _ = _sweep(
-        lambda budget, a: jbandits.ucbe(k, threshold=tau, a=a),
-        {"budget": ts, "a": np.asarray(a)},
+        "ucbe",
+        {"budget": ts, "a": np.asarray(a), "threshold": _same(tau, ts)},
         problem, key, reps, horizon,
     )  # fmt: skip
     final = regrets[:, :, -1].reshape(len(UCBE_EXPONENTS), len(budgets), -1)
