@@ -1,6 +1,6 @@
 """The noise floor of the tuning benchmark: could any selector reach ratio <= 1.02?
 
-    python -m benchmarks.tuning_floor --only "thompson;lsa;ucb-e a;gape (a, b)"
+    python -m benchmarks.tuning_floor --only "thompson;lsa;ucb-e a;gape-v (a, b)"
 
 For each task of :mod:`benchmarks.tuning_tasks` (horizon x ``--scale``):
 
@@ -104,7 +104,7 @@ def floor_task(task, size, reps_list, top, pool, draws, rng):
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default="thompson;lsa;ucb-e a;gape (a, b)")
+    ap.add_argument("--only", default="thompson;lsa;ucb-e a;gape-v (a, b)")
     ap.add_argument("--reps", default="100,50", help="the methods' R values")
     ap.add_argument("--ref-reps", type=int, default=100, help="R of the reference")
     ap.add_argument("--eval", type=int, default=2000)
