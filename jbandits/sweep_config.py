@@ -10,7 +10,6 @@ See :mod:`jbandits.cli` for the file's layout.
 from __future__ import annotations
 
 import difflib
-import inspect
 import math
 
 try:  # Python >= 3.11
@@ -142,6 +141,7 @@ class Policy:
 
     def check(self, value, where):
         import jbandits
+        from jbandits import _entry
 
         if not isinstance(value, dict):
             raise ConfigError(f"{where} must be {self.what}, got {value!r}")
@@ -153,7 +153,7 @@ class Policy:
                 f"{where}.name must be a registered policy{hint}, got {name!r}; "
                 f"known: {', '.join(jbandits.names())}"
             )
-        params = inspect.signature(jbandits.registry.raw_factory(name)).parameters
+        params = _entry.accepted(name)
         takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
         known = [p for p in params if p not in SET_BY_SWEEP]
         for key, v in value.items():

@@ -132,9 +132,13 @@ def test_hand_built_policies_are_never_stored(tmp_path):
             apt(K, threshold=0.5), bandit, params, key, store=str(tmp_path / "s"),
             **common,
         )  # fmt: skip
-    with runner.resumable(str(tmp_path)), pytest.warns(UserWarning, match="not stored"):
+    with (
+        runner.resumable(str(tmp_path)),
+        pytest.warns(UserWarning, match="not stored") as caught,
+    ):
         jbandits.simulate(apt(K, threshold=0.5), bandit, params, key, **common)
     assert _stores(tmp_path) == []
+    assert caught[0].filename == __file__  # the caller's line, not the runner's
     with pytest.raises(TypeError, match="cannot fingerprint"):
         digest({"f": lambda x: x + 1})
 

@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import warnings
 from typing import Any
 
 import jax
 import numpy as np
 from jax._src import config as jax_config  # the persistent-cache switch
 
+from jbandits import _validate
 from jbandits.execution import Execution
 from jbandits.fused import driver, lowering
 from jbandits.fused.safe import NotKernelSafe
@@ -77,7 +77,7 @@ def _report(reason: str, wanted: str, label: str, level: int = logging.INFO) -> 
     FALLBACKS[label or "policy"] = reason
     line = f"jbandits: {label or 'policy'} runs on the xla backend: {reason}"
     if wanted == "fused":
-        warnings.warn(line, RuntimeWarning, stacklevel=3)
+        _validate.warn(line, RuntimeWarning)
     else:
         _LOG.log(level, line)
 

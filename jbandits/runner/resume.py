@@ -69,11 +69,10 @@ def _auto_store(source: Source, bandit: Bandit, lanes: Lanes, opts: Options, hp)
 
 
 def _warn_not_storable(source: Source) -> None:
-    import warnings
+    from jbandits import _validate
 
-    warnings.warn(
+    _validate.warn(
         f"resumable(): the run of {source.name or 'a policy'} is not stored: only "
         "registered policies (jbandits.make, jbandits.<name>, @registry.policy) can "
-        "be recognised when resumed",
-        stacklevel=4,
+        "be recognised when resumed"
     )

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import registry, runner, sweeps
+from jbandits import _entry, registry, runner, sweeps
 from jbandits.types import Bandit, Policy
 
 # objective name -> what it reads; metric names need the matching ``metric``
@@ -163,19 +163,13 @@ class Objective:
     def _takes_budget(self) -> bool:
         if not isinstance(self.policy, str):
             return False
-        import inspect
-
-        return (
-            "budget" in inspect.signature(registry.raw_factory(self.policy)).parameters
-        )
+        return "budget" in _entry.accepted(self.policy)
 
     def check_names(self, names) -> None:
         """Tuned names must be keyword arguments of the policy (registered ones)."""
         if not isinstance(self.policy, str):
             return
-        import inspect
-
-        accepted = inspect.signature(registry.raw_factory(self.policy)).parameters
+        accepted = _entry.accepted(self.policy)
         unknown = [n for n in names if n not in accepted or n == "num_arms"]
         if unknown:
             known = [n for n in accepted if n != "num_arms"]
