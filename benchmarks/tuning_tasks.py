@@ -232,25 +232,47 @@ def reference(obj, space, sims_top, size, chunk):
     return space.from_z(z_f[best]), reps_f
 
 
-def run_task(task, size, seeds, fractions, methods):
+def _earlier(reuse: dict | None, fractions) -> dict:
+    """``{(method, fraction): [ratio per seed]}`` of an earlier run's record."""
+    if not reuse:
+        return {}
+    return {
+        (r["method"], r["fraction"]): r["ratios"]
+        for r in reuse["rows"]
+        if r["fraction"] in fractions
+    }
+
+
+def run_task(task, size, seeds, fractions, methods, reuse=None):
     """``{(method, fraction): [ratios]}``, ``{(method, fraction): wins vs TPE}``, the
-    reference theta and the fine grid's replications per point."""
+    reference theta, the fine grid's replications per point and ``{(method,
+    fraction): [(theta, how it was chosen)]}``.
+
+    With ``reuse`` (this task's record of an earlier run at the same size and seeds)
+    the reference is the earlier one (no fine grid) and TPE's ratios are the earlier
+    ones: the evaluation replications are the same (key 7), each point's losses do
+    not depend on the other points evaluated with it, so ratios to one reference
+    compare losses across runs."""
     obj = task.objective(size.budget_scale)
     space = Space(task.space)
     d, reps = space.dim, size.reps
     standard = 20**d * reps
     share = 0.5 if d == 1 else 0.25
     chunk = 2 * d * reps
-    theta_f, reps_f = reference(
-        obj, space, int(standard * share * max(fractions)), size, chunk
-    )
+    if reuse:
+        theta_f, reps_f = reuse["reference"], reuse["reps_f"]
+    else:
+        theta_f, reps_f = reference(
+            obj, space, int(standard * share * max(fractions)), size, chunk
+        )
+    earlier = _earlier(reuse, fractions)
     key_eval = jax.random.key(7)
-    out, wins = {}, {}
+    out, wins, chosen = {}, {}, {}
     for frac in fractions:
         sims = int(standard * share * frac)
         n_grid = max(2, int((sims // reps) ** (1.0 / d) + 1e-9))
         for seed in seeds:
-            picks = {}
+            picks, how = {}, {}
             for m in methods:
                 if m in VARIANTS:
                     opts = {
@@ -258,10 +280,11 @@ def run_task(task, size, seeds, fractions, methods):
                         for k, v in VARIANTS[m].items()
                     }
                     search = Search(simulations=sims, num_reps=reps, **opts)
-                    picks[m] = tune(
+                    res = tune(
                         obj, task.space, search=search,
                         report=Report(confidence=0), key=seed,
-                    ).theta  # fmt: skip
+                    )  # fmt: skip
+                    picks[m], how[m] = res.theta, _race_winner(res)
                 elif m == "grid":
                     picks[m] = _grid_pick(
                         obj, space, n_grid, reps, jax.random.key(20_000 + seed), chunk
@@ -273,12 +296,38 @@ def run_task(task, size, seeds, fractions, methods):
             ev = obj.losses(
                 space.batch_from_z(z), key_eval, size.eval_reps, chunk=chunk
             ).mean(1)
-            for i, n in enumerate(names):
-                out.setdefault((n, frac), []).append(float(ev[i + 1] / ev[0]))
-                if "tpe" in picks and n != "tpe":
-                    w = ev[1 + i] <= ev[1 + names.index("tpe")]
-                    wins[(n, frac)] = wins.get((n, frac), 0) + int(w)
-    return out, wins, theta_f, reps_f
+            ratio = {n: float(ev[i + 1] / ev[0]) for i, n in enumerate(names)}
+            tpe = ratio.get("tpe")
+            if tpe is None and seed < len(earlier.get(("tpe", frac), ())):
+                tpe = earlier[("tpe", frac)][seed]  # the earlier run's seed
+            for n in names:
+                out.setdefault((n, frac), []).append(ratio[n])
+                chosen.setdefault((n, frac), []).append(
+                    [{k: float(v) for k, v in picks[n].items()}, how.get(n)]
+                )
+                if tpe is not None and n != "tpe":
+                    wins[(n, frac)] = wins.get((n, frac), 0) + int(ratio[n] <= tpe)
+    for (m, frac), r in earlier.items():  # the earlier run's grid and TPE
+        same = list(seeds) == list(range(len(r)))
+        if (m, frac) not in out and m in ("grid", "tpe") and same:
+            out[(m, frac)] = r
+            wins[(m, frac)] = next(
+                x["wins"]
+                for x in reuse["rows"]
+                if x["method"] == m and x["fraction"] == frac
+            )
+    return out, wins, theta_f, reps_f, chosen
+
+
+def _race_winner(res) -> str | None:
+    """Which candidate of :func:`tune`'s final comparison won (None: no race)."""
+    race = res.extra.get("race")
+    if not race:
+        return None
+    for name, (theta, _) in race.items():
+        if all(abs(float(theta[k]) - float(res.theta[k])) < 1e-12 for k in theta):
+            return name
+    return None
 
 
 HEADER = (
@@ -313,6 +362,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reduced", action="store_true", help="T x 0.3, R = 30, ...")
     ap.add_argument("--seeds", type=int, default=None)
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds start here")
     ap.add_argument("--fractions", default="1,0.5", help="budget = frac x 1/2 or 1/4")
     ap.add_argument("--only", default=None, help="name substrings separated by ;")
     ap.add_argument(
@@ -326,6 +376,12 @@ def main(argv=None) -> None:
     ap.add_argument("--fine", type=float, default=None, help="fine grid sims factor")
     ap.add_argument("--scale", type=float, default=None, help="horizon factor")
     ap.add_argument("--out", default=None, help="JSON results; done tasks are skipped")
+    ap.add_argument(
+        "--reuse",
+        default=None,
+        help="an earlier --out JSON of the same size and seeds: its references and "
+        "TPE ratios are reused, only --methods run (e.g. --methods tune)",
+    )
     args = ap.parse_args(argv)
     size = (
         Size(reps=30, eval_reps=1000, fine=3.0, budget_scale=0.3)
@@ -340,7 +396,9 @@ def main(argv=None) -> None:
     ):
         if value is not None:
             setattr(size, attr, value)
-    seeds = range(args.seeds or (2 if args.reduced else 10))
+    seeds = range(
+        args.first_seed, args.first_seed + (args.seeds or (2 if args.reduced else 10))
+    )
     fractions = [float(f) for f in args.fractions.split(",")]
     methods = [m.strip() for m in args.methods.split(",")]
     if "tpe" in methods:
@@ -349,7 +407,10 @@ def main(argv=None) -> None:
         except ImportError:
             methods.remove("tpe")
             print("optuna not installed: no TPE column (pip install jbandits[tuning])")
-    done = {}
+    done, reuse = {}, {}
+    if args.reuse:
+        with open(args.reuse) as f:
+            reuse = json.load(f)
     if args.out and os.path.exists(args.out):
         with open(args.out) as f:
             done = json.load(f)
@@ -368,7 +429,9 @@ def main(argv=None) -> None:
             continue
         if task.name not in done:
             t0 = time.perf_counter()
-            out, wins, theta_f, reps_f = run_task(task, size, seeds, fractions, methods)
+            out, wins, theta_f, reps_f, chosen = run_task(
+                task, size, seeds, fractions, methods, reuse.get(task.name)
+            )
             done[task.name] = {
                 "d": len(task.space),
                 "setting": task.setting,
@@ -382,6 +445,7 @@ def main(argv=None) -> None:
                         "fraction": f,
                         "ratios": r,
                         "wins": wins.get((m, f)),
+                        "picks": chosen.get((m, f)),
                     }
                     for (m, f), r in out.items()
                 ],
