@@ -268,6 +268,9 @@ def run_task(task, size, seeds, fractions, methods, reuse=None):
             obj, space, int(standard * share * max(fractions)), size, chunk
         )
     earlier = _earlier(reuse, fractions)
+    before = []  # the earlier run's seeds (a record without them: 0, 1, ...)
+    if reuse:
+        before = reuse.get("seeds") or list(range(len(reuse["rows"][0]["ratios"])))
     key_eval = jax.random.key(7)
     out, wins, chosen, ses = {}, {}, {}, {}
     for frac in fractions:
@@ -303,8 +306,8 @@ def run_task(task, size, seeds, fractions, methods, reuse=None):
             # the paired SE of each ratio on the evaluation replications
             se = (per[1:] - per[0]).std(1, ddof=1) / np.sqrt(per.shape[1]) / ev[0]
             tpe = ratio.get("tpe")
-            if tpe is None and seed < len(earlier.get(("tpe", frac), ())):
-                tpe = earlier[("tpe", frac)][seed]  # the earlier run's seed
+            if tpe is None and seed in before and ("tpe", frac) in earlier:
+                tpe = earlier[("tpe", frac)][before.index(seed)]  # the same seed
             for i, n in enumerate(names):
                 out.setdefault((n, frac), []).append(ratio[n])
                 ses.setdefault((n, frac), []).append(float(se[i]))
@@ -314,7 +317,7 @@ def run_task(task, size, seeds, fractions, methods, reuse=None):
                 if tpe is not None and n != "tpe":
                     wins[(n, frac)] = wins.get((n, frac), 0) + int(ratio[n] <= tpe)
     for (m, frac), r in earlier.items():  # the earlier run's grid and TPE
-        same = list(seeds) == list(range(len(r)))
+        same = list(seeds) == before
         if (m, frac) not in out and m in ("grid", "tpe") and same:
             out[(m, frac)] = r
             wins[(m, frac)] = next(
@@ -448,6 +451,7 @@ def main(argv=None) -> None:
                 "secs": time.perf_counter() - t0,
                 "reference": theta_f,
                 "reps_f": reps_f,
+                "seeds": list(seeds),
                 "top": size.top,
                 "rows": [
                     {
