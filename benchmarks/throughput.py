@@ -203,9 +203,14 @@ def make_numba(parallel: bool):
 
 
 # -------------------------------------------------------------------------- jbandits
+COUNT_KERNELS = True  # --no-kernels: skip the kernel counts (most of a run's time)
+
+
 def step_kernels(policy, bandit, params, budget, lanes=None) -> str:
     """Kernels per engine step of the runner's program for ``policy``, compiled for
     one lane and (``lanes``) for the lanes a timed run uses."""
+    if not COUNT_KERNELS:
+        return "-"
     try:
         steps = hlo.engine_step_kernels(policy, bandit, params, budget)
         out = hlo.summary(steps[0])
@@ -259,7 +264,14 @@ def main(argv=None):
     ap.add_argument(
         "--beta-arms", default="20,100", help="K of Beta rows (comma-separated)"
     )
+    ap.add_argument(
+        "--no-kernels",
+        action="store_true",
+        help="no kernel counts per step (their compilations are ~60 %% of the run)",
+    )
     args = ap.parse_args(argv)
+    global COUNT_KERNELS
+    COUNT_KERNELS = not args.no_kernels
     if args.quick:
         args.budget, args.reps = 2000, 200
     budget, reps = args.budget, args.reps
