@@ -142,8 +142,15 @@ def run_padded(
     Instance ``n`` runs ``budgets[n]`` pulls (its T, also the policy's traced
     horizon) with replication keys ``fold_in(keys[n], r)``; results ``[N, R, ...]``.
     """
+    kw = arguments(algo)  # the registered policy, so that resumable() stores its runs
+    timed = {k: np.asarray(budgets) for k, v in kw.items() if v == RUN_T}
+    fixed = {k: v for k, v in kw.items() if v != RUN_T}
+    k_max = params.arm_mask.shape[-1]
+    source = runner.registered(
+        algo.name, {"num_arms": k_max, **fixed}, label=algo.label
+    )
     lanes = runner.Lanes(
-        hp={"horizon": np.asarray(budgets)},
+        hp=timed,
         params=params,
         instance=np.arange(len(budgets)),
         budget=np.asarray(budgets),
@@ -155,14 +162,7 @@ def run_padded(
         permute=False,
         diagnostics=algo.name == "eucbv",
     )
-    k_max = params.arm_mask.shape[-1]
-    res = runner.execute(
-        lambda horizon: make_policy(algo, k_max, horizon),
-        bandit,
-        lanes,
-        opts,
-        label=algo.label,
-    )
+    res = runner.execute(source, bandit, lanes, opts, label=algo.label)
     return runner.to_result(res, (len(budgets), reps))
 
 

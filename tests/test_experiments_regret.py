@@ -126,6 +126,30 @@ def test_expt3_padding_keeps_reward_stacks(fast_compile):
     assert int(np.asarray(res.pulls[0, :, 20:]).sum()) == 0
 
 
+def test_expt3_padded_runs_are_stored_when_resumable(tmp_path, fast_compile):
+    """run_padded names the registered policy (the run's T as its traced horizon), so
+    resumable() stores its runs (it warned "<lambda> is not stored") and reads them."""
+    from jbandits import runner
+
+    p = problems.eucbv_experiment(3, 20)
+    algo = _core.Algo(
+        "OCUCB", "ocucb", {"horizon": R.RUN_T}, {"alpha": 2.0, "psi": 2.0}
+    )
+    bandit, params = p.bandit()
+    padded = jbandits.envs.stack_instances([jbandits.envs.pad_arms(params, 100)])
+    key = jax.random.fold_in(jax.random.key(0), 20)[None]
+    plain = R.run_padded(algo, bandit, padded, key, [150], 200, 3)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*not stored")
+        with runner.resumable(str(tmp_path)):
+            first = R.run_padded(algo, bandit, padded, key, [150], 200, 3)
+        assert [q for q in tmp_path.iterdir() if q.is_dir()]
+        with runner.resumable(str(tmp_path)):
+            again = R.run_padded(algo, bandit, padded, key, [150], 200, 3)
+    for res in (first, again):
+        np.testing.assert_array_equal(np.asarray(res.regret), np.asarray(plain.regret))
+
+
 def test_elimination_reads_the_active_set():
     """EUCBV's diagnostic: the optimal arm's survival and the count of active arms."""
     active = np.array([[True, True, False, False], [False, False, True, False]])
