@@ -235,11 +235,11 @@ def reference(obj, space, sims_top, size, chunk):
 
 
 def _earlier(reuse: dict | None, fractions) -> dict:
-    """``{(method, fraction): [ratio per seed]}`` of an earlier run's record."""
+    """``{(method, fraction): row}`` of an earlier run's record."""
     if not reuse:
         return {}
     return {
-        (r["method"], r["fraction"]): r["ratios"]
+        (r["method"], r["fraction"]): r
         for r in reuse["rows"]
         if r["fraction"] in fractions
     }
@@ -307,7 +307,7 @@ def run_task(task, size, seeds, fractions, methods, reuse=None):
             se = (per[1:] - per[0]).std(1, ddof=1) / np.sqrt(per.shape[1]) / ev[0]
             tpe = ratio.get("tpe")
             if tpe is None and seed in before and ("tpe", frac) in earlier:
-                tpe = earlier[("tpe", frac)][before.index(seed)]  # the same seed
+                tpe = earlier[("tpe", frac)]["ratios"][before.index(seed)]
             for i, n in enumerate(names):
                 out.setdefault((n, frac), []).append(ratio[n])
                 ses.setdefault((n, frac), []).append(float(se[i]))
@@ -316,15 +316,11 @@ def run_task(task, size, seeds, fractions, methods, reuse=None):
                 )
                 if tpe is not None and n != "tpe":
                     wins[(n, frac)] = wins.get((n, frac), 0) + int(ratio[n] <= tpe)
-    for (m, frac), r in earlier.items():  # the earlier run's grid and TPE
-        same = list(seeds) == before
-        if (m, frac) not in out and m in ("grid", "tpe") and same:
-            out[(m, frac)] = r
-            wins[(m, frac)] = next(
-                x["wins"]
-                for x in reuse["rows"]
-                if x["method"] == m and x["fraction"] == frac
-            )
+    if list(seeds) == before:  # the earlier run's grid and TPE rows, as they were
+        for (m, frac), row in earlier.items():
+            if (m, frac) not in out and m in ("grid", "tpe"):
+                out[(m, frac)], wins[(m, frac)] = row["ratios"], row["wins"]
+                chosen[(m, frac)], ses[(m, frac)] = row.get("picks"), row.get("se")
     return out, wins, theta_f, reps_f, chosen, ses
 
 

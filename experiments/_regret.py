@@ -60,8 +60,18 @@ def needs_static_horizon(algo: _core.Algo) -> bool:
 
 def make_policy(algo: _core.Algo, num_arms: int, horizon) -> jbandits.Policy:
     """The policy of ``algo``; ``horizon=RUN_T`` arguments become ``horizon``."""
-    kw = {k: horizon if v == RUN_T else v for k, v in arguments(algo).items()}
-    return jbandits.make(algo.name, num_arms=num_arms, **kw)
+    fixed, timed = split_run_t(algo)
+    return jbandits.make(
+        algo.name, num_arms=num_arms, **fixed, **dict.fromkeys(timed, horizon)
+    )
+
+
+def split_run_t(algo: _core.Algo) -> tuple[dict, list]:
+    """``algo``'s arguments but those set to :data:`RUN_T`, and the names of those."""
+    kw = arguments(algo)
+    return {k: v for k, v in kw.items() if v != RUN_T}, [
+        k for k, v in kw.items() if v == RUN_T
+    ]
 
 
 def arguments(algo: _core.Algo) -> dict:
@@ -142,15 +152,13 @@ def run_padded(
     Instance ``n`` runs ``budgets[n]`` pulls (its T, also the policy's traced
     horizon) with replication keys ``fold_in(keys[n], r)``; results ``[N, R, ...]``.
     """
-    kw = arguments(algo)  # the registered policy, so that resumable() stores its runs
-    timed = {k: np.asarray(budgets) for k, v in kw.items() if v == RUN_T}
-    fixed = {k: v for k, v in kw.items() if v != RUN_T}
+    fixed, timed = split_run_t(algo)  # the registered policy: resumable() stores it
     k_max = params.arm_mask.shape[-1]
     source = runner.registered(
         algo.name, {"num_arms": k_max, **fixed}, label=algo.label
     )
     lanes = runner.Lanes(
-        hp=timed,
+        hp=dict.fromkeys(timed, np.asarray(budgets)),
         params=params,
         instance=np.arange(len(budgets)),
         budget=np.asarray(budgets),
