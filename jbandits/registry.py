@@ -1,27 +1,19 @@
 """Policies by name: ``jbandits.make("apt", num_arms=K, threshold=0.5)``.
 
-A policy registers itself in its own file, with the :func:`policy` decorator::
+A policy registers itself in its own file (``@registry.policy("apt")``, :func:`policy`);
+the family packages' modules are imported when the registry loads, so a new algorithm
+is its file, its plain-Python reference and its trace case in ``tests/cases`` (which
+the shared contract and trace tests require), and ``jbandits.make(name)``,
+``jbandits.names()`` and ``jbandits.<name>`` come from the registry. A policy defined
+outside the package registers the same way (or with :func:`register`) and is batched,
+swept and cached like a built-in one.
 
-    @registry.policy("apt")
-    def apt(num_arms, *, threshold, epsilon=None, tie_break="first") -> Policy: ...
-
-Every module of the family packages (:mod:`jbandits.policies.thresholding`,
-``identification``, ``regret``) is imported when the registry loads, so a new
-algorithm is its file (plus its plain-Python reference and trace cases in ``tests/``):
-``jbandits.make(name)``, ``jbandits.names()`` and the top-level ``jbandits.<name>``
-come from the registry. A policy defined outside the package registers the same way
-(or with :func:`register`) and is batched, swept and cached like a built-in one.
-
-Every registered name joins the shared contract and trace-equivalence tests (each name
-must have a trace case in ``tests/cases``; a test fails otherwise).
-
-A policy built by :func:`make` (or by the top-level factories such as
-``jbandits.apt``) is its *structure* (:func:`bind`: the name and the arguments that
-fix shapes or control flow, which key the compile cache) plus its *numbers* (ε, α, ρ,
-budgets, horizons, schedules, ..., with the factory's numeric defaults filled in):
-``policy.params``, data that ``init`` puts into the state
-(:mod:`jbandits.structure`). The batched runner (:mod:`jbandits.runner`) compiles one
-program per structure and batches the numbers like any other input, so ``make()`` +
+A policy built by :func:`make` is its *structure* (:func:`bind`: the name and the
+arguments that fix shapes or control flow, which key the compile cache) plus its
+*numbers* (ε, α, ρ, budgets, horizons, schedules, ... with the numeric defaults filled
+in): ``policy.params``, data that ``init`` puts into the state
+(:mod:`jbandits.structure`). The runner (:mod:`jbandits.runner`) compiles one program
+per structure and batches the numbers like any other input, so ``make()`` +
 ``simulate`` in a loop over ε compiles once.
 """
 
@@ -42,9 +34,8 @@ from jbandits.execution import Execution
 from jbandits.structure import Structure
 from jbandits.types import Policy
 
-# Integer arguments that fix shapes or loop counts for every policy (all strings,
-# bools and None are static too); a policy adds its own with ``static=`` when it
-# registers. Every other number is traced by the runner.
+# Integer arguments that fix shapes for every policy (strings, bools, None: static too;
+# a policy adds its own with ``static=``). Every other number is traced by the runner.
 STATIC_INTS = frozenset({"num_arms"})
 
 
@@ -143,11 +134,10 @@ def policy(
 
 def _same_function(old, new) -> bool:
     """``new`` is ``old``, or ``old`` defined again by reloading its module (the same
-    module and qualified name; a ``functools.wraps`` wrapper copies both, so it is
-    not taken for one)."""
-    if new is old:
-        return True
-    return not hasattr(new, "__wrapped__") and _qualname(new) == _qualname(old)
+    module and qualified name; not a ``functools.wraps`` wrapper, which copies both)."""
+    return new is old or (
+        not hasattr(new, "__wrapped__") and _qualname(new) == _qualname(old)
+    )
 
 
 def _qualname(fn) -> str:
@@ -272,14 +262,12 @@ def factory(name: str) -> Callable[..., Policy]:
     ``jbandits.apt`` are built by it (each call returns a new wrapper).
 
     Args:
-      name: a registered name (:func:`names`).
+      name: a registered name (:func:`names`); another raises ValueError (listing
+        the known ones).
 
     Returns:
       ``build(num_arms=None, /, **params) -> Policy``, equivalent to
       ``make(name, num_arms=num_arms, **params)``.
-
-    Raises:
-      ValueError: unknown ``name`` (the message lists the known ones).
 
     Example::
 
