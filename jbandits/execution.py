@@ -3,7 +3,8 @@
 Some updates have several equivalent forms whose speed depends on the device: a phase
 end of Sequential Halving can run as a ``lax.while_loop`` over the due phases or as a
 fixed-shape masked update, unrolled; Bayes-UCB's Beta quantile as a Newton loop or as
-a fixed number of bisection halvings; and inside the batched runner a helper can ask
+a fixed number of bisection halvings; its Gaussian form's posterior means and scales
+computed every step or kept per arm; and inside the batched runner a helper can ask
 whether a condition holds on *any* lane of the batch (one predicate for all lanes, so
 a ``lax.cond`` stays a real branch under ``vmap``) or pool work over the lanes (the
 Beta sampler's stage 2). Every form gives the same arms; tests check each pair.
@@ -46,6 +47,13 @@ class Execution:
       lanes: the name of the ``vmap`` axis over the batch's lanes, or None outside a
         named batch: "any lane" predicates then read the lane's own value, and no
         work is pooled over lanes.
+      gauss_kept_arms: from this many arms (``num_arms``) Bayes-UCB's Gaussian form
+        keeps every arm's posterior mean and scale as two extra rows of its
+        statistics, the pulled arm's recomputed with its column: one multiply-add
+        per arm and step instead of a division and a square root (the same
+        operations on the same numbers, so the same indices). Default 32: on CPU
+        10-20 % faster at K = 100, 3-5 % at K = 32-50, 4-16 % slower at K = 16-20
+        (``benchmarks/notes_policies.md``; unmeasured on GPU).
       backend: how the batched runner runs a chunk of lanes: ``"xla"`` (the
         engine's loop of XLA kernels), ``"fused"`` (a block of lanes plays its whole
         budget in one Pallas kernel, :mod:`jbandits.fused`; interpret mode off a
@@ -64,8 +72,12 @@ class Execution:
     gate: bool = True
     lanes: str | None = None
     backend: str = "auto"
+    gauss_kept_arms: int = 32
 
     def __post_init__(self):
+        kept = self.gauss_kept_arms
+        if isinstance(kept, bool) or not isinstance(kept, int) or kept < 2:
+            raise ValueError(f"gauss_kept_arms must be an integer >= 2, got {kept!r}")
         if self.backend not in ("auto", "xla", "fused"):
             raise ValueError(
                 f"backend must be 'auto', 'xla' or 'fused', got {self.backend!r}"

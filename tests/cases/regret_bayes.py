@@ -15,7 +15,7 @@ from reference.regret import klucb as ref_klucb
 from reference.regret import thompson as ref_thompson
 
 import jbandits
-from jbandits.policies.regret.bayes_ucb import GAUSS_KEPT_ARMS
+from jbandits.execution import Execution
 
 K_MAX = 8
 HORIZON = 48
@@ -72,20 +72,20 @@ def _dmed_sample(kl):
     return sample
 
 
-def _make(factory, k_max=K_MAX, **static):
-    return lambda **hp: factory(num_arms=k_max, **static, **hp)
+def _make(factory, **static):
+    return lambda **hp: factory(num_arms=K_MAX, **static, **hp)
 
 
-def _case(name, registry_name, static, sample, reference, k_max=K_MAX):
+def _case(name, registry_name, static, sample, reference):
     factory = jbandits.factory(registry_name)
     return TraceCase(
         name,
         registry_name,
-        _make(factory, k_max, **static),
+        _make(factory, **static),
         sample,
         reference,
-        k_max=k_max,
-        horizon=max(HORIZON, 2 * k_max),
+        k_max=K_MAX,
+        horizon=HORIZON,
     )
 
 
@@ -116,15 +116,18 @@ for _tie in ("random", "first"):
                 ref_bayes_ucb.make(_post, _tie, BU_ITERS),
             )
         )
-    # from GAUSS_KEPT_ARMS arms the Gaussian form keeps its means and scales per arm
+    # the Gaussian form with every arm's mean and scale kept (Execution.gauss_kept_arms)
     CASES.append(
         _case(
             f"bayes_ucb-gauss-{_tie}-kept",
             "bayes_ucb",
-            {"posterior": "gauss", "tie_break": _tie},
+            {
+                "posterior": "gauss",
+                "tie_break": _tie,
+                "execution": Execution(gauss_kept_arms=2),
+            },
             _bu_sample("gauss"),
             ref_bayes_ucb.make("gauss", _tie, BU_ITERS),
-            k_max=GAUSS_KEPT_ARMS,
         )
     )
     for _kl in ("bernoulli", "gauss"):

@@ -13,6 +13,7 @@ from harness import arm_stats
 from scipy import stats as sps
 
 import jbandits
+from jbandits.execution import Execution
 from jbandits.policies.regret import bayes_ucb
 from jbandits.policies.regret.bayes_ucb import bayes_ucb_index, tail_level
 
@@ -183,3 +184,42 @@ def test_nan_tail_level_ends_every_step():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == "48"
+
+
+@pytest.mark.parametrize("tie_break", ["random", "first"])
+def test_gaussian_kept_rows_pull_the_same_arms(tie_break):
+    """``Execution.gauss_kept_arms``: means and scales kept per arm (K = 40 >= 2) or
+    computed every step (K = 40 < 1000) give the same arms through ``simulate``, on
+    Gaussian rewards with padded instances; the kept form has the two extra rows."""
+    rng = np.random.default_rng(11)
+    stack = []
+    for k in (40, 25, 33):
+        _, params = jbandits.envs.gaussian(rng.normal(0.0, 0.3, k), np.ones(k))
+        stack.append(jbandits.envs.pad_arms(params, 40))
+    bandit = jbandits.envs.GAUSSIAN
+    params = jbandits.envs.stack_instances(stack)
+    out = {}
+    for kept in (2, 1000):
+        policy = jbandits.make(
+            "bayes_ucb",
+            num_arms=40,
+            posterior="gauss",
+            c=1.0,
+            horizon=300.0,
+            noise_var=0.7,
+            tie_break=tie_break,
+            execution=Execution(gauss_kept_arms=kept),
+        )
+        out[kept] = jbandits.simulate(
+            policy, bandit, params, jax.random.key(5), budget=300, num_reps=8,
+            record_arms=True, return_state=True, progress=False,
+        )  # fmt: skip
+    np.testing.assert_array_equal(np.asarray(out[2].arms), np.asarray(out[1000].arms))
+    assert out[2].state.stats.extra.shape[-2] == 2
+    assert out[1000].state.stats.extra.shape[-2] == 0
+
+
+@pytest.mark.parametrize("bad", [1, 0, 2.5, True, "32"])
+def test_gauss_kept_arms_is_checked(bad):
+    with pytest.raises(ValueError, match="gauss_kept_arms"):
+        Execution(gauss_kept_arms=bad)

@@ -102,16 +102,6 @@ def bayes_ucb_index(
     return stats.sums / shrink + jnp.sqrt(noise_var / shrink) * z
 
 
-#: From this many arms (``num_arms``, static) the Gaussian Bayes-UCB keeps every arm's
-#: posterior mean ``S / (k + 1)`` and scale ``sqrt(s2 / (k + 1))`` as two extra rows of
-#: its statistics, the pulled arm's recomputed with its column (the same operations on
-#: the same numbers, so the same indices): a step is then one multiply-add per arm
-#: instead of a division and a square root. Below it the two extra rows cost more than
-#: they save (``benchmarks/notes_policies.md``, CPU: 10-20 % faster at K = 100, 5 % at
-#: K = 50, 3-4 % at K = 32; 4-16 % slower at K = 16-20).
-GAUSS_KEPT_ARMS = 32
-
-
 @registry.policy("bayes_ucb", static=("num_iters",))
 def bayes_ucb(
     num_arms: int,
@@ -165,9 +155,9 @@ def bayes_ucb(
     else:
         _validate.in_range("horizon", horizon, 1.0)
 
-    # over GAUSS_KEPT_ARMS arms the Gaussian posterior's mean and scale are kept per
-    # arm (see GAUSS_KEPT_ARMS)
-    kept = posterior == "gauss" and num_arms >= GAUSS_KEPT_ARMS
+    # from execution.gauss_kept_arms arms the Gaussian posterior's mean and scale are
+    # kept per arm, as extra rows of the statistics (Execution has the measurements)
+    kept = posterior == "gauss" and num_arms >= execution.gauss_kept_arms
 
     def _gauss_rows(stats):
         """``[2, K]`` posterior means ``S / (k + 1)`` and scales ``sqrt(s2 / (k + 1))``."""
