@@ -1,6 +1,7 @@
 """Throughput: jbandits pulls/second against NumPy and numba peers, in one process.
 
-Every rate is the median of 3 warm runs in this process; the load average is printed
+Every jbandits rate is the median of 7 warm runs in this process (the peers': 3; the
+Beta / Gaussian rows: ``--beta-repeats``, interleaved); the load average is printed
 before and after. Rows:
 
 * APT (Locatelli et al., ICML 2016; eps = 0.05), seed 000 Expt-1 instance (K = 100
@@ -231,8 +232,11 @@ def first_call_seconds(call) -> float:
     return time.perf_counter() - t0
 
 
-def time_jbandits(policy, bandit, params, budget, reps, repeats=3):
-    """(pulls/s median of ``repeats``, compile seconds, kernels per step)."""
+def time_jbandits(policy, bandit, params, budget, reps, repeats=7):
+    """(pulls/s median of ``repeats``, compile seconds, kernels per step).
+
+    7 timed calls (0.05-0.5 s each): with 3, the APT K=1000 row's median moved by
+    +-8 % from one run to the next in either tree (``notes_throughput_ab.md``)."""
     first = first_call_seconds(simulate_call(policy, bandit, params, budget, reps, 0))
     t = median_time(simulate_call(policy, bandit, params, budget, reps), repeats)
     return (
@@ -278,7 +282,7 @@ def main(argv=None):
     cores = len(jax.devices())
     print(
         f"devices: {cores} x {jax.devices()[0].platform}  T={budget}  R={reps}  "
-        f"median of 3  load {load()}"
+        f"jbandits median of 7, peers of 3  load {load()}"
     )
 
     # ---------------------------------------------------------------- APT, K = 100
