@@ -20,8 +20,8 @@ import jbandits
 from benchmarks import hlo
 from jbandits.execution import Execution
 
-# the module (the package exports the factory under the same name)
-bayes_ucb = importlib.import_module("jbandits.policies.regret.bayes_ucb")
+# Bayes-UCB's Beta quantile-cell search
+beta_cells = importlib.import_module("jbandits.policies.regret._beta_cells")
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +92,7 @@ def test_fixed_shape_pulls_the_same_arms(instances, tie_break, num_iters):
 
 
 def _cells(fixed, a, b, log_alpha, warm_log_alpha, bits):
-    """``[N, K]`` indices of :func:`bayes_ucb._beta_choose` under
+    """``[N, K]`` indices of :func:`_beta_cells._beta_choose` under
     ``bisect = fixed`` and the ``lo`` it returns.
 
     The warm state is the one a decision at the earlier (larger) level
@@ -105,9 +105,9 @@ def _cells(fixed, a, b, log_alpha, warm_log_alpha, bits):
     mask = np.ones(a.shape[1], bool)
 
     def one(a, b, log_alpha, warm_log_alpha):
-        _, warm = bayes_ucb._beta_bisect(a, b, warm_log_alpha, mask, bits)
+        _, warm = beta_cells._beta_bisect(a, b, warm_log_alpha, mask, bits)
         args = (a, b, warm, log_alpha, None, None, mask, bits, fixed)
-        index, warm = bayes_ucb._beta_choose(*args)
+        index, warm = beta_cells._beta_choose(*args)
         return index, warm[4]
 
     index, lo = jax.jit(jax.vmap(one))(a, b, log_alpha, warm_log_alpha)

@@ -11,9 +11,9 @@ with the tail probability ``alpha_t`` (never ``1 - alpha_t``, which loses ~6 % o
 * ``posterior="beta"``: ``Beta(1 + succ_j, 1 + fail_j)`` on binarised rewards (as in
   Thompson sampling). The index is the midpoint of the ``2^-num_iters`` dyadic cell
   ``(lo, lo + 2^-num_iters]`` holding the quantile (what ``num_iters`` bisection
-  halvings return), computed lazily (``_beta_cells._beta_choose``): an arm is resolved to its
-  cell only when needed to tell the arg-max and its exact ties apart. Per arm the state
-  keeps the last point ``x_j`` where the tail was evaluated, with
+  halvings return), computed lazily (``_beta_cells._beta_choose``): an arm is
+  resolved to its cell only when needed to tell the arg-max and its exact ties apart.
+  Per arm the state keeps the last point ``x_j`` where the tail was evaluated, with
   ``(ln P(X > x_j), Mills ratio)``, the posterior's log-norm and a grid point ``lo_j``
   below the quantile. As ``alpha`` only falls between two pulls of an arm, ``lo_j``
   stays valid, and ``ln P(X > x)`` being concave in ``ln(1 - x)`` (log-concavity of the
@@ -51,10 +51,7 @@ import numpy as np
 
 from jbandits import _prng, _validate, arms, numerics, registry
 from jbandits.execution import Execution
-from jbandits.policies.regret._beta_cells import (  # noqa: F401 (tests read both)
-    _beta_bisect,
-    _beta_choose,
-)
+from jbandits.policies.regret._beta_cells import _beta_choose
 from jbandits.policies.regret.thompson import POSTERIORS, add_success
 from jbandits.types import Array, ArrayLike, Policy
 
@@ -97,9 +94,15 @@ def bayes_ucb_index(
         return numerics.beta_upper_quantile(
             1.0 + succ, 1.0 + stats.counts - succ, alpha, num_iters
         )
+    mean, scale = gauss_posterior(stats, noise_var)
+    return mean + scale * numerics.normal_upper_quantile(alpha)
+
+
+def gauss_posterior(stats: arms.ArmStats, noise_var: ArrayLike) -> tuple[Array, Array]:
+    """``[K]`` means ``S / (k + 1)`` and scales ``sqrt(s2 / (k + 1))`` of the Gaussian
+    posteriors ``N(S / (k + 1), s2 / (k + 1))``."""
     shrink = stats.counts + 1.0
-    z = numerics.normal_upper_quantile(alpha)
-    return stats.sums / shrink + jnp.sqrt(noise_var / shrink) * z
+    return stats.sums / shrink, jnp.sqrt(noise_var / shrink)
 
 
 @registry.policy("bayes_ucb", static=("num_iters",))
@@ -160,9 +163,8 @@ def bayes_ucb(
     kept = posterior == "gauss" and num_arms >= execution.gauss_kept_arms
 
     def _gauss_rows(stats):
-        """``[2, K]`` posterior means ``S / (k + 1)`` and scales ``sqrt(s2 / (k + 1))``."""
-        shrink = stats.counts + 1.0
-        return jnp.stack([stats.sums / shrink, jnp.sqrt(noise_var / shrink)])
+        """``[2, K]``: the rows kept, :func:`gauss_posterior`'s means and scales."""
+        return jnp.stack(gauss_posterior(stats, noise_var))
 
     def choose(key_tie, t, stats, succ, quant, arm_mask, changed, success=None):
         alpha = tail_level(t + 1, c, horizon)
@@ -183,14 +185,12 @@ def bayes_ucb(
                 bits,
                 execution.fixed_bisection,
             )
-        elif not kept:
-            index = bayes_ucb_index(
-                stats, succ, alpha, posterior=posterior, noise_var=noise_var
-            )
         else:
-            # the same two terms, read from the rows kept with the statistics
-            z = numerics.normal_upper_quantile(alpha)
-            index = stats.extra[0] + stats.extra[1] * z
+            if kept:  # the rows kept with the statistics
+                mean, scale = stats.extra[0], stats.extra[1]
+            else:
+                mean, scale = gauss_posterior(stats, noise_var)
+            index = mean + scale * numerics.normal_upper_quantile(alpha)
         arm = arms.argmax_masked(index, arm_mask, key=key_tie, tie_break=tie_break)
         return arm, quant
 
