@@ -390,7 +390,7 @@ def _register_builtins() -> None:
     """Import every module of the family packages: each registers its policies."""
     from jbandits import policies
 
-    for family in ("thresholding", "identification", "regret"):
+    for family in ("thresholding", "identification", "regret", "fixed_confidence"):
         package = importlib.import_module(f"{policies.__name__}.{family}")
         for info in pkgutil.iter_modules(package.__path__):
             if not info.name.startswith("_"):

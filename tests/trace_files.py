@@ -15,6 +15,11 @@ FILES = {
     "regret": ("regret_bayes", "regret_index"),
     "identification": ("identification_index", "identification_phases"),
     "thresholding": ("thresholding", "thresholding_more"),
+    "fixed_confidence": (
+        "fixed_confidence_tracking",
+        "fixed_confidence_lucb",
+        "fixed_confidence_top_two",
+    ),
 }
 
 # the "first" tie-break of the Beta and KL-UCB policies (the random one, their default,

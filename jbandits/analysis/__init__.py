@@ -1,0 +1,1 @@
+"""Analysis: metrics, truth, oracles, plotting, the results store."""

@@ -1,0 +1,1 @@
+"""The public author tier: the building blocks policies are made of."""

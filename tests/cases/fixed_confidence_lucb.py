@@ -1,0 +1,3 @@
+"""Trace cases: fixed-confidence BAI (lucb)."""
+
+CASES = []

@@ -1,0 +1,3 @@
+"""Trace cases: fixed-confidence BAI (top_two)."""
+
+CASES = []
