@@ -28,9 +28,9 @@ import numpy as np
 
 import jbandits
 from benchmarks.gpu import make
-from jbandits.execution import Execution
-from jbandits.fused import backend, driver, lowering, safe
-from jbandits.runner import programs
+from jbandits.core.execution import Execution
+from jbandits.sim.fused import backend, driver, lowering, safe
+from jbandits.sim.runner import programs
 
 
 def _fused_program():

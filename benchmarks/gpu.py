@@ -5,7 +5,7 @@
 1. **check** (with ``--check``): a few policies run on the default device and, in a
    child process with ``JAX_PLATFORMS=cpu``, on the CPU; per policy the lanes whose
    pull counts and outputs are identical. Off CPU the phase policies and Bayes-UCB
-   run their fixed-shape form (:class:`jbandits.execution.Execution` of the
+   run their fixed-shape form (:class:`jbandits.core.execution.Execution` of the
    platform), on CPU the ``lax.while_loop`` form, so this also checks that both forms choose the same arms.
 2. **curve**: APT, Sequential Halving and UCB1 (random ties), K arms, through
    :func:`jbandits.simulate` with replications = arm-lanes / K for arm-lanes
@@ -17,7 +17,7 @@
 3. **table** (``--table-arm-lanes``, 0 to skip): more policies at one size.
 
 Backends (``--backends``, default ``xla,fused`` on a GPU, ``xla`` elsewhere): every
-curve and table row runs once per backend (:class:`jbandits.execution.Execution`'s
+curve and table row runs once per backend (:class:`jbandits.core.execution.Execution`'s
 ``backend``); the ``backend`` column says which one ran (``xla*``: the fused program
 fell back to XLA; the reason is printed below the row). ``--check`` then also
 compares, lane by lane, the fused backend with the XLA backend on the device and
@@ -48,7 +48,7 @@ import numpy as np
 import jbandits
 from benchmarks import hlo
 from benchmarks._timing import load, median_time, simulate_call
-from jbandits.execution import Execution
+from jbandits.core.execution import Execution
 
 CURVE = ("apt", "sequential_halving", "ucb1")
 TABLE = (
@@ -97,7 +97,7 @@ def make(label: str, num_arms: int, steps: int, execution: Execution | None = No
         kw["tie_break"] = "first"
     elif variant:
         kw["posterior"] = variant
-    takes = inspect.signature(jbandits.registry.raw_factory(name)).parameters
+    takes = inspect.signature(jbandits.core.registry.raw_factory(name)).parameters
     if execution is not None and "execution" in takes:
         kw["execution"] = execution
     return jbandits.make(name, num_arms=num_arms, **kw)
@@ -120,7 +120,7 @@ def _kernels(policy, bandit, params, steps, lanes) -> str:
 
 def _ran(label: str, backend: str) -> tuple[str, str]:
     """(backend that ran, fall-back reason) of the last run of ``label``."""
-    from jbandits.fused.backend import FALLBACKS
+    from jbandits.sim.fused.backend import FALLBACKS
 
     reason = FALLBACKS.get(label.partition(":")[0], "")
     if backend != "xla" and reason:
@@ -132,7 +132,7 @@ def measure(
     label, num_arms, steps, arm_lanes, kernels: bool, execution=None, backend="xla"
 ) -> dict:
     """One row: first-call time, median of 3 warm calls, rates, kernels."""
-    from jbandits.fused.backend import FALLBACKS
+    from jbandits.sim.fused.backend import FALLBACKS
 
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, num_arms))
     execution = dataclasses.replace(
@@ -200,7 +200,7 @@ def run_check(num_arms: int, steps: int, reps: int, backend: str = "xla") -> dic
     execution = dataclasses.replace(
         Execution.for_platform(jax.devices()[0].platform), backend=backend
     )
-    from jbandits.fused.backend import FALLBACKS
+    from jbandits.sim.fused.backend import FALLBACKS
 
     out = {}
     for label in CHECK:

@@ -30,5 +30,5 @@ cd "$(dirname "$0")/.."
     --table apt ucb1 sequential_halving successive_rejects thompson:gauss \
     --backends xla,fused --no-kernels --time-limit 330 --out "$OUT"
   echo "== done $(date -u +%FT%TZ); add the jax version above to"
-  echo "   jbandits/fused/lowering.py TESTED['triton'] if step 2 shows identical lanes"
+  echo "   jbandits/sim/fused/lowering.py TESTED['triton'] if step 2 shows identical lanes"
 } 2>&1 | tee "$LOG"

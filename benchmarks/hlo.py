@@ -12,7 +12,7 @@ counts its kernels, descending into called computations and nested ``while`` loo
 loop whose trip count XLA does not know, such as a stage end on CPU, is reported apart,
 its condition, which runs every time, is counted, and so is
 the largest branch of a ``conditional``, such as a gated phase end). With the
-fast segments of :func:`jbandits.engine.run` there are two such bodies, the
+fast segments of :func:`jbandits.sim.engine.run` there are two such bodies, the
 unguarded step of the steady state and the guarded one; both are reported.
 """
 
@@ -185,7 +185,7 @@ def engine_step_kernels(
     instance (``params`` unbatched), compiled for ``lanes`` replications (nothing is
     run). XLA compiles a one-lane program somewhat differently (a few more small
     index kernels) from the many-lane program a simulation runs."""
-    from jbandits import engine
+    from jbandits.sim import engine
 
     text = engine_program_text(policy, bandit, params, budget, lanes)
     return step_kernels(text, engine.default_segment(None))
@@ -206,7 +206,9 @@ def engine_program(policy, bandit, params, budget: int, lanes: int = 1):
     import jax
     import numpy as np
 
-    from jbandits import runner, sweeps
+    from jbandits import sim as sweeps
+    from jbandits.core import prng
+    from jbandits.sim import runner
 
     source, numeric = runner.source_of(policy)
     hp = {k: np.asarray([v] * lanes) for k, v in numeric.items()}
@@ -217,6 +219,6 @@ def engine_program(policy, bandit, params, budget: int, lanes: int = 1):
     fn = runner._program(
         source, bandit, runner.Options(), tuple(params._fields), fold=True
     )
-    kdata = np.stack([runner.key_data(jax.random.key(0))] * lanes)
+    kdata = np.stack([prng.key_data(jax.random.key(0))] * lanes)
     one = np.ones(lanes, np.int32)
     return fn, (hp, params, kdata, 0 * one, budget * one, budget * one)

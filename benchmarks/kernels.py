@@ -97,7 +97,9 @@ def main(argv=None) -> None:
     else:
         bandit, params = jbandits.envs.gaussian(means, np.full(k, 0.5))
     kw = _parse_kw(args.kw)
-    accepted = inspect.signature(jbandits.registry.raw_factory(args.name)).parameters
+    accepted = inspect.signature(
+        jbandits.core.registry.raw_factory(args.name)
+    ).parameters
     for name, value in (("budget", t), ("threshold", 0.5)):
         if name in accepted:
             kw.setdefault(name, value)

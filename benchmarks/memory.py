@@ -24,7 +24,7 @@ CHILD = r"""
 import json, os, resource, sys, time
 import jax, numpy as np
 import jbandits
-from jbandits import problems
+from jbandits.envs import problems
 T, R = int(sys.argv[1]), int(sys.argv[2])
 p = problems.augucb_experiment(1)
 bandit, params = jbandits.envs.gaussian(np.asarray(p.means), np.asarray(p.stds))

@@ -32,7 +32,8 @@ import numpy as np  # noqa: E402
 
 import jbandits  # noqa: E402
 from benchmarks._timing import load, median_time  # noqa: E402
-from jbandits import metrics, runner  # noqa: E402
+from jbandits.analysis import metrics  # noqa: E402
+from jbandits.sim import runner
 
 
 def overhead(num_arms: int, budget: int, reps: int) -> None:

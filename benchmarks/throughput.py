@@ -18,7 +18,7 @@ before and after. Rows:
 * UCB1 (Auer et al., Machine Learning 2002), K = 20 Bernoulli arms, random tie
   breaking (uniform among the maximisers), against a lock-step NumPy UCB1. The
   library draws one 32-bit integer per selection and takes the tied arm of that
-  rank (:func:`jbandits.arms.argmax_masked`); the NumPy peer draws ``u ~ U[0, 1)^K``
+  rank (:func:`jbandits.policies.blocks.arms.argmax_masked`); the NumPy peer draws ``u ~ U[0, 1)^K``
   and takes ``argmax(where(tied, u, -1))``, its faster form (the rank rule written
   in NumPy, a ``cumsum`` over the arms, measured 0.9x as fast).
 
@@ -80,7 +80,7 @@ from benchmarks._timing import (  # noqa: E402
     median_times_interleaved,
     simulate_call,
 )
-from jbandits import problems  # noqa: E402
+from jbandits.envs import problems  # noqa: E402
 
 TAU, EPS = 0.5, 0.05
 

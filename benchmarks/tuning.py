@@ -1,4 +1,4 @@
-"""Tuning benchmark: jbandits.tune vs a fine grid and vs optuna's TPE.
+"""Tuning benchmark: jbandits.tuning vs a fine grid and vs optuna's TPE.
 
     python -m benchmarks.tuning            # 6 tasks (+ a PG row) x 5 seeds
     python -m benchmarks.tuning --quick    # smaller budgets, 2 seeds (a smoke run)
@@ -30,8 +30,10 @@ from dataclasses import dataclass, field, replace
 import jax
 import numpy as np
 
-from jbandits import envs, metrics, problems
-from jbandits.tune import ES, PG, Box, LogSpace, Objective, Search, Space, tune
+from jbandits import envs
+from jbandits.analysis import metrics
+from jbandits.envs import problems
+from jbandits.tuning import ES, PG, Box, LogSpace, Objective, Search, Space, tune
 
 
 @dataclass

@@ -37,7 +37,7 @@ import jax
 import numpy as np
 
 from benchmarks.tuning_tasks import Size, _fine_points, reference, tasks
-from jbandits.tune import Space
+from jbandits.tuning import Space
 
 
 def floor_task(task, size, reps_list, top, pool, draws, rng):

@@ -38,8 +38,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import envs, metrics
-from jbandits.tune import LogSpace, Objective, Space
+from jbandits import envs
+from jbandits.analysis import metrics
+from jbandits.tuning import LogSpace, Objective, Space
 from jbandits.tuning.estimators import es_gradient
 
 N_SIMS = 1000

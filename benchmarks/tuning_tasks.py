@@ -13,8 +13,8 @@ Per task and *budget* (the share of a standard grid of 20 points per parameter x
 ``R`` replications: by default 1/2 for one parameter and 1/4 for two, the issue's
 acceptance budgets, and half of that), four *methods* spend the same simulations:
 
-* ``tune``: :func:`jbandits.tune.tune` with its defaults;
-* ``halving``: :func:`jbandits.tune.tune` with ``Search(allocation="halving")``
+* ``tune``: :func:`jbandits.tuning.tune` with its defaults;
+* ``halving``: :func:`jbandits.tuning.tune` with ``Search(allocation="halving")``
   (successive halving of a finer grid, ES steps, a race between the candidates);
 * ``grid``: an even grid of ``n`` points per parameter on common random numbers,
   ``n ** d x R`` <= the budget;
@@ -48,8 +48,9 @@ from dataclasses import dataclass, field
 import jax
 import numpy as np
 
-from jbandits import envs, metrics
-from jbandits.tune import Box, LogSpace, Objective, Report, Search, Space, tune
+from jbandits import envs
+from jbandits.analysis import metrics
+from jbandits.tuning import Box, LogSpace, Objective, Report, Search, Space, tune
 
 THR, IDENT = metrics.thresholding(0.5), metrics.identification()
 REGRET10 = np.r_[0.5, np.full(9, 0.45)]

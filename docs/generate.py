@@ -35,24 +35,24 @@ NOTES = DOCS / "algorithm_notes"
 # factories (jbandits.apt, ...) have algorithm pages instead
 API = [
     ("jbandits", "Top level: run, simulate, sweep", None),
-    ("jbandits.registry", "Registry: make, names, register", None),
+    ("jbandits.core.registry", "Registry: make, names, register", None),
     ("jbandits.envs", "Environments", None),
-    ("jbandits.metrics", "Metrics", None),
-    ("jbandits.problems", "Paper problem instances", None),
-    ("jbandits.truth", "True-instance quantities", None),
-    ("jbandits.oracles", "Oracle constants", None),
-    ("jbandits.structure", "Structure and numbers (params as data)", None),
-    ("jbandits.execution", "Execution options", None),
-    ("jbandits.tuning", "Tuning (also importable as jbandits.tune)", None),
-    ("jbandits.runner", "Runner (low-level tier)", None),
-    ("jbandits.store", "Results store", None),
-    ("jbandits.sweeps", "Sweep helpers", None),
-    ("jbandits.engine", "Engine", None),
-    ("jbandits.types", "Types", None),
-    ("jbandits.plotting", "Plotting", None),
-    ("jbandits.arms", "Arm building blocks", None),
-    ("jbandits.schedules", "Host schedules", None),
-    ("jbandits.numerics", "Numerics", None),
+    ("jbandits.analysis.metrics", "Metrics", None),
+    ("jbandits.envs.problems", "Paper problem instances", None),
+    ("jbandits.analysis.truth", "True-instance quantities", None),
+    ("jbandits.analysis.oracles", "Oracle constants", None),
+    ("jbandits.core.numbers", "Structure and numbers (params as data)", None),
+    ("jbandits.core.execution", "Execution options", None),
+    ("jbandits.tuning", "Tuning (also importable as jbandits.tuning)", None),
+    ("jbandits.sim.runner", "Runner (low-level tier)", None),
+    ("jbandits.analysis.store", "Results store", None),
+    ("jbandits.sim", "Sweep helpers", None),
+    ("jbandits.sim.engine", "Engine", None),
+    ("jbandits.core.types", "Types", None),
+    ("jbandits.analysis.plotting", "Plotting", None),
+    ("jbandits.policies.blocks.arms", "Arm building blocks", None),
+    ("jbandits.policies.blocks.schedules", "Host schedules", None),
+    ("jbandits.policies.blocks.numerics", "Numerics", None),
 ]
 
 
@@ -167,7 +167,7 @@ def _reference_name(ref) -> str:
 
 def _kind(name: str, param: inspect.Parameter) -> str:
     """How the runner treats an argument, from the registry and the annotation."""
-    from jbandits import registry
+    from jbandits.core import registry
 
     static = set(getattr(registry, "STATIC_INTS", ())) | set(
         getattr(getattr(registry, "_ENTRIES", {}).get(name), "static", ())
@@ -194,7 +194,7 @@ def _fmt_default(param: inspect.Parameter) -> str:
 
 
 def _algorithm_page(name: str, note: str, cases: list) -> str:
-    from jbandits import registry
+    from jbandits.core import registry
 
     factory = registry.raw_factory(name)
     params = [

@@ -34,7 +34,7 @@ from experiments._cli import (  # noqa: E402, F401  (re-exported)
     compile_cache_dir,
     enable_compile_cache,
 )
-from jbandits import runner  # noqa: E402
+from jbandits.sim import runner  # noqa: E402
 
 
 def _load_all() -> None:

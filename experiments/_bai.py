@@ -5,8 +5,8 @@ Lalitha et al. draw a new instance per run, and their budget-dependent algorithm
 need one run per budget; the oracle-tuned ones (GapE, GapE-V, UGapEb) also need
 per-instance parameters. A grid is ``P`` points (budgets, or K values) x ``N`` instances, one
 replication each, with per-point-and-instance hyper-parameters ``hp[P, N, ...]``:
-:func:`grid_lanes` makes it ``P * N`` cells of :class:`jbandits.runner.Lanes`, and
-:func:`jbandits.runner.execute` batches, compiles (once per policy), chunks and shards
+:func:`grid_lanes` makes it ``P * N`` cells of :class:`jbandits.sim.runner.Lanes`, and
+:func:`jbandits.sim.runner.execute` batches, compiles (once per policy), chunks and shards
 them. Instance ``n`` uses the key ``fold_in(key, n)`` at every grid point and for
 every algorithm (common random numbers: paired comparisons).
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from jbandits import runner
+from jbandits.sim import runner
 
 
 def broadcast_pn(tree, num_points: int, num_instances: int):

@@ -4,7 +4,7 @@ Every algorithm of an experiment sees the same replication keys (common random
 numbers), so two algorithms are compared by the mean of their per-replication
 difference and its standard error (a paired test; Glasserman and Yao, "Some guidelines
 and guarantees for common random numbers", Management Science 1992). Intervals are
-normal 95% intervals, ``d +- Z * se`` with ``Z = jbandits.metrics.Z95``.
+normal 95% intervals, ``d +- Z * se`` with ``Z = jbandits.analysis.metrics.Z95``.
 
 A claim's verdict is read on a fixed ladder (:func:`ladder`): "reproduced" when the
 whole statement holds, "partly" when some of it does, "not reproduced" otherwise;
@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from experiments._core import Claim
-from jbandits import metrics
+from jbandits.analysis import metrics
 
 Z = metrics.Z95
 REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"

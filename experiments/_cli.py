@@ -1,6 +1,6 @@
 """The argument parser of ``python -m experiments`` (:mod:`experiments.__main__`,
 which sets ``XLA_FLAGS`` before this module imports JAX) and the compilation-cache
-helpers it shares with ``jbandits sweep`` (:mod:`jbandits._compile_cache`)."""
+helpers it shares with ``jbandits sweep`` (:mod:`jbandits.sim.compile_cache`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 import os
 
 from experiments import _core
-from jbandits._compile_cache import (  # noqa: F401  (re-exported)
+from jbandits.sim.compile_cache import (  # noqa: F401  (re-exported)
     CACHE_ENV,
     OFF,
     compile_cache_dir,

@@ -16,7 +16,7 @@ import numpy as np
 
 import jbandits
 from experiments import _write
-from jbandits import runner
+from jbandits.sim import runner
 
 # Seeds below 2^22: experiments key their runs with ``jax.random.key(seed * 1000 +
 # number)``, which keeps 32 bits without x64, so larger seeds would wrap onto others.
@@ -71,7 +71,7 @@ class Claim:
 
 @dataclass
 class Outcome:
-    panels: list  # see jbandits.plotting.plot_panels
+    panels: list  # see jbandits.analysis.plotting.plot_panels
     table: list  # rows (dicts) of final values
     claims: list  # [Claim]
     arrays: dict = field(default_factory=dict)  # raw arrays saved to results.npz
@@ -133,7 +133,11 @@ def key(seed: int, stream: int):
 # ------------------------------------------------------------------ shared helpers
 def curve(x, values, *, binary: bool = False, transform=None) -> dict:
     """Mean and 95% CI over replications (axis 0) of ``values [R, C]``."""
-    ci = jbandits.metrics.binomial_ci if binary else jbandits.metrics.mean_ci
+    ci = (
+        jbandits.analysis.metrics.binomial_ci
+        if binary
+        else jbandits.analysis.metrics.mean_ci
+    )
     mean, lo, hi = ci(values, axis=0)
     if transform is not None:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -146,7 +150,7 @@ def curve(x, values, *, binary: bool = False, transform=None) -> dict:
 
 
 def panel(title: str, xlabel: str, ylabel: str, curves: dict) -> dict:
-    """One panel of :func:`jbandits.plotting.plot_panels` (curves from :func:`curve`)."""
+    """One panel of :func:`jbandits.analysis.plotting.plot_panels` (curves from :func:`curve`)."""
     return {"title": title, "xlabel": xlabel, "ylabel": ylabel, "curves": curves}
 
 

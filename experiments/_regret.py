@@ -21,7 +21,9 @@ import numpy as np
 
 import jbandits
 from experiments import _core
-from jbandits import problems, runner
+from jbandits.core import prng
+from jbandits.envs import problems
+from jbandits.sim import runner
 
 FULL_REPS = 100
 QUICK_REPS = 10
@@ -162,7 +164,7 @@ def run_padded(
         params=params,
         instance=np.arange(len(budgets)),
         budget=np.asarray(budgets),
-        keys=runner.key_data(keys),
+        keys=prng.key_data(keys),
         num_reps=reps,
     )
     opts = runner.Options(

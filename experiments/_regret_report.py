@@ -35,7 +35,7 @@ def elimination_rows(results: dict, key_fn) -> list[dict]:
         for tag, r in key_fn(results[label]):
             kept = np.asarray(r["optimal_active"], bool)
             lost = ~kept
-            p, lo, hi = jbandits.metrics.binomial_ci(lost.astype(float))
+            p, lo, hi = jbandits.analysis.metrics.binomial_ci(lost.astype(float))
             reg = r["regret"]
             rows.append(
                 {
@@ -165,7 +165,7 @@ def expt3_outcome(algos, claims, cfg: _core.Config) -> _core.Outcome:
         for k in arms_list:
             f = r["final"][k]
             _save(arrays, f"{label}/K{k}", f)
-            cis.append(jbandits.metrics.mean_ci(f["regret"]))
+            cis.append(jbandits.analysis.metrics.mean_ci(f["regret"]))
             table.append(
                 {
                     "algorithm": label,

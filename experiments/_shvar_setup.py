@@ -17,7 +17,9 @@ import numpy as np
 
 from experiments import _bai, _core
 from experiments import _claims as C
-from jbandits import metrics, oracles, runner, schedules
+from jbandits.analysis import metrics, oracles
+from jbandits.policies.blocks import schedules
+from jbandits.sim import runner
 
 # The paper's budget grid is not recoverable from the text (the figure axes are lost):
 # our grid spans the paper's n = 5000 of Fig. 3 (stage budget n/6 >= 64 x 13 round-robin

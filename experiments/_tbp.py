@@ -16,7 +16,10 @@ import numpy as np
 
 from experiments import _claims as C
 from experiments import _core
-from jbandits import metrics, oracles, problems, runner
+from jbandits.analysis import metrics, oracles
+from jbandits.core import prng
+from jbandits.envs import problems
+from jbandits.sim import runner
 
 BUDGET = 10_000
 NUM_CHECKPOINTS = 100  # error read every BUDGET / NUM_CHECKPOINTS = 100 steps
@@ -84,7 +87,7 @@ def run_algorithms(problem, algos, key, reps: int) -> dict:
             params=params,
             instance=np.zeros(1, int),
             budget=np.asarray([BUDGET]),
-            keys=runner.key_data(key)[None],
+            keys=prng.key_data(key)[None],
             num_reps=reps,
         )
         opts = runner.Options(BUDGET, NUM_CHECKPOINTS, METRIC, a.permute)

@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 import jbandits
-from jbandits.plotting import plot_panels
+from jbandits.analysis.plotting import plot_panels
 
 if TYPE_CHECKING:  # _core imports this module
     from experiments._core import Config, Experiment

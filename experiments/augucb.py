@@ -22,7 +22,7 @@ import numpy as np
 from experiments import _claims as C
 from experiments import _core
 from experiments import _tbp as S
-from jbandits import problems
+from jbandits.envs import problems
 
 FULL_REPS, QUICK_REPS = 500, 50
 MODES = ("paper", "authors_code")

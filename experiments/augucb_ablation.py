@@ -28,7 +28,7 @@ import numpy as np
 from experiments import _claims as C
 from experiments import _core
 from experiments import _tbp as S
-from jbandits import problems
+from jbandits.envs import problems
 
 FULL_REPS, QUICK_REPS = 500, 50
 

@@ -16,7 +16,8 @@ import numpy as np
 import jbandits
 from experiments import _claims as C
 from experiments import _core
-from jbandits import metrics, oracles, problems
+from jbandits.analysis import metrics, oracles
+from jbandits.envs import problems
 
 SETUPS = {  # setup -> (T_max, checkpoints) for the full and the quick version
     1: ((1000, 10), (1000, 10)),
@@ -36,7 +37,7 @@ def _same(value, points) -> np.ndarray:
 
 def _sweep(make, grid, problem, key, reps, horizon, **kw):
     """One compilation for all grid points of the registered policy ``make`` (its
-    numbers from ``grid``; registered, so that :func:`jbandits.runner.resumable`
+    numbers from ``grid``; registered, so that :func:`jbandits.sim.runner.resumable`
     stores the run); [P, R, C] aggregate regrets and the times."""
     bandit, params = problem.bandit()
     res = jbandits.sweep(
@@ -226,7 +227,7 @@ def run(cfg: _core.Config) -> _core.Outcome:
         panels.append(_core.panel(title, "T", "ln(aggregate regret / K)", curves))
         for label, v in regrets.items():
             arrays[f"setup{number}/{label}"] = v
-            m, lo, hi = jbandits.metrics.mean_ci(v[:, -1] / k)
+            m, lo, hi = jbandits.analysis.metrics.mean_ci(v[:, -1] / k)
             ln = f"{np.log(m):.3f}" if m > 0 else "-inf"
             row = {"setup": number, "algorithm": label, "T": int(times[-1])}
             table.append(

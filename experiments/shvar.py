@@ -16,7 +16,7 @@ import jbandits
 from experiments import _claims as C
 from experiments import _core
 from experiments import _shvar_setup as S
-from jbandits import problems
+from jbandits.envs import problems
 
 FIG3_ARMS = (32, 36, 40, 44, 48, 52, 56, 60, 64)
 QUICK_ARMS = (32, 48, 64)

@@ -15,8 +15,8 @@ import numpy as np
 
 from experiments import _core
 from experiments import _shvar_setup as S
-from jbandits import schedules
 from jbandits.envs import movielens
+from jbandits.policies.blocks import schedules
 
 # ------------------------------------------------------------------ Figures 5 and 6
 # used only when neither a path (cfg.extra["data"]) nor $JBANDITS_DATA is given: the

@@ -18,7 +18,9 @@ import numpy as np
 import jbandits
 from experiments import _bai, _core
 from experiments import _claims as C
-from jbandits import metrics, oracles, runner, schedules, truth
+from jbandits.analysis import metrics, oracles, truth
+from jbandits.policies.blocks import schedules
+from jbandits.sim import runner
 
 MEANS = np.array(
     [0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]

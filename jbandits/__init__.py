@@ -10,29 +10,23 @@ Quick start::
     res.metrics["error"].mean()
 """
 
-from jbandits import (
-    arms,
-    envs,
-    execution,
-    metrics,
-    oracles,
-    problems,
-    registry,
-    runner,
-    schedules,
-    truth,
-    tune,
-)
-from jbandits.engine import RunResult, run
-from jbandits.registry import factory, make, names, register
-from jbandits.sweeps import (
+from jbandits import analysis, core, envs, policies, sim, tuning
+from jbandits.analysis import metrics, oracles, truth
+from jbandits.core import registry
+from jbandits.core.execution import Execution
+from jbandits.core.registry import factory, make, names, register
+from jbandits.core.types import Bandit, Policy
+from jbandits.envs import problems
+from jbandits.policies import blocks
+from jbandits.sim import (
+    RunResult,
     SweepResult,
     product_grid,
+    run,
     simulate,
     sweep,
     sweep_grid,
 )
-from jbandits.types import Bandit, Policy
 
 # Top-level factories (``jbandits.apt``, ...), one per registered policy, generated
 # from the registry: they build policies that remember their arguments
@@ -53,32 +47,34 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(names()))
 
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Bandit",
+    "Execution",
     "Policy",
     "RunResult",
     "SweepResult",
-    "arms",
+    "analysis",
+    "blocks",
+    "core",
     "envs",
-    "execution",
     "factory",
     "make",
     "metrics",
     "names",
     "oracles",
+    "policies",
     "problems",
     "product_grid",
     "register",
     "registry",
     "run",
-    "runner",
-    "schedules",
+    "sim",
     "simulate",
     "sweep",
     "sweep_grid",
     "truth",
-    "tune",
+    "tuning",
     *_BUILTIN,
 ]

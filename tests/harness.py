@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import jbandits
-from jbandits.engine import split_key, step_key
 from jbandits.envs import REPLAY, ReplayParams
+from jbandits.sim.engine import split_key, step_key
 
 
 class Instance(NamedTuple):
@@ -120,12 +120,12 @@ def basic_instance(
 
 # ------------------------------------------------------------------- unit-test runs
 def arm_stats(counts, sums=None, *, means=None, m2=None, dtype=jnp.float32):
-    """Hand-built :class:`jbandits.arms.ArmStats` from per-arm ``counts`` and ``sums``
+    """Hand-built :class:`jbandits.policies.blocks.arms.ArmStats` from per-arm ``counts`` and ``sums``
     (or ``means``: sums = means * counts); ``m2`` defaults to zeros."""
     counts = jnp.asarray(counts, dtype)
     sums = jnp.asarray(means, dtype) * counts if sums is None else sums
     m2 = jnp.zeros_like(counts) if m2 is None else jnp.asarray(m2, dtype)
-    return jbandits.arms.ArmStats(counts, jnp.asarray(sums, dtype), m2)
+    return jbandits.policies.blocks.arms.ArmStats(counts, jnp.asarray(sums, dtype), m2)
 
 
 def play_table(policy, table, budget, arm_mask=None, *, horizon=None, seed=0):

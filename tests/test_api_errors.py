@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 import jbandits
-from jbandits import envs, metrics, registry, schedules
+from jbandits import envs
+from jbandits.analysis import metrics
+from jbandits.core import registry
+from jbandits.policies.blocks import schedules
 
 BANDIT, PARAMS = envs.bernoulli([0.2, 0.4, 0.6, 0.8])
 GAUSS, GPARAMS = envs.gaussian([-1.0, 0.0, 1.0, 2.0], [1.0] * 4)

@@ -1,4 +1,4 @@
-"""jbandits.arms: masked selection helpers and the compensated Welford statistics."""
+"""jbandits.policies.blocks.arms: masked selection helpers and the compensated Welford statistics."""
 
 import itertools
 
@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jbandits import arms
+from jbandits.policies.blocks import arms
 
 NAN, INF = float("nan"), float("inf")
 SPECIAL = [NAN, INF, -INF, 0.0, 1.0, 3e38, -3e38]

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import arms
+from jbandits.policies.blocks import arms
 
 
 def test_least_steps_ahead_is_round_robin_one_pull_later():

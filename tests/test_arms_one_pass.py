@@ -1,4 +1,4 @@
-"""jbandits.arms "first" selection over few arms: the one-pass (value, index)
+"""jbandits.policies.blocks.arms "first" selection over few arms: the one-pass (value, index)
 reduction and the knock-out tree return the arm of the two-pass form (reduction,
 comparison, first index), and the forced round robin's next real arm is
 round_robin's next arm."""
@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jbandits import arms
+from jbandits.policies.blocks import arms
 
 SPECIAL = np.asarray([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0], np.float32)
 

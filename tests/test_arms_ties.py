@@ -1,4 +1,4 @@
-"""jbandits.arms random tie-break: one 32-bit draw mapped to the rank of the chosen arm
+"""jbandits.policies.blocks.arms random tie-break: one 32-bit draw mapped to the rank of the chosen arm
 among the tied ones (multiply-shift; Lemire, ACM TOMACS 2019)."""
 
 import jax
@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jbandits import arms
+from jbandits.policies.blocks import arms
 
 N = 600  # selections per arm count
 

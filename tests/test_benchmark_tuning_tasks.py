@@ -2,7 +2,7 @@
 only: running it takes minutes, see benchmarks/notes_tuning_tasks.md)."""
 
 from benchmarks.tuning_tasks import tasks
-from jbandits.tune import Objective, Space
+from jbandits.tuning import Objective, Space
 
 
 def test_the_task_set_spans_settings_dimensions_priors_and_oracle_constants():

@@ -19,7 +19,7 @@ matplotlib.use("Agg")
 
 import experiments.__main__ as cli  # noqa: E402
 from experiments import _core  # noqa: E402
-from jbandits import plotting  # noqa: E402
+from jbandits.analysis import plotting  # noqa: E402
 
 ENV = ("JBANDITS_DATA", "JBANDITS_PROGRESS", "JBANDITS_COMPILE_CACHE", "XDG_CACHE_HOME")
 
@@ -372,7 +372,7 @@ def test_out_must_be_a_folder(tmp_path, calls, capsys, where):
 def test_resume_store_of_other_work_names_out(tmp_path, calls, capsys):
     """A results store of other work in OUT/.resume/NAME: one line naming --out."""
     pytest.importorskip("pyarrow")
-    from jbandits.store import Store
+    from jbandits.analysis.store import Store
 
     path = str(tmp_path / ".resume" / "fake-a" / "0-digest")
     Store(path, fingerprint={"work": "older"})

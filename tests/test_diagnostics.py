@@ -64,7 +64,7 @@ def test_diagnostics_without_a_channel_is_a_clear_error():
 
 # ------------------------------------------------- Policy.setting picks the metric
 def test_setting_chooses_the_default_metric():
-    from jbandits import metrics
+    from jbandits.analysis import metrics
 
     apt = jbandits.make("apt", num_arms=4, threshold=0.4, epsilon=0.05)
     assert metrics.for_policy(apt) == metrics.thresholding(0.4)
@@ -87,7 +87,7 @@ def test_simulate_uses_the_settings_metric_by_default():
         bandit,
         params,
         jax.random.key(0),
-        metric=jbandits.metrics.thresholding(0.5),
+        metric=jbandits.analysis.metrics.thresholding(0.5),
         **run,
     )
     assert set(auto.metrics) == {"error", "misclassified"}

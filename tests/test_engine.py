@@ -10,7 +10,8 @@ from compile_log import count_compiles
 from scipy import stats
 
 import jbandits
-from jbandits import engine, metrics
+from jbandits.analysis import metrics
+from jbandits.sim import engine
 
 
 def test_sweep_compiles_once_over_alpha_budget_and_padded_k():
@@ -100,7 +101,7 @@ def test_reward_stack_is_common_across_policies():
     """The j-th reward of arm i depends only on (key, i, j): two policies see the same."""
     bandit, params = jbandits.envs.gaussian([0.0, 1.0, 2.0], [1.0, 1.0, 1.0])
     key = jax.random.key(3)
-    _, _, key_env, _ = jbandits.engine.split_key(key)
+    _, _, key_env, _ = jbandits.sim.engine.split_key(key)
     direct = [
         [float(bandit.sample(params, key_env, i, j)) for j in range(4)]
         for i in range(3)

@@ -16,8 +16,8 @@ import pytest
 from harness import slow_where
 
 import jbandits
-from jbandits import engine
-from jbandits.types import Policy
+from jbandits.core.types import Policy
+from jbandits.sim import engine
 
 K = 6
 BUDGETS = np.array([256, 256, 6, 256, 100, 256, 256, 256], np.int32)

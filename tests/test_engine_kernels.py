@@ -50,7 +50,7 @@ def test_apt_step_kernels(gauss):
 def test_apt_step_kernels_few_arms():
     """APT at K = 10, where the selection is one (value, index) reduction over the
     cached index and the forced round robin reads a table of successors
-    (jbandits.arms.uses_one_pass): 17 kernels (24 before the statistics table; the
+    (jbandits.policies.blocks.arms.uses_one_pass): 17 kernels (24 before the statistics table; the
     successor table replaced an integer reduction per step). When the cached index
     was an array of its own it took two kernels; without the cache the one-pass step
     ran 22, and the two-pass step with the forced arm in the index reduction 25
@@ -130,7 +130,7 @@ def _bernoulli_fusions(name, lanes=16, num_arms=20, **kwargs):
 @pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_bayes_ucb_beta_hashes_each_word_once():
     """Bayes-UCB (Beta): the binarising uniform's threefry hash is one kernel that
-    the step's other kernels read (``jbandits._fuse.materialise``). With
+    the step's other kernels read (``jbandits.policies.blocks.fuse.materialise``). With
     ``lax.optimization_barrier`` XLA:CPU dropped the barrier and fused the hash into
     every consumer of the flag: 15 hash words per step instead of 5 (the engine's and
     the step's key splits, the binarisation, the tie-break bits, the reward)."""

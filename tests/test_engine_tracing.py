@@ -8,7 +8,7 @@ import pytest
 
 import jbandits
 from benchmarks import hlo
-from jbandits import engine, runner
+from jbandits.sim import engine, runner
 
 
 def test_lane_varying_keeps_every_value():

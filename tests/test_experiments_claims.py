@@ -1,5 +1,5 @@
 """The experiments' claims module (paired differences, verdict ladder), the oracle
-tunings of ``jbandits.oracles`` and ``Problem.bandit()``: host-side, no compilation."""
+tunings of ``jbandits.analysis.oracles`` and ``Problem.bandit()``: host-side, no compilation."""
 
 import math
 
@@ -8,7 +8,8 @@ import pytest
 
 import jbandits
 from experiments import _claims as C
-from jbandits import oracles, problems
+from jbandits.analysis import oracles
+from jbandits.envs import problems
 
 
 def test_paired_difference_and_interval():
@@ -16,7 +17,7 @@ def test_paired_difference_and_interval():
     d = C.paired(a, b)
     se = np.std([1, 2, 3, 4], ddof=1) / 2
     assert d.d == 2.5 and d.se == pytest.approx(se, rel=1e-15)
-    assert C.Z == jbandits.metrics.Z95  # never the rounded 1.96
+    assert C.Z == jbandits.analysis.metrics.Z95  # never the rounded 1.96
     assert d.lo == 2.5 - C.Z * d.se and d.hi == 2.5 + C.Z * d.se
     assert d.z == pytest.approx(2.5 / se) and d.higher and not d.lower
     assert d.points() == (250.0, 100 * d.lo, 100 * d.hi)

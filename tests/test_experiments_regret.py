@@ -16,7 +16,7 @@ from experiments import (
     eucbv,  # noqa: F401  (registers the experiments)
 )
 from experiments import _regret as R
-from jbandits import problems
+from jbandits.envs import problems
 
 VERDICTS = {"reproduced", "partly", "not reproduced", "undecided", "not testable"}
 REPS = 4
@@ -129,7 +129,7 @@ def test_expt3_padding_keeps_reward_stacks(fast_compile):
 def test_expt3_padded_runs_are_stored_when_resumable(tmp_path, fast_compile):
     """run_padded names the registered policy (the run's T as its traced horizon), so
     resumable() stores its runs (it warned "<lambda> is not stored") and reads them."""
-    from jbandits import runner
+    from jbandits.sim import runner
 
     p = problems.eucbv_experiment(3, 20)
     algo = _core.Algo(

@@ -5,8 +5,8 @@ conditions for the multi-armed bandit and reinforcement learning problems", JMLR
 2006, Section 3, the algorithm for unknown biases): sample every remaining arm once
 per round; after round r drop every arm a with max_b mean_b - mean_a >= 2 alpha_r,
 alpha_r = sqrt(ln(c n r^2 / delta) / r) (n arms); stop when one arm is left. It is
-written below from ``jbandits.arms`` (statistics, least-pulled choice) and
-``jbandits.policies._phases`` (the read-out) only, is not registered as a library
+written below from ``jbandits.policies.blocks.arms`` (statistics, least-pulled choice) and
+``jbandits.policies.blocks.phases`` (the read-out) only, is not registered as a library
 algorithm, and is checked like one: against a plain-Python reference on replay tables
 with padded arms at random positions (one jit(vmap) program, tests/harness.py) and on
 an instance whose padded arms would pay the most.
@@ -19,9 +19,9 @@ import numpy as np
 from harness import TraceCase, basic_instance, check_case, play_table
 from reference.stats import arms as ref_arms
 
-from jbandits import arms
-from jbandits.policies import _phases
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks import phases as _phases
 
 
 # ------------------------------------------------------------------ the new policy

@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 import jbandits
-from jbandits import metrics
+from jbandits.analysis import metrics
 
 MEANS = [0.5] + [0.45] * 4 + [0.4] * 5
 REPS, BUDGET = 8000, 500

@@ -1,4 +1,4 @@
-"""The fused backend (jbandits.fused) against the XLA path, in Pallas interpret mode.
+"""The fused backend (jbandits.sim.fused) against the XLA path, in Pallas interpret mode.
 
 Every fused policy runs through :func:`jbandits.simulate` twice, with
 ``Execution(backend="xla")`` and ``Execution(backend="fused")`` (the kernel in
@@ -18,8 +18,8 @@ import pytest
 from cases import CASES
 
 import jbandits
-from jbandits.execution import Execution
-from jbandits.fused import lowering, safe
+from jbandits.core.execution import Execution
+from jbandits.sim.fused import lowering, safe
 
 # interpret-mode fused programs run in a process of their own (see .ci/run)
 pytestmark = pytest.mark.fused

@@ -1,5 +1,5 @@
 """``Execution(backend="auto")``: the fused kernel on a GPU after a first-call check
-against the XLA program, XLA elsewhere (jbandits.fused.backend).
+against the XLA program, XLA elsewhere (jbandits.sim.fused.backend).
 
 On CPU the GPU is simulated: the platform seam reports ``"gpu"`` and the lowering
 choice returns Pallas interpret mode, so the fused program runs as it would on a GPU
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import jbandits
-from jbandits.execution import Execution
-from jbandits.fused import backend, lowering
-from jbandits.runner import programs
+from jbandits.core.execution import Execution
+from jbandits.sim.fused import backend, lowering
+from jbandits.sim.runner import programs
 
 # interpret-mode fused programs run in a process of their own (see .ci/run)
 pytestmark = pytest.mark.fused

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jbandits
-from jbandits import _validate
+from jbandits.core import validate as _validate
 from jbandits.policies.identification.ugape import select_arm
 
 
@@ -158,7 +158,7 @@ def test_float32_count_ceiling_is_refused(monkeypatch):
     than 50 on one arm; 100 uniform pulls of 4 arms put 25 on each."""
     if jax.config.jax_enable_x64:
         pytest.skip("64-bit floats count exactly to 2^53")
-    monkeypatch.setattr(jbandits.runner.results, "EXACT_FLOAT32_COUNT", 50)
+    monkeypatch.setattr(jbandits.sim.runner.results, "EXACT_FLOAT32_COUNT", 50)
     two, two_params = jbandits.envs.bernoulli([0.3, 0.7])
     with pytest.raises(ValueError, match="float32 statistics count"):
         jbandits.simulate(
@@ -178,6 +178,6 @@ def test_float32_count_check_reads_the_largest_count():
     if jax.config.jax_enable_x64:
         pytest.skip("64-bit floats count exactly to 2^53")
     ok = np.array([[3, 1 << 24]], np.int32)
-    jbandits.runner.check_count_precision(ok)
+    jbandits.sim.runner.check_count_precision(ok)
     with pytest.raises(ValueError, match="2\\^24"):
-        jbandits.runner.check_count_precision(ok + 1)
+        jbandits.sim.runner.check_count_precision(ok + 1)

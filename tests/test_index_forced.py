@@ -1,7 +1,7 @@
 """The index skeleton's forced round robin without a pull counter: policies whose
 index does not read the number of pulls decide whether a pull is forced from the
-pulled arm's count (``jbandits.policies._index``). The arms pulled must be those of
-the counter-based definition, :func:`jbandits.arms.forced_arm`, for every number of
+pulled arm's count (``jbandits.policies.blocks.index``). The arms pulled must be those of
+the counter-based definition, :func:`jbandits.policies.blocks.arms.forced_arm`, for every number of
 passes and with padded arms anywhere, and the index must take over right after."""
 
 import jax
@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jbandits import arms
-from jbandits.policies._index import index_policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks.index import index_policy
 from jbandits.policies.thresholding.apt import apt_index
 
 

@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jbandits import arms
-from jbandits.policies._index import index_policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks.index import index_policy
 from jbandits.policies.identification.ucb_e import ucb_e_index
 from jbandits.policies.thresholding.apt import apt_index
 from jbandits.policies.thresholding.lsa import lsa_index

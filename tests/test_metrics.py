@@ -1,11 +1,11 @@
-"""jbandits.metrics: losses on policy outputs and the confidence intervals."""
+"""jbandits.analysis.metrics: losses on policy outputs and the confidence intervals."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jbandits import metrics
+from jbandits.analysis import metrics
 
 MEANS = jnp.asarray([0.1, 0.4, 0.3, 0.9])
 ALL = jnp.ones(4, bool)
@@ -116,7 +116,7 @@ def test_confidence_intervals():
 
 
 def test_wilson_interval_ends_exactly_at_zero_and_one():
-    from jbandits import metrics as m
+    from jbandits.analysis import metrics as m
 
     n = 2000  # the size at which the formula left 1.08e-19 in printed tables
     rate, low, high = m.binomial_ci(np.zeros(n))

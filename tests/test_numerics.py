@@ -1,4 +1,4 @@
-"""jbandits.numerics against SciPy (spec §3, §8 item 5)."""
+"""jbandits.policies.blocks.numerics against SciPy (spec §3, §8 item 5)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from scipy import stats
 from scipy.optimize import brentq
 from scipy.special import gammaln, xlogy
 
-from jbandits import numerics
+from jbandits.policies.blocks import numerics
 
 
 def _kl(p, q):

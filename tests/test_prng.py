@@ -1,4 +1,4 @@
-"""jbandits._prng computes exactly what jax.random computes, bit for bit."""
+"""jbandits.core.prng computes exactly what jax.random computes, bit for bit."""
 
 import jax
 import jax.extend as jex
@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jbandits import _prng
+from jbandits.core import prng as _prng
 from jbandits.envs import _common
 
 N = 4096

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from jbandits import problems
+from jbandits.envs import problems
 from jbandits.policies import thresholding as th
 
 EXACT = 1e-15  # one float64 rounding of the spec's arithmetic on numbers <= 1

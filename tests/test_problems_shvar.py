@@ -1,9 +1,9 @@
-"""S004 §5.1 Gaussian bandit instances (jbandits.problems.shvar_gaussian)."""
+"""S004 §5.1 Gaussian bandit instances (jbandits.envs.problems.shvar_gaussian)."""
 
 import numpy as np
 import pytest
 
-from jbandits import problems
+from jbandits.envs import problems
 
 
 def test_base_instance_matches_the_paper_formulas():

@@ -42,8 +42,9 @@ def test_names_cover_the_three_families():
 _MODULE = """
 import jax.numpy as jnp
 
-from jbandits import arms, registry
-from jbandits.policies._index import index_policy
+from jbandits.policies.blocks import arms
+from jbandits.core import registry
+from jbandits.policies.blocks.index import index_policy
 
 
 @registry.policy("tmp_greedy_bonus", static=("passes",))
@@ -68,7 +69,7 @@ def tmp_policy_module(tmp_path, monkeypatch):
     module = importlib.import_module("tmp_policy_mod")
     yield module
     sys.modules.pop("tmp_policy_mod", None)
-    jbandits.registry.unregister("tmp_greedy_bonus")
+    jbandits.core.registry.unregister("tmp_greedy_bonus")
 
 
 def test_a_policy_registered_in_its_own_module_is_made_and_swept(tmp_policy_module):
@@ -76,7 +77,7 @@ def test_a_policy_registered_in_its_own_module_is_made_and_swept(tmp_policy_modu
     assert jbandits.tmp_greedy_bonus is jbandits.factory("tmp_greedy_bonus")
     policy = jbandits.make("tmp_greedy_bonus", num_arms=3, bonus=0.5)
     assert policy.spec.name == "tmp_greedy_bonus"
-    assert jbandits.registry.split_kwargs(
+    assert jbandits.core.registry.split_kwargs(
         {"bonus": 0.5, "passes": 2}, policy.spec.name
     ) == (
         {"passes": 2},
@@ -84,7 +85,7 @@ def test_a_policy_registered_in_its_own_module_is_made_and_swept(tmp_policy_modu
     )
     bandit, params = jbandits.envs.bernoulli([0.2, 0.5, 0.8])
     key = jax.random.key(0)
-    jbandits.runner.clear_cache()
+    jbandits.sim.runner.clear_cache()
     with count_traces() as traces:
         regrets = [
             jbandits.simulate(
@@ -119,14 +120,12 @@ def test_make_splits_structure_from_numbers_once():
 
 
 # A fixed-schedule policy writes only its paper's arguments; the registry adds the
-# shared budget, schedule and execution (jbandits._arguments) to its signature, its
+# shared budget, schedule and execution (jbandits.core.arguments) to its signature, its
 # docstring and its hooks.
 _PHASED = """
-from jbandits import arms, registry
-from jbandits.policies.identification.successive_rejects import (
-    SCHEDULE,
-    rejects_policy,
-)
+from jbandits.policies.blocks import arms
+from jbandits.core import registry
+from jbandits.policies.identification.successive_rejects import SCHEDULE, rejects_policy
 
 
 @registry.policy("tmp_reject_by_bonus", shared=SCHEDULE)
@@ -157,7 +156,7 @@ def test_a_shared_argument_group_adds_its_arguments_docs_and_hooks(
     importlib.import_module("tmp_phased_mod")
     try:
         name = "tmp_reject_by_bonus"
-        raw = jbandits.registry.raw_factory(name)
+        raw = jbandits.core.registry.raw_factory(name)
         params = inspect.signature(jbandits.factory(name)).parameters
         assert list(params) == ["num_arms", "bonus", "budget", "schedule", "execution"]
         assert [params[k].default for k in ("bonus", "budget", "execution")] == [
@@ -168,12 +167,12 @@ def test_a_shared_argument_group_adds_its_arguments_docs_and_hooks(
         assert params["budget"].kind is inspect.Parameter.KEYWORD_ONLY
         doc = inspect.getdoc(raw)
         assert doc.index("bonus:") < doc.index("budget: T.") < doc.index("execution:")
-        assert jbandits.registry.prepare_hook(name) is jbandits.registry.prepare_hook(
-            "successive_rejects"
-        )
-        assert jbandits.registry.min_budget(name, 4) == jbandits.registry.min_budget(
-            "successive_rejects", 4
-        )
+        assert jbandits.core.registry.prepare_hook(
+            name
+        ) is jbandits.core.registry.prepare_hook("successive_rejects")
+        assert jbandits.core.registry.min_budget(
+            name, 4
+        ) == jbandits.core.registry.min_budget("successive_rejects", 4)
         with pytest.raises(TypeError, match="table"):
             raw(4, budget=40, table=None)
         with pytest.raises(ValueError, match="budget"):
@@ -190,7 +189,7 @@ def test_a_shared_argument_group_adds_its_arguments_docs_and_hooks(
         np.testing.assert_array_equal(a.regret, b.regret)
     finally:
         sys.modules.pop("tmp_phased_mod", None)
-        jbandits.registry.unregister("tmp_reject_by_bonus")
+        jbandits.core.registry.unregister("tmp_reject_by_bonus")
 
 
 def test_the_fixed_schedule_policies_keep_their_public_signatures():

@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import jbandits
-from jbandits import metrics, runner
+from jbandits.analysis import metrics
+from jbandits.sim import runner
 
 K, BUDGET, REPS, CHUNK = 6, 120, 256, 64
 
@@ -121,8 +122,8 @@ def test_hand_built_policies_are_never_stored(tmp_path):
     # two hand-built APTs differ only in a number their closures hold: no key can
     # tell them apart (the old byte-code digest of the runner's wrapper could not),
     # so store= refuses them and resumable() runs them without a store
+    from jbandits.analysis.store import digest
     from jbandits.policies.thresholding.apt import apt
-    from jbandits.store import digest
 
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, K))
     common = dict(budget=BUDGET, num_reps=8, progress=False)

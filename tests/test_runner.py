@@ -15,7 +15,8 @@ import pytest
 from compile_log import count_compiles, count_traces
 
 import jbandits
-from jbandits import metrics, runner
+from jbandits.analysis import metrics
+from jbandits.sim import runner
 
 HERE = os.path.dirname(__file__)
 WORKER = os.path.join(HERE, "scripts", "runner_worker.py")
@@ -145,7 +146,7 @@ def test_sweep_grid_compiles_one_program_per_policy_and_bucket():
             metric=metrics.thresholding(0.5),
             progress=False,
         )
-    buckets = {jbandits.sweeps.k_bucket(k) for k in ks}
+    buckets = {jbandits.sim.k_bucket(k) for k in ks}
     assert compiles.count == len(buckets) * len(policies) == 3 * 2
     assert len(res.cells) == (3 + 2) * len(ks) * len(budgets)
     # every cell ran its own budget, and matches a direct simulate of that cell
@@ -375,7 +376,7 @@ def test_acceptance_sweep_compiles_buckets_times_policies():
             metric=metrics.thresholding(0.5),
             progress=False,
         )
-    buckets = {jbandits.sweeps.k_bucket(k) for k in ks}
+    buckets = {jbandits.sim.k_bucket(k) for k in ks}
     assert compiles.count == len(buckets) * len(policies)
     valid = sum(b >= k for k in ks for b in budgets)
     assert len(res.cells) == valid * 8 * len(policies)
@@ -386,7 +387,7 @@ def test_acceptance_sweep_compiles_buckets_times_policies():
 
 
 def test_store_non_writer_uses_process_zeros_chunk_layout_and_never_writes(tmp_path):
-    from jbandits.store import Store
+    from jbandits.analysis.store import Store
 
     path = tmp_path / "s"
     writer = Store(path, fingerprint={"w": 1}, writer=True)

@@ -1,4 +1,4 @@
-"""The runner checks a call's numbers on the host (jbandits.runner.work._check_numbers):
+"""The runner checks a call's numbers on the host (jbandits.sim.runner.work._check_numbers):
 once per distinct row of numbers and policy, not again on a repeated call."""
 
 import jax

@@ -1,4 +1,4 @@
-"""The runner's progress bar names the work (jbandits.runner.execute)."""
+"""The runner's progress bar names the work (jbandits.sim.runner.execute)."""
 
 import jax
 import numpy as np

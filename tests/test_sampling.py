@@ -1,4 +1,4 @@
-"""jbandits._sampling: Beta draws by Marsaglia-Tsang gammas in three stages."""
+"""jbandits.policies.blocks.sampling: Beta draws by Marsaglia-Tsang gammas in three stages."""
 
 import re
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from jbandits import _sampling
+from jbandits.policies.blocks import sampling as _sampling
 
 # shape 1 (exponential path), small shapes (most rejections), large and lopsided ones
 A = np.array([1.0, 1.0, 2.0, 3.0, 2.0, 50.0, 7.0, 1000.0], np.float32)

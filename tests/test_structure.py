@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 import jbandits
-from jbandits.structure import WithParams
-from jbandits.types import Policy
+from jbandits.core.numbers import WithParams
+from jbandits.core.types import Policy
 
 
 def test_make_fills_in_the_numeric_defaults_and_keeps_structure_apart():
     policy = jbandits.make("ucbv", num_arms=3)
     assert dict(policy.spec.static) == {"num_arms": 3}
-    factory = jbandits.registry.raw_factory("ucbv")
+    factory = jbandits.core.registry.raw_factory("ucbv")
     import inspect
 
     numeric = {
@@ -74,8 +74,8 @@ def test_a_jitted_loop_and_an_eager_loop_agree():
 
 def test_bind_refuses_a_number_as_structure():
     with pytest.raises(ValueError, match="epsilon=0.1 is a number"):
-        jbandits.registry.bind("apt", num_arms=3, epsilon=0.1)
-    structure = jbandits.registry.bind("apt", num_arms=3)
+        jbandits.core.registry.bind("apt", num_arms=3, epsilon=0.1)
+    structure = jbandits.core.registry.bind("apt", num_arms=3)
     assert structure.policy({"threshold": 0.5}).params == {
         "threshold": 0.5,
         **dict(structure.defaults),
@@ -91,7 +91,7 @@ def test_a_state_class_made_inside_the_factory_sweeps(tmp_path):
     """A factory that defines its state class inside makes a new class per build;
     the state keeps the class it was made with, and the numbers sweep in one program."""
 
-    @jbandits.registry.policy("tmp_local_state")
+    @jbandits.core.registry.policy("tmp_local_state")
     def tmp_local_state(num_arms: int, *, weight: float = 1.0) -> Policy:
         class Local(NamedTuple):
             arm: jax.Array
@@ -125,4 +125,4 @@ def test_a_state_class_made_inside_the_factory_sweeps(tmp_path):
         np.testing.assert_allclose(b, 2 * a)
         assert np.asarray(results[1].state.params["weight"]).max() == 2.0
     finally:
-        jbandits.registry.unregister("tmp_local_state")
+        jbandits.core.registry.unregister("tmp_local_state")

@@ -1,4 +1,4 @@
-"""``jbandits sweep CONFIG.toml`` (:mod:`jbandits.cli`) and the tables of
+"""``jbandits sweep CONFIG.toml`` (:mod:`jbandits.cli.main`) and the tables of
 :class:`jbandits.SweepResult`: labels, CIs, the figure's curves, config checks, exit
 codes, Ctrl-C and the compile cache.
 
@@ -22,9 +22,10 @@ import pytest
 
 matplotlib.use("Agg")
 
-from jbandits import cli, metrics, plotting  # noqa: E402
-from jbandits.store import Store  # noqa: E402
-from jbandits.sweeps import SweepResult  # noqa: E402
+from jbandits.analysis import metrics, plotting
+from jbandits.analysis.store import Store  # noqa: E402
+from jbandits.cli.main import main as cli  # noqa: E402
+from jbandits.sim import SweepResult  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -307,7 +308,7 @@ def test_ctrl_c_while_compiling_exits_130_with_one_line_and_a_clean_store(tmp_pa
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": ROOT, "JBANDITS_COMPILE_CACHE": "0"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jbandits.cli", "sweep", config, "--out", str(out)],
+        [sys.executable, "-m", "jbandits.cli.main", "sweep", config, "--out", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import jbandits
-from jbandits import metrics, sweeps
+from jbandits.analysis import metrics
+from jbandits.sim import checks, entry
 
 BANDIT, PARAMS = jbandits.envs.bernoulli([0.2, 0.45, 0.55, 0.8])
 KW = dict(num_reps=8, progress=False)
@@ -64,7 +65,7 @@ def test_sweep_grid_defaults_to_the_policies_metric():
 
 def test_auto_metric_of_identification_and_regret_policies():
     def auto(name):
-        return sweeps._one_metric([sweeps._host_policy(name, 4, {}, 20)])
+        return checks.one_metric([entry.host_policy(name, 4, {}, 20)])
 
     assert auto("successive_rejects") == metrics.identification()
     assert auto("ucb1") is None  # regret and reward only, as before

@@ -13,12 +13,12 @@ import pytest
 from compile_log import count_compiles
 
 import jbandits
-from jbandits import tune
-from jbandits.tune import ES, PG, Box, Logit, LogSpace, Objective, Report, Search
+from jbandits import tuning as tune
+from jbandits.tuning import ES, PG, Box, Logit, LogSpace, Objective, Report, Search
 
 MEANS = np.array([0.3, 0.45, 0.55, 0.7])
 BANDIT, PARAMS = jbandits.envs.bernoulli(MEANS)
-METRIC = jbandits.metrics.thresholding(0.5)
+METRIC = jbandits.analysis.metrics.thresholding(0.5)
 # one small setting shared by the tests below, so that its program compiles once
 SPACE = {"epsilon": LogSpace(0.01, 1.0)}
 SETTING = dict(budget=40, fixed={"threshold": 0.5}, loss="misclassified", metric=METRIC)
@@ -160,7 +160,7 @@ def test_tune_errors_name_the_problem(call, match):
 
 @pytest.mark.slow  # 6-30 s on a 2-core machine: CI runs it in the slow step
 def test_tune_compiles_once_and_reports():
-    jbandits.runner.clear_cache()
+    jbandits.sim.runner.clear_cache()
     with count_compiles() as first:
         res = tune.tune(
             OBJECTIVE, SPACE, search=SEARCH, report=Report(evaluate=16), key=1
@@ -257,7 +257,7 @@ def test_grad_through_a_trajectory_raises_and_points_to_the_tuner():
 
     assert np.isfinite(float(final_loss(0.1)))  # the forward pass is untouched
     for transform in (jax.grad, lambda f: jax.jit(jax.grad(f))):
-        with pytest.raises(tune.TrajectoryGradientError, match="jbandits.tune.tune"):
+        with pytest.raises(tune.TrajectoryGradientError, match="jbandits.tuning.tune"):
             transform(final_loss)(0.1)
 
     def regret_in_means(means):  # derivatives in the instance are not blocked
@@ -347,7 +347,7 @@ def test_tuning_apt_epsilon_reduces_error():
             budget=300,
             fixed={"threshold": 0.5},
             loss="misclassified",
-            metric=jbandits.metrics.thresholding(0.5),
+            metric=jbandits.analysis.metrics.thresholding(0.5),
         ),
         {"epsilon": LogSpace(0.001, 1.0)},
         search=Search(start={"epsilon": 1.0}, simulations=3000, num_reps=100),

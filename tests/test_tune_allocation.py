@@ -10,8 +10,7 @@ import pytest
 from test_tune import MEANS, OBJECTIVE  # APT on 4 arms, T = 40: compiled once
 
 import jbandits
-from jbandits.tune import LogSpace, Objective, Report, Search
-from jbandits.tuning import allocation
+from jbandits.tuning import LogSpace, Objective, Report, Search, allocation
 from jbandits.tuning.space import Box, Space
 
 SPACE = Space({"a": Box(0.0, 1.0)})
@@ -82,7 +81,7 @@ def test_race_drops_a_clearly_worse_candidate_and_spends_the_rest_on_the_others(
 
 def test_tune_with_halving_accounts_for_its_simulations():
     search = Search(num_reps=8, simulations=600, allocation="halving")
-    res = jbandits.tune.tune(
+    res = jbandits.tuning.tune(
         OBJECTIVE,
         {"epsilon": LogSpace(0.01, 1.0)},
         search=search,
@@ -122,15 +121,15 @@ def test_allocation_is_checked_and_a_given_start_skips_the_halving():
 def test_two_parameters_default_to_halving_one_parameter_to_the_grid():
     bandit, params = jbandits.envs.bernoulli(MEANS)
     obj = Objective("ucbv", bandit, params, budget=30)
-    space = {"c": jbandits.tune.Box(0.0, 2.0), "zeta": jbandits.tune.Box(0.2, 2.5)}
+    space = {"c": jbandits.tuning.Box(0.0, 2.0), "zeta": jbandits.tuning.Box(0.2, 2.5)}
     report = Report(confidence=0)
     small = dict(num_reps=4, simulations=800)
-    default = jbandits.tune.tune(obj, space, search=Search(**small), report=report)
+    default = jbandits.tuning.tune(obj, space, search=Search(**small), report=report)
     halving = Search(**small, allocation="halving")
-    explicit = jbandits.tune.tune(obj, space, search=halving, report=report)
+    explicit = jbandits.tuning.tune(obj, space, search=halving, report=report)
     assert default.theta == explicit.theta and "halving" in default.extra
     assert default.extra["halving"]["rounds"][0][0] == 64  # an 8 x 8 grid
-    one = jbandits.tune.tune(
+    one = jbandits.tuning.tune(
         OBJECTIVE,
         {"epsilon": LogSpace(0.01, 1.0)},
         search=Search(num_reps=8, simulations=80),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jbandits
-from jbandits.tune import LogSpace, Objective, Report, Search, TuningWarning
+from jbandits.tuning import LogSpace, Objective, Report, Search, TuningWarning
 
 BANDIT, PARAMS = jbandits.envs.bernoulli(np.array([0.3, 0.45, 0.55, 0.7]))
 # UCB1's regret at T = 200: interior optimum near alpha = 0.85, steep above it
@@ -18,7 +18,7 @@ SMALL = Search(simulations=240, num_reps=20, init_points=3)
 def _tune(objective, space, search, **kw):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = jbandits.tune.tune(objective, space, search=search, **kw)
+        res = jbandits.tuning.tune(objective, space, search=search, **kw)
     issued = [str(w.message) for w in caught if w.category is TuningWarning]
     assert issued == list(res.warnings)  # each listed warning is also issued
     return res

@@ -9,8 +9,7 @@ from test_tune import OBJECTIVE  # APT on 4 arms, T = 40: compiled once
 from test_tune_allocation import SPACE, Z16, Paired
 
 import jbandits
-from jbandits.tune import ES, LogSpace, Report, Search
-from jbandits.tuning import allocation
+from jbandits.tuning import ES, LogSpace, Report, Search, allocation
 from jbandits.tuning.pooling import fit_min
 
 X = np.linspace(0.05, 0.95, 10)
@@ -106,7 +105,7 @@ def test_tune_picks_the_pooled_fit_of_the_grid_and_its_crn_steps():
     space = {"epsilon": LogSpace(0.01, 1.0)}
     report = Report(confidence=0)
     search = Search(num_reps=8, simulations=120, init_points=5, pool=True)
-    res = jbandits.tune.tune(OBJECTIVE, space, search=search, report=report, key=2)
+    res = jbandits.tuning.tune(OBJECTIVE, space, search=search, report=report, key=2)
     pool = res.extra["pool"]
     # 5 grid points + 2 points per ES step, all on the grid's 8 replications
     assert pool["points"] == 5 + 2 * len(res.path) == 15
@@ -115,15 +114,15 @@ def test_tune_picks_the_pooled_fit_of_the_grid_and_its_crn_steps():
     # without pool (ES on common replications as pool sets it) the pick is the
     # averaged iterate: another point
     crn = ES(crn=True)
-    plain = jbandits.tune.tune(
+    plain = jbandits.tuning.tune(
         OBJECTIVE, space, search=Search(num_reps=8, simulations=120, init_points=5),
         estimator=crn, report=report, key=2,
     )  # fmt: skip
     assert "pool" not in plain.extra and plain.extra["z"][0] != pool["z"][0]
     assert [s.theta for s in plain.path] == [s.theta for s in res.path]
     # a fit that is not convex (key 1 here) falls back to the averaged iterate
-    res1 = jbandits.tune.tune(OBJECTIVE, space, search=search, report=report, key=1)
-    plain1 = jbandits.tune.tune(
+    res1 = jbandits.tuning.tune(OBJECTIVE, space, search=search, report=report, key=1)
+    plain1 = jbandits.tuning.tune(
         OBJECTIVE, space, search=Search(num_reps=8, simulations=120, init_points=5),
         estimator=crn, report=report, key=1,
     )  # fmt: skip
@@ -135,7 +134,7 @@ def test_tune_picks_the_pooled_fit_of_the_grid_and_its_crn_steps():
 def test_tune_with_halving_races_the_pooled_fit_and_keeps_it_if_it_survives():
     space = {"epsilon": LogSpace(0.01, 1.0)}
     search = Search(num_reps=8, simulations=600, allocation="halving", pool=True)
-    res = jbandits.tune.tune(
+    res = jbandits.tuning.tune(
         OBJECTIVE, space, search=search, report=Report(confidence=0), key=2
     )
     # every cell of the three rounds (16 + 8 + 4) enters the fit

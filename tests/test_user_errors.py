@@ -65,7 +65,7 @@ def test_policy_built_for_another_k_is_rejected():
             budget=20,
             num_reps=2,
         )
-    raw = jbandits.registry.raw_factory("apt")(5, threshold=0.5, epsilon=0.1)
+    raw = jbandits.core.registry.raw_factory("apt")(5, threshold=0.5, epsilon=0.1)
     with pytest.raises(ValueError, match="K=4 arms"):
         jbandits.simulate(raw, BANDIT, PARAMS, KEY, budget=20, num_reps=2)
 

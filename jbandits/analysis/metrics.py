@@ -30,8 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _validate
-from jbandits.types import SETTINGS, Array
+from jbandits.core import validate as _validate
+from jbandits.core.types import SETTINGS, Array
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def thresholding(threshold: float, epsilon: float = 0.0) -> Thresholding:
 
     Example::
 
-        metric = jbandits.metrics.thresholding(0.5, epsilon=0.05)
+        metric = jbandits.analysis.metrics.thresholding(0.5, epsilon=0.05)
         res = jbandits.simulate(policy, bandit, params, key, budget=200,
                                 num_reps=1000, metric=metric)
         res.metrics["error"].mean(0), res.metrics["misclassified"].mean(0)
@@ -174,7 +174,7 @@ def identification() -> Identification:
 
         res = jbandits.simulate(jbandits.make("successive_rejects", num_arms=4,
                                 budget=400), bandit, params, key, budget=400,
-                                num_reps=1000, metric=jbandits.metrics.identification())
+                                num_reps=1000, metric=jbandits.analysis.metrics.identification())
         res.metrics["error"][:, -1].mean()   # P(error) at the budget
     """
     return Identification()
@@ -200,7 +200,7 @@ def top_m(m: int, epsilon: float = 0.0) -> TopM:
 
         res = jbandits.simulate(jbandits.make("ugapeb", num_arms=6, m=2, budget=600,
                                 a=1.0), bandit, params, key, budget=600,
-                                num_reps=1000, metric=jbandits.metrics.top_m(2, 0.05))
+                                num_reps=1000, metric=jbandits.analysis.metrics.top_m(2, 0.05))
     """
     return TopM(_validate.static_int("m", m, minimum=1), float(epsilon))
 
@@ -221,7 +221,7 @@ def for_policy(policy):
     Example::
 
         pol = jbandits.make("apt", num_arms=4, threshold=0.5, epsilon=0.05)
-        jbandits.metrics.for_policy(pol)   # thresholding(0.5)
+        jbandits.analysis.metrics.for_policy(pol)   # thresholding(0.5)
     """
     setting = getattr(policy, "setting", None)
     if setting == "identification":
@@ -286,7 +286,7 @@ def mean_ci(values, axis: int = 0, z: float = Z95):
 
     Example::
 
-        mean, low, high = jbandits.metrics.mean_ci(res.regret[:, -1])
+        mean, low, high = jbandits.analysis.metrics.mean_ci(res.regret[:, -1])
     """
     x = np.asarray(values, dtype=np.float64)
     n = x.shape[axis]
@@ -315,7 +315,7 @@ def binomial_ci(values, axis: int = 0, z: float = Z95):
 
     Example::
 
-        rate, low, high = jbandits.metrics.binomial_ci(res.metrics["error"][:, -1])
+        rate, low, high = jbandits.analysis.metrics.binomial_ci(res.metrics["error"][:, -1])
     """
     x = np.asarray(values, dtype=np.float64)
     n = x.shape[axis]

@@ -15,7 +15,7 @@ from the policies, which take ``a`` (and ``b``) as plain traced inputs:
 
 Every function takes one instance (``means [K]``, optional ``arm_mask``; masked arms
 are ignored) and raises ValueError where the complexity is infinite (a relevant gap
-of 0), through :func:`jbandits.truth.oracle_parameter`.
+of 0), through :func:`jbandits.analysis.truth.oracle_parameter`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import math
 
 import numpy as np
 
-from jbandits import _validate, truth
+from jbandits.analysis import truth
+from jbandits.core import validate as _validate
 
 VARIANTS = ("paper", "authors_code")
 
@@ -93,7 +94,7 @@ def ucbev_oracle_a(
     """UCBEV's ``a``; ``sigma_i = sqrt(variances_i)``.
 
     ``"paper"``: ``a = 4^i (T - 2K) / H_{sigma,1}`` with Mukherjee et al.'s unsquared
-    ``H_{sigma,1} = sum xi_i / Delta_i^2`` (:func:`jbandits.truth.hsigma1`).
+    ``H_{sigma,1} = sum xi_i / Delta_i^2`` (:func:`jbandits.analysis.truth.hsigma1`).
     ``"authors_code"``: ``a = 4^i (8/9) (T - 2K) / H^sigma`` with the squared H^sigma of
     Gabillon et al. 2011 (b = 1) over the real arms whose mean differs from the last
     real arm's, the last arm excluded; pass the listed "variance" column of the
@@ -116,7 +117,7 @@ def ucbev_oracle_a(
 # ------------------------------------------------------------------ best-arm identification
 def ucb_e_oracle_a(means, budget: int, *, c: float = 1.0, arm_mask=None) -> float:
     """UCB-E's ``a = c (T - K) / H1`` with ``H1 = sum_i 1 / Delta_i^2`` (BAI gaps of
-    :func:`jbandits.truth.bai_gaps`). Audibert et al.'s theorem holds for ``c <=
+    :func:`jbandits.analysis.truth.bai_gaps`). Audibert et al.'s theorem holds for ``c <=
     25/36``; ``c = 1`` is the convention of Mukherjee et al. and Tao et al."""
     gaps = truth.bai_gaps(means, arm_mask)
     num_real = gaps.size
@@ -187,7 +188,7 @@ def ugapeb_oracle_a(
     """UGapEb's ``a = eta (n - K) / (4 H_eps)`` (Gabillon et al. 2012, Thm 1).
 
     ``H_eps = sum_i b^2 / max((Delta_i + eps) / 2, eps)^2`` (their Eq. 6,
-    :func:`jbandits.truth.h_epsilon`); infinite when ``eps = 0`` and ``mu_(m) =
+    :func:`jbandits.analysis.truth.h_epsilon`); infinite when ``eps = 0`` and ``mu_(m) =
     mu_(m+1)``.
     """
     h = truth.h_epsilon(means, m, epsilon, b, arm_mask)

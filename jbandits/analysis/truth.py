@@ -33,7 +33,7 @@ def real_arms(values, arm_mask=None) -> np.ndarray:
     return values[mask]
 
 
-_real = real_arms  # the old private name (jbandits.oracles still uses it)
+_real = real_arms  # the old private name (jbandits.analysis.oracles still uses it)
 
 
 def best_arm(means, arm_mask=None) -> int:

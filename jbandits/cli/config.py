@@ -4,7 +4,7 @@
 applies it and the rules between keys (K or means, a metric's own keys, no repeated
 policy), :func:`load` reads a TOML file and checks it. Every problem is a
 :class:`ConfigError` of one line that names the key, the value and what is accepted.
-See :mod:`jbandits.cli` for the file's layout.
+See :mod:`jbandits.cli.main` for the file's layout.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class Policy:
 
     def check(self, value, where):
         import jbandits
-        from jbandits import _entry
+        from jbandits.sim import entry as _entry
 
         if not isinstance(value, dict):
             raise ConfigError(f"{where} must be {self.what}, got {value!r}")

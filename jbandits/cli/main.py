@@ -23,7 +23,7 @@ and the metric; see ``examples/sweep.toml``::
     threshold = 0.5
     epsilon = [0.0, 0.05, 0.1]    # a list is a grid axis
 
-The file is checked against :data:`jbandits.sweep_config.SCHEMA` before anything runs: an unknown key (a
+The file is checked against :data:`jbandits.cli.config.SCHEMA` before anything runs: an unknown key (a
 typo) or a value of the wrong type is a one-line error (exit status 2) that names it.
 
 The run writes ``OUT/NAME/`` : the store (``manifest.json``, ``cells.parquet``,
@@ -47,8 +47,7 @@ import time
 
 import numpy as np
 
-from jbandits import _compile_cache
-from jbandits.sweep_config import (  # noqa: F401  (the schema, re-exported)
+from jbandits.cli.config import (  # noqa: F401  (the schema, re-exported)
     LABELS,
     METRICS,
     SCHEMA,
@@ -57,6 +56,7 @@ from jbandits.sweep_config import (  # noqa: F401  (the schema, re-exported)
     check,
     load,
 )
+from jbandits.sim import compile_cache as _compile_cache
 
 
 # --------------------------------------------------------------------------- run
@@ -89,7 +89,7 @@ def _instances(cfg: dict, bandit: str):
 
 
 def _metric(cfg: dict):
-    from jbandits import metrics
+    from jbandits.analysis import metrics
 
     spec = dict(cfg.get("metric", {"kind": "regret"}))
     kind = spec.pop("kind")
@@ -201,7 +201,7 @@ def run_sweep(cfg: dict, out: str, *, reps: int | None = None, progress=None):
 def _write_outputs(res, folder: str, name: str, headline: str) -> None:
     """``summary.csv`` and ``figure.png`` of a finished sweep, each written
     atomically (a reader never sees half a file)."""
-    from jbandits import plotting, store
+    from jbandits.analysis import plotting, store
 
     table = res.summary()
     store.write_atomic(
@@ -238,9 +238,9 @@ def _stop_on_interrupt(folder: str):
     """Ctrl-C ends the process at once with exit status 130, one line on stderr and
     no exception unwinding through JAX (a KeyboardInterrupt raised inside XLA
     compilation could crash the interpreter): a chunk or manifest write in progress
-    finishes first (:func:`jbandits.store.when_idle`), so the store holds only whole
+    finishes first (:func:`jbandits.analysis.store.when_idle`), so the store holds only whole
     chunks and the run resumes from them."""
-    from jbandits import store
+    from jbandits.analysis import store
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -295,7 +295,7 @@ def main(argv=None) -> int:
         return 0
     if args.reps is not None and args.reps < 1:
         parser.error("--reps must be >= 1")
-    from jbandits.store import StoreMismatch
+    from jbandits.analysis.store import StoreMismatch
 
     try:
         cfg = load(args.config)

@@ -15,7 +15,7 @@ The registry keeps the function that the group wraps around it: it takes
 ``__signature__`` says so (``inspect.signature``, :func:`jbandits.make`'s argument
 checks and the docs' argument tables read it) and its docstring's ``Args:`` lists the
 group's arguments after the paper's. The group also gives the registration its
-``prepare`` and ``min_budget`` hooks (:func:`jbandits.registry.register`).
+``prepare`` and ``min_budget`` hooks (:func:`jbandits.core.registry.register`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jbandits import _validate
+from jbandits.core import validate as _validate
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class SharedArguments:
         keyword arguments, from the public ones' values; ``num_arms`` is the checked
         static K (an int >= 2).
       prepare, min_budget: the registration's hooks (see
-        :func:`jbandits.registry.register`), unless the decorator names its own.
+        :func:`jbandits.core.registry.register`), unless the decorator names its own.
     """
 
     parameters: tuple[inspect.Parameter, ...]

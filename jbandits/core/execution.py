@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import jax
 
-from jbandits import _lanes
-from jbandits.types import Array
+from jbandits.core import lanes as _lanes
+from jbandits.core.types import Array
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Execution:
         selection, a ranking rejection of Successive Rejects, VBR or CSAR) run as
         fixed-shape masked updates under a gate instead of a ``lax.while_loop`` over
         the due phases. Default: on off CPU (measured in
-        :mod:`jbandits.policies._phases`).
+        :mod:`jbandits.policies.blocks.phases`).
       fixed_bisection: Bayes-UCB's Beta quantile by a fixed number of bisection
         halvings instead of Newton steps in a ``lax.while_loop``. Default: off.
       gate: fixed-shape phase ends sit in a ``lax.cond`` on "a phase ends on some
@@ -56,9 +56,9 @@ class Execution:
         (``benchmarks/notes_policies.md``; unmeasured on GPU).
       backend: how the batched runner runs a chunk of lanes: ``"xla"`` (the
         engine's loop of XLA kernels), ``"fused"`` (a block of lanes plays its whole
-        budget in one Pallas kernel, :mod:`jbandits.fused`; interpret mode off a
+        budget in one Pallas kernel, :mod:`jbandits.sim.fused`; interpret mode off a
         GPU) or ``"auto"`` (the default: fused on a ``gpu``/``cuda`` platform,
-        XLA elsewhere; see :mod:`jbandits.fused.backend`). Under ``"auto"`` the
+        XLA elsewhere; see :mod:`jbandits.sim.fused.backend`). Under ``"auto"`` the
         first call of a fused program at each argument signature also runs the XLA
         program and compares every output exactly; a difference switches that
         program to XLA for good, and the call returns the XLA result. A fused
@@ -100,7 +100,7 @@ class Execution:
             return cls.default()
         if not isinstance(execution, cls):
             raise TypeError(
-                f"execution must be a jbandits.execution.Execution or None, got "
+                f"execution must be a jbandits.core.execution.Execution or None, got "
                 f"{execution!r}"
             )
         return execution

@@ -5,7 +5,7 @@ hyper-parameters: every arm choice is an arg-max and every reward a draw, so
 ``jax.grad`` of a run with respect to, say, APT's epsilon is exactly 0.0 almost
 everywhere. That zero is true of the sampled trajectory and useless for tuning.
 :func:`guard_outputs` wraps the outputs in an identity with a custom JVP; the JVP
-rule raises :class:`TrajectoryGradientError` (pointing to :mod:`jbandits.tune`) when a
+rule raises :class:`TrajectoryGradientError` (pointing to :mod:`jbandits.tuning`) when a
 hyper-parameter of the policy carries a tangent. Derivatives with respect to anything
 else (the instance's means, say) are left untouched, and when the policy holds no
 traced numbers nothing is inserted at all.
@@ -22,8 +22,8 @@ from jax.custom_derivatives import SymbolicZero
 MESSAGE = (
     "jax.grad through a bandit trajectory is exactly 0 almost everywhere (arm choices "
     "are arg-maxes and rewards are draws), so it cannot tune {what}. Use a gradient "
-    "estimator of a smoothed objective instead: jbandits.tune.tune(...) (antithetic "
-    "ES or the softmax policy-gradient estimator) or jbandits.tune.grid_tune(...)."
+    "estimator of a smoothed objective instead: jbandits.tuning.tune(...) (antithetic "
+    "ES or the softmax policy-gradient estimator) or jbandits.tuning.grid_tune(...)."
 )
 
 
@@ -102,7 +102,7 @@ def guard_outputs(outputs, policy):
 
     Args:
       outputs: any pytree of arrays (a run's metrics, regret, reward).
-      policy: the :class:`~jbandits.types.Policy` that produced them.
+      policy: the :class:`~jbandits.core.types.Policy` that produced them.
 
     Returns:
       ``outputs`` (the same values; an identity with a custom JVP when the policy

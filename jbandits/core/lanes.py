@@ -1,8 +1,8 @@
 """Batch-wide helpers over a named ``vmap`` axis of lanes (replications).
 
 The batched runner traces a replication inside ``vmap(..., axis_name=...)`` and hands
-that name to the policies it builds (:attr:`jbandits.execution.Execution.lanes`). A
-helper deep inside a policy (the Beta sampler of :mod:`jbandits._sampling`) is given
+that name to the policies it builds (:attr:`jbandits.core.execution.Execution.lanes`). A
+helper deep inside a policy (the Beta sampler of :mod:`jbandits.policies.blocks.sampling`) is given
 the name and can ask :func:`any_lane` whether a condition holds on *any* lane of the
 batch. That answer is the same for every lane, so a ``lax.cond`` on it stays a real
 branch under ``vmap`` instead of becoming a select that computes both sides. Without
@@ -17,7 +17,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jbandits.types import Array
+from jbandits.core.types import Array
 
 
 def count(axis: str | None) -> int:

@@ -1,7 +1,7 @@
 """A registered policy as structure plus numbers: the numbers are data, in the state.
 
 Every registered policy splits into its *structure* (name, K, tie rule, variant, the
-integers it declares static, its :class:`~jbandits.execution.Execution`), which fixes
+integers it declares static, its :class:`~jbandits.core.execution.Execution`), which fixes
 the compiled program, and its *numbers* (τ, ε, α, ρ, δ, priors, budgets, horizons,
 host schedules), a dict pytree: :attr:`jbandits.Policy.params`, with the factory's
 numeric defaults filled in. As in optax's ``inject_hyperparams``, ``init`` puts the
@@ -9,7 +9,7 @@ numbers into the state (:class:`WithParams`) and ``step`` / ``output`` read them
 there, so the contract stays ``step(state, key, reward) -> state`` and a batch of lanes
 with different numbers is a batch of states, not a batch of programs::
 
-    structure = jbandits.registry.bind("apt", num_arms=4)
+    structure = jbandits.core.registry.bind("apt", num_arms=4)
     policy = structure.policy({"threshold": 0.5, "epsilon": 0.05})
     policy.params                      # {"epsilon": 0.05, "threshold": 0.5}
     state = policy.init(key, mask)     # state.params is that dict, state.inner APT's
@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits.types import Policy, PolicySpec
+from jbandits.core.types import Policy, PolicySpec
 
 
 class WithParams(NamedTuple):

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jbandits.types import Array, ArrayLike, Key
+from jbandits.core.types import Array, ArrayLike, Key
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = np.uint32(0x1BD11BDA)
@@ -180,3 +180,14 @@ def normal(key: Key, shape: tuple[int, ...] = (), dtype=float) -> Array:
     if not _supported(key, dtype):
         return jax.random.normal(key, shape, dtype)
     return normal_from_bits(_bits(key, shape, jnp.finfo(dtype).bits), dtype)
+
+
+def key_data(key: Key) -> np.ndarray:
+    """uint32 data ``[..., 2]`` of a typed or legacy key."""
+    dtype = getattr(key, "dtype", None)  # read, not converted: no device array
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(key))
+    arr = np.asarray(key)
+    if arr.dtype != np.uint32 or arr.shape[-1:] != (2,):
+        raise ValueError(f"key must be a jax.random.key, got {key!r}")
+    return arr

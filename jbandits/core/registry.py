@@ -12,7 +12,7 @@ A policy built by :func:`make` is its *structure* (:func:`bind`: the name and th
 arguments that fix shapes or control flow, which key the compile cache) plus its
 *numbers* (ε, α, ρ, budgets, horizons, schedules, ... with the numeric defaults filled
 in): ``policy.params``, data that ``init`` puts into the state
-(:mod:`jbandits.structure`). The runner (:mod:`jbandits.runner`) compiles one program
+(:mod:`jbandits.core.numbers`). The runner (:mod:`jbandits.sim.runner`) compiles one program
 per structure and batches the numbers like any other input, so ``make()`` +
 ``simulate`` in a loop over ε compiles once.
 """
@@ -20,19 +20,17 @@ per structure and batches the numbers like any other input, so ``make()`` +
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from jbandits._arguments import SharedArguments
-from jbandits.execution import Execution
-from jbandits.structure import Structure
-from jbandits.types import Policy
+from jbandits.core.arguments import SharedArguments
+from jbandits.core.execution import Execution
+from jbandits.core.numbers import Structure
+from jbandits.core.types import Policy
 
 # Integer arguments that fix shapes for every policy (strings, bools, None: static too;
 # a policy adds its own with ``static=``). Every other number is traced by the runner.
@@ -108,14 +106,14 @@ def policy(
 ) -> Callable[[Callable[..., Policy]], Callable[..., Policy]]:
     """Decorator form of :func:`register`: ``@registry.policy("apt")`` over the
     factory registers it under that name and returns it unchanged; with ``shared``
-    (a :class:`~jbandits._arguments.SharedArguments` group, e.g. the budget, schedule
+    (a :class:`~jbandits.core.arguments.SharedArguments` group, e.g. the budget, schedule
     and execution of the fixed-schedule policies) it registers and returns the
-    factory that takes the group's arguments too (:mod:`jbandits._arguments`), with
+    factory that takes the group's arguments too (:mod:`jbandits.core.arguments`), with
     the group's ``prepare`` and ``min_budget`` unless given here.
 
     Example::
 
-        @jbandits.registry.policy("my_ucb", static=("window",))
+        @jbandits.core.registry.policy("my_ucb", static=("window",))
         def my_ucb(num_arms, *, alpha=2.0, window=10) -> jbandits.Policy: ...
 
         jbandits.make("my_ucb", num_arms=5, alpha=1.0)
@@ -169,7 +167,7 @@ def make(name: str, **params) -> Policy:
     The arguments split into the policy's structure (``num_arms``, strings, bools,
     the integers it declares static) and its numbers, which become data: the
     policy's ``params`` (with the factory's numeric defaults filled in), put into its
-    state by ``init`` (:mod:`jbandits.structure`). :func:`jbandits.simulate`,
+    state by ``init`` (:mod:`jbandits.core.numbers`). :func:`jbandits.simulate`,
     :func:`jbandits.sweep` and :func:`jbandits.sweep_grid` batch the numbers like any
     other input, so a loop over, say, epsilon compiles once.
 
@@ -182,7 +180,7 @@ def make(name: str, **params) -> Policy:
         their index formulas).
 
     Returns:
-      A :class:`~jbandits.types.Policy` with ``spec`` set (``policy.params`` its
+      A :class:`~jbandits.core.types.Policy` with ``spec`` set (``policy.params`` its
       numbers).
 
     Raises:
@@ -201,7 +199,7 @@ def make(name: str, **params) -> Policy:
 
 
 def bind(name: str, **static) -> Structure:
-    """The :class:`~jbandits.structure.Structure` of policy ``name`` with ``static``
+    """The :class:`~jbandits.core.numbers.Structure` of policy ``name`` with ``static``
     arguments (``num_arms`` among them): ``.policy(numbers)`` builds the policy with
     its numbers as data; the batched runner compiles one program per structure.
 
@@ -384,17 +382,3 @@ def split_kwargs(kwargs: dict, name: str = "") -> tuple[dict, dict]:
     for key, value in kwargs.items():
         (static if is_static(key, value, name) else numeric)[key] = value
     return static, numeric
-
-
-def _register_builtins() -> None:
-    """Import every module of the family packages: each registers its policies."""
-    from jbandits import policies
-
-    for family in ("thresholding", "identification", "regret", "fixed_confidence"):
-        package = importlib.import_module(f"{policies.__name__}.{family}")
-        for info in pkgutil.iter_modules(package.__path__):
-            if not info.name.startswith("_"):
-                importlib.import_module(f"{package.__name__}.{info.name}")
-
-
-_register_builtins()

@@ -69,7 +69,7 @@ class Policy(NamedTuple):
     @property
     def params(self) -> dict | None:
         """The numbers of a registered policy (``spec.params``: data, carried in its
-        state; see :mod:`jbandits.structure`), None for a hand-built one."""
+        state; see :mod:`jbandits.core.numbers`), None for a hand-built one."""
         return None if self.spec is None else self.spec.params
 
 
@@ -79,12 +79,12 @@ class PolicySpec(NamedTuple):
     * ``name``: the registered name;
     * ``static``: the structure, sorted ``((key, value), ...)`` of hashable values
       (``num_arms``, tie rules, variants, the integers the policy declares static,
-      its :class:`~jbandits.execution.Execution`): the compiled program depends on
+      its :class:`~jbandits.core.execution.Execution`): the compiled program depends on
       these, and they key its cache;
     * ``params``: the numbers (threshold, epsilon, rho, budgets, schedules, ...),
       a dict pytree of scalars or arrays, the factory's numeric defaults filled in:
       data, carried in the policy's state and batched by the runner, so a sweep over
-      them compiles once (:mod:`jbandits.structure`).
+      them compiles once (:mod:`jbandits.core.numbers`).
     """
 
     name: str

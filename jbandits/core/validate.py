@@ -128,7 +128,7 @@ def require_concrete(name: str, value, why: str):
     if not is_concrete(value):
         raise ValueError(
             f"{name} must be concrete here ({why}); compute host-side schedules outside "
-            "jit/vmap and pass them in (see jbandits.schedules)"
+            "jit/vmap and pass them in (see jbandits.policies.blocks.schedules)"
         )
     return value
 

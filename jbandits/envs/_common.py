@@ -7,9 +7,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _prng
-from jbandits._validate import is_concrete
-from jbandits.types import Array, ArrayLike, Bandit, Key
+from jbandits.core import prng as _prng
+from jbandits.core.types import Array, ArrayLike, Bandit, Key
+from jbandits.core.validate import is_concrete
 
 
 def means_leaf(params) -> Array:
@@ -31,7 +31,7 @@ def check_budget_only(params, budget) -> None:
 def family(
     name: str, params_type, sample, *, stds=stds_leaf, check=check_budget_only
 ) -> Bandit:
-    """The :class:`~jbandits.types.Bandit` of a family of :mod:`jbandits.envs`.
+    """The :class:`~jbandits.core.types.Bandit` of a family of :mod:`jbandits.envs`.
 
     Its true means are the params' ``means`` leaf; its standard deviations the
     ``stds`` leaf unless ``stds`` computes them (Bernoulli); its ``check`` refuses a
@@ -44,7 +44,7 @@ def reward_uniform(key: Key, arm: ArrayLike, pull_index: ArrayLike, dtype) -> Ar
     """Uniform ``[0, 1)`` of the ``pull_index``-th reward of ``arm``: the reward stack.
 
     One threefry2x32 hash of the counter ``(arm, pull_index)`` under ``key``
-    (:func:`jbandits._prng.counter_bits`), mapped to ``[0, 1)`` as
+    (:func:`jbandits.core.prng.counter_bits`), mapped to ``[0, 1)`` as
     :func:`jax.random.uniform` maps its bits.
     """
     dtype = jnp.dtype(dtype)
@@ -63,7 +63,7 @@ def reward_normal(key: Key, arm: ArrayLike, pull_index: ArrayLike, dtype) -> Arr
 def stack_key(key: Key, arm: ArrayLike, pull_index: ArrayLike) -> Key:
     """Key of the ``pull_index``-th reward of ``arm``: the reward-stack model.
 
-    ``fold_in(fold_in(key, arm), pull_index)``, computed by :mod:`jbandits._prng`
+    ``fold_in(fold_in(key, arm), pull_index)``, computed by :mod:`jbandits.core.prng`
     (the same bits as ``jax.random.fold_in``, in straight-line code). Three hashes
     per reward where :func:`reward_uniform` needs one: for rewards that need a key
     (MovieLens' ``randint``).

@@ -15,8 +15,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jbandits import _validate
-from jbandits.types import Array, Key
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, Key
 
 
 def _solve_rows(values: Array, weights: Array, other: Array, reg: Array) -> Array:

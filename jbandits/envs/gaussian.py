@@ -7,8 +7,8 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits.core.types import Array, ArrayLike, Bandit, Key
 from jbandits.envs import _common
-from jbandits.types import Array, ArrayLike, Bandit, Key
 
 
 class GaussianParams(NamedTuple):

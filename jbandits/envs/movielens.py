@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits.core.types import Array, ArrayLike, Bandit, Key
 from jbandits.envs import _common
 from jbandits.envs.movielens_data import (  # noqa: F401  (re-exported)
     ENV_VAR,
@@ -39,7 +40,6 @@ from jbandits.envs.movielens_data import (  # noqa: F401  (re-exported)
     load_completed,
     load_ratings,
 )
-from jbandits.types import Array, ArrayLike, Bandit, Key
 
 
 class MovieLensParams(NamedTuple):
@@ -183,7 +183,7 @@ def instances(
 
     Each instance draws synthetic targets ``(mu~_i, sigma~_i^2)`` from the perturbed
     Gaussian bandit of the paper's Section 5.1
-    (:func:`jbandits.problems.shvar_gaussian` with ``seed``) and maps every target to
+    (:func:`jbandits.envs.problems.shvar_gaussian` with ``seed``) and maps every target to
     the nearest movie (:func:`select_movies`), as in its Section 5.2.
 
     Args:
@@ -199,7 +199,7 @@ def instances(
       ``[N, K]`` (a stack for :func:`jbandits.simulate`).
 
     Raises:
-      ValueError: from :func:`jbandits.problems.shvar_gaussian` on a bad ``num_arms``
+      ValueError: from :func:`jbandits.envs.problems.shvar_gaussian` on a bad ``num_arms``
         or ``num_instances``, or if ``distinct`` and K exceeds the number of movies.
 
     Example::
@@ -208,7 +208,7 @@ def instances(
         bandit, params = jbandits.envs.movielens.instances(data, 16, 100, seed=0)
         params.movies.shape   # (100, 16)
     """
-    from jbandits import problems
+    from jbandits.envs import problems
 
     target = problems.shvar_gaussian(num_arms, num_instances, seed=seed)
     movies = select_movies(

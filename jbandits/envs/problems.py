@@ -6,13 +6,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jbandits import envs
+from jbandits.envs.bernoulli import bernoulli
+from jbandits.envs.gaussian import gaussian
 
 
 def _bandit(means, stds):
     if stds is None:
-        return envs.bernoulli(means)
-    return envs.gaussian(means, stds)
+        return bernoulli(means)
+    return gaussian(means, stds)
 
 
 class Problem(NamedTuple):

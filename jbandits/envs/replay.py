@@ -12,9 +12,9 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from jbandits._validate import is_concrete
+from jbandits.core.types import Array, ArrayLike, Bandit, Key
+from jbandits.core.validate import is_concrete
 from jbandits.envs import _common
-from jbandits.types import Array, ArrayLike, Bandit, Key
 
 
 class ReplayParams(NamedTuple):

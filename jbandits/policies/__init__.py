@@ -4,9 +4,9 @@ Conventions every factory follows, stated once here (a factory's docstring refer
 this module for them):
 
 ``execution`` (the factories that take it): a static
-:class:`~jbandits.execution.Execution`, how the step is compiled, never what it
+:class:`~jbandits.core.execution.Execution`, how the step is compiled, never what it
 computes; the batched runner sets it. Default:
-:meth:`Execution.default() <jbandits.execution.Execution.default>`.
+:meth:`Execution.default() <jbandits.core.execution.Execution.default>`.
 
 Output of the identification factories: the recommended arm, ``[] int32``
 (top-m factories: the returned set, ``[K] bool``); of the thresholding factories:
@@ -21,5 +21,23 @@ lowest index ("first"). The batched entry points (``jbandits.simulate``, ``sweep
 Padded arms (``arm_mask`` False) are never active, pulled or output. A policy whose
 schedule or constants depend on K uses the real K (``arm_mask.sum()``): schedule-based
 policies run the schedule row of that K or stay idle, the one convention documented
-in :mod:`jbandits.schedules`.
+in :mod:`jbandits.policies.blocks.schedules`.
 """
+
+import importlib as _importlib
+import pkgutil as _pkgutil
+
+FAMILIES = ("thresholding", "identification", "regret", "fixed_confidence")
+
+
+def _register_builtins() -> None:
+    """Import every public module of the family packages: each registers its
+    policies with :mod:`jbandits.core.registry` when imported."""
+    for family in FAMILIES:
+        package = _importlib.import_module(f"{__name__}.{family}")
+        for info in _pkgutil.iter_modules(package.__path__):
+            if not info.name.startswith("_"):
+                _importlib.import_module(f"{package.__name__}.{info.name}")
+
+
+_register_builtins()

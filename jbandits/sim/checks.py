@@ -1,7 +1,7 @@
 """Host-side checks of the entry points' arguments, each written once.
 
 :func:`jbandits.simulate`, :func:`jbandits.sweep`, :func:`jbandits.sweep_grid`, the
-tuner and :func:`jbandits.engine.run` check their arguments here, before anything is
+tuner and :func:`jbandits.sim.engine.run` check their arguments here, before anything is
 traced or compiled: every check raises ValueError with a message that names the
 offending argument, and returns the argument in the form the caller runs with.
 """
@@ -11,8 +11,11 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from jbandits import _validate, metrics, registry
-from jbandits.types import Bandit
+from jbandits.analysis import metrics
+from jbandits.core import prng as _prng
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Bandit
 
 
 # --------------------------------------------------------------------------- budgets
@@ -160,10 +163,8 @@ def one_key(key) -> np.ndarray:
     """``key`` is one key (a typed ``jax.random.key`` of shape (), or legacy uint32
     data of shape (2,)), not a batch of them; returns its uint32 data ``[2]`` (on the
     host, for the entry points to derive the lanes' keys from)."""
-    from jbandits import runner
-
     try:
-        data = runner.key_data(key)
+        data = _prng.key_data(key)
     except (TypeError, ValueError) as err:
         raise ValueError(
             f"key must be one jax.random.key (e.g. jax.random.key(0)), got {key!r}"
@@ -225,13 +226,13 @@ def metric(value) -> None:
     """``value`` is a built metric (or None)."""
     if value in (metrics.thresholding, metrics.identification, metrics.top_m):
         raise ValueError(
-            f"metric must be a built metric: call jbandits.metrics.{value.__name__}"
-            f"(...) (e.g. jbandits.metrics.thresholding(0.5)), got {value!r}"
+            f"metric must be a built metric: call jbandits.analysis.metrics.{value.__name__}"
+            f"(...) (e.g. jbandits.analysis.metrics.thresholding(0.5)), got {value!r}"
         )
     if value is not None and not callable(value):
         raise ValueError(
-            "metric must be a jbandits.metrics metric, e.g. "
-            f"jbandits.metrics.thresholding(0.5), None, or 'auto'; got "
+            "metric must be a jbandits.analysis.metrics metric, e.g. "
+            f"jbandits.analysis.metrics.thresholding(0.5), None, or 'auto'; got "
             f"{value!r}"
         )
 
@@ -242,7 +243,7 @@ def is_auto(value) -> bool:
 
 
 def auto_metric(value, policy):
-    """``"auto"``: the policy's default metric (:func:`jbandits.metrics.for_policy`)."""
+    """``"auto"``: the policy's default metric (:func:`jbandits.analysis.metrics.for_policy`)."""
     if is_auto(value):
         return metrics.for_policy(policy)
     return value
@@ -313,15 +314,3 @@ def grid_axes(hp: dict, name: str = "") -> list:
                 "one value (or a scalar)"
             )
     return keys
-
-
-def storable(source) -> None:
-    """A store needs a registered policy (see :func:`jbandits.runner.storable`)."""
-    from jbandits import runner
-
-    if not runner.storable(source):
-        raise ValueError(
-            "store= needs a registered policy (jbandits.make, jbandits.<name>, "
-            "@jbandits.registry.policy), whose name, static arguments and numbers "
-            f"identify its runs; got {source.name or 'a hand-built policy'}"
-        )

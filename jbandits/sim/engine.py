@@ -11,19 +11,19 @@ memory is O(K + C) per replication, independent of the horizon.
 
 :func:`start` sets a replication up (checks, keys, arm permutation, ``policy.init``)
 and returns its :class:`Loop`; the loop over checkpoints is one ``lax.scan`` of
-:func:`jbandits._segments.checkpoint`, written by the caller (:func:`run`, and the
+:func:`jbandits.sim.segments.checkpoint`, written by the caller (:func:`run`, and the
 batched runner's lane program), so that the call path from :func:`jbandits.simulate`
 to ``policy.step`` passes through one function per level of the compiled loop.
 
 Every batch axis (replications, instances, grid points) is added by the one batched
-runner, :mod:`jbandits.runner` (``simulate``, ``sweep``, ``sweep_grid``).
+runner, :mod:`jbandits.sim.runner` (``simulate``, ``sweep``, ``sweep_grid``).
 
 Randomness of one replication: ``key`` splits into (init, steps, rewards, permutation).
 The policy's step after pull ``t`` (0-based) gets ``fold_in(steps_key, t)``; the
 ``j``-th reward of arm ``i`` comes from the reward stack of the rewards key, shared by
 every policy run with the same key (common random numbers). It is drawn at the end of
 the step that chose arm ``i`` and carried to the next step (see
-:func:`jbandits._segments.draw`); the rewards are the same as if drawn at the pull.
+:func:`jbandits.sim.segments.draw`); the rewards are the same as if drawn at the pull.
 """
 
 from __future__ import annotations
@@ -36,16 +36,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _checks, _grad_guard, _segments, _validate, metrics, registry
-from jbandits._compiler import _known_option, compiler_options  # noqa: F401
-from jbandits._segments import (  # noqa: F401  (re-exported)
+from jbandits.analysis import metrics
+from jbandits.core import grad_guard as _grad_guard
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.numbers import outside_loop
+from jbandits.core.types import Array, Bandit, Key, Policy, State
+from jbandits.sim import checks as _checks
+from jbandits.sim import segments as _segments
+from jbandits.sim.compiler import _known_option, compiler_options  # noqa: F401
+from jbandits.sim.segments import (  # noqa: F401  (re-exported)
     UNROLL,
     _to_bandit_numbering,
     step_key,
     step_reads_key,
 )
-from jbandits.structure import outside_loop
-from jbandits.types import Array, Bandit, Key, Policy, State
 
 
 class RunResult(NamedTuple):
@@ -164,7 +169,7 @@ def run(
     whichever arm a user lists first.
 
     Args:
-      policy: a :class:`~jbandits.types.Policy`.
+      policy: a :class:`~jbandits.core.types.Policy`.
       bandit, params: the reward family and one instance (``params.arm_mask`` [K]).
       key: the replication key.
       budget: number of pulls (may be traced); must be <= ``horizon``.
@@ -173,7 +178,7 @@ def run(
         for every horizon), except with ``record_arms`` (then a static int).
       num_checkpoints: static number C of evenly spaced metric read-outs.
       metric: a callable ``(output, means, arm_mask) -> dict`` (see
-        :mod:`jbandits.metrics`), or None for regret only.
+        :mod:`jbandits.analysis.metrics`), or None for regret only.
       record_arms: also return the pulled arm of every step (small horizons only).
       permute: relabel the arms by a random permutation per replication, so that
         "first" tie-breaking is unbiased with respect to arm identity.
@@ -342,7 +347,7 @@ def _arm_order(key_perm: Key, num_arms: int, permute: bool) -> Array:
 
 
 def _initial_carry(play: _segments.Play, state0, counts0, budget) -> tuple:
-    """The loop carry before the first pull (see :mod:`jbandits._segments`)."""
+    """The loop carry before the first pull (see :mod:`jbandits.sim.segments`)."""
     return (
         state0,
         counts0,

@@ -1,4 +1,4 @@
-"""The steps the entry points share on the way to :func:`jbandits.runner.execute`.
+"""The steps the entry points share on the way to :func:`jbandits.sim.runner.execute`.
 
 Policies built on the host (registered name + concrete numbers), the distinct points
 of a grid, the per-cell host schedules of a policy's ``prepare`` hook, the store of a
@@ -10,7 +10,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from jbandits import _checks, runner
+from jbandits.core import prng
+from jbandits.sim import runner
 
 
 def accepted(name: str):
@@ -64,15 +65,15 @@ def prepared(policy_source, numeric: dict, num_arms: int, real, budgets) -> dict
 
 
 def open_store(store, source, **work):
-    """A :class:`jbandits.store.Store` for ``store`` (a Store, a path, or None) of
-    the runs of ``source`` (a registered policy: see :func:`jbandits.runner.storable`;
+    """A :class:`jbandits.analysis.store.Store` for ``store`` (a Store, a path, or None) of
+    the runs of ``source`` (a registered policy: see :func:`jbandits.sim.runner.storable`;
     None for sweep_grid's registered names)."""
     if store is None:
         return None
-    from jbandits.store import Store, digest
+    from jbandits.analysis.store import Store, digest
 
     if source is not None:
-        _checks.storable(source)
+        _check_storable(source)
     if isinstance(store, Store):
         return store
     fingerprint = {k: digest(v) for k, v in work.items()}
@@ -84,11 +85,21 @@ def instance_inputs(key, params, batched: bool, num_inst: int):
     instance ``n`` keyed ``fold_in(key, n)``) or of one instance (keyed ``key``)."""
     if batched:
         return runner.instance_keys(key, num_inst), params
-    keys = runner.key_data(key)[None]
+    keys = prng.key_data(key)[None]
     return keys, jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
 
 
 def lanes(hp, params, instance, budget, keys, num_reps: int, horizon: int):
-    """:class:`jbandits.runner.Lanes` of cells that share one checkpoint horizon."""
+    """:class:`jbandits.sim.runner.Lanes` of cells that share one checkpoint horizon."""
     horizons = np.full(budget.shape, horizon)
     return runner.Lanes(hp, params, instance, budget, keys, num_reps, horizon=horizons)
+
+
+def _check_storable(source) -> None:
+    """A store needs a registered policy (see :func:`jbandits.sim.runner.storable`)."""
+    if not runner.storable(source):
+        raise ValueError(
+            "store= needs a registered policy (jbandits.make, jbandits.<name>, "
+            "@jbandits.core.registry.policy), whose name, static arguments and numbers "
+            f"identify its runs; got {source.name or 'a hand-built policy'}"
+        )

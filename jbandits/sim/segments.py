@@ -1,7 +1,7 @@
 """The engine's loop: one checkpoint of a replication, its pulls and its read-outs.
 
 :func:`checkpoint` is the body of the engine's scan over checkpoints (see
-:func:`jbandits.engine.start`): the pulls up to the checkpoint, then its read-outs
+:func:`jbandits.sim.engine.start`): the pulls up to the checkpoint, then its read-outs
 (:class:`Readout`: the metric of the policy's output, the regret, the reward, the
 diagnostics). :class:`Segments` holds the loop bodies of the pulls: a
 ``lax.while_loop`` over segments of ``seg`` steps (:meth:`Segments.segment`, an
@@ -25,8 +25,8 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbandits import _prng
-from jbandits.types import Array, Bandit, Key, Policy, State
+from jbandits.core import prng as _prng
+from jbandits.core.types import Array, Bandit, Key, Policy, State
 
 UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
 
@@ -63,7 +63,7 @@ def step_reads_key(
     A step that never reads its key (APT, Sequential Halving, UCB1 with first ties)
     does not need the engine's per-lane step counter inside a segment, only at its
     end: one kernel less per step. Any failure to tell counts as reading it. With a
-    hashable ``cache`` (see :func:`jbandits.engine.run`'s ``key_cache``) the answer
+    hashable ``cache`` (see :func:`jbandits.sim.engine.run`'s ``key_cache``) the answer
     is remembered per ``cache`` and x64 mode.
     """
     if cache is not None:

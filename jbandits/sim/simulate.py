@@ -6,10 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from jbandits import _checks, _entry, runner
-from jbandits.engine import RunResult
-from jbandits.execution import Execution
-from jbandits.types import Bandit, Key
+from jbandits.core.execution import Execution
+from jbandits.core.types import Bandit, Key
+from jbandits.sim import checks as _checks
+from jbandits.sim import entry as _entry
+from jbandits.sim import runner
+from jbandits.sim.engine import RunResult
 
 
 def simulate(
@@ -48,8 +50,8 @@ def simulate(
       num_reps: replications per instance (>= 1).
       horizon: checkpoint spacing (default: the largest budget); traced.
       num_checkpoints: metric read-outs at ``min(c * ceil(horizon / C), budget)``.
-      metric: a :mod:`jbandits.metrics` metric; ``"auto"`` (default) picks the one
-        the policy's ``setting`` calls for (:func:`jbandits.metrics.for_policy`:
+      metric: a :mod:`jbandits.analysis.metrics` metric; ``"auto"`` (default) picks the one
+        the policy's ``setting`` calls for (:func:`jbandits.analysis.metrics.for_policy`:
         thresholding at the policy's threshold, identification, top-m, or None for
         regret policies); None records regret and reward only.
       record_arms: also return the arm of every step (small horizons only).
@@ -61,15 +63,15 @@ def simulate(
       return_state: also return the final policy states (``res.state``).
       diagnostics: also read the policy's diagnostics channel at every checkpoint
         (``res.diagnostics``: ``{name: [R, C, ...]}``; see
-        :class:`jbandits.types.Policy`).
-      store: optional :class:`jbandits.store.Store` (resumable chunks).
-      report: optional :class:`jbandits.runner.Report` filled with what ran.
-      execution: optional :class:`jbandits.execution.Execution`: how the policy's
+        :class:`jbandits.core.types.Policy`).
+      store: optional :class:`jbandits.analysis.store.Store` (resumable chunks).
+      report: optional :class:`jbandits.sim.runner.Report` filled with what ran.
+      execution: optional :class:`jbandits.core.execution.Execution`: how the policy's
         step is compiled (never what it computes; default: the measured defaults of
         the devices' platform), e.g. to compare forms in a benchmark.
 
     Returns:
-      A :class:`~jbandits.engine.RunResult` of NumPy arrays ``[R, ...]``
+      A :class:`~jbandits.sim.engine.RunResult` of NumPy arrays ``[R, ...]``
       (``[N, R, ...]`` for a stack).
 
     Raises:
@@ -85,7 +87,7 @@ def simulate(
         bandit, params = jbandits.envs.bernoulli([0.2, 0.45, 0.55, 0.8])
         pol = jbandits.make("apt", num_arms=4, threshold=0.5, epsilon=0.05)
         res = jbandits.simulate(pol, bandit, params, jax.random.key(0), budget=200,
-                                num_reps=1000, metric=jbandits.metrics.thresholding(0.5))
+                                num_reps=1000, metric=jbandits.analysis.metrics.thresholding(0.5))
         res.metrics["error"].mean()
     """
     num_reps, num_checkpoints = _checks.counts(num_reps, num_checkpoints)

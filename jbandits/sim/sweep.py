@@ -8,9 +8,11 @@ from typing import Any
 import jax
 import numpy as np
 
-from jbandits import _checks, _entry, runner
-from jbandits.engine import RunResult
-from jbandits.types import Bandit, Key
+from jbandits.core.types import Bandit, Key
+from jbandits.sim import checks as _checks
+from jbandits.sim import entry as _entry
+from jbandits.sim import runner
+from jbandits.sim.engine import RunResult
 
 
 def product_grid(**axes) -> dict:

@@ -10,9 +10,11 @@ from typing import Any
 import jax
 import numpy as np
 
-from jbandits import _checks, _entry, runner
-from jbandits._sweep_result import SweepResult
-from jbandits.types import Bandit, Key
+from jbandits.core.types import Bandit, Key
+from jbandits.sim import checks as _checks
+from jbandits.sim import entry as _entry
+from jbandits.sim import runner
+from jbandits.sim.sweep_result import SweepResult
 
 
 def k_bucket(num_arms: int) -> int:
@@ -59,7 +61,7 @@ def sweep_grid(
       num_reps: replications per cell.
       skip_invalid: drop cells whose budget is below what the policy needs on the
         instance (K pulls, or a fixed-budget schedule's minimum, e.g. K + 1 for
-        Successive Rejects: :func:`jbandits.registry.min_budget`), with a warning
+        Successive Rejects: :func:`jbandits.core.registry.min_budget`), with a warning
         line; False raises instead.
       metric: as in :func:`simulate`; ``"auto"`` (default) is the default metric of
         every policy and grid point, which must be the same one (policies of

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jbandits import runner
+from jbandits.sim import runner
 
 
 @dataclass
@@ -21,7 +21,7 @@ class SweepResult:
         budget (the labels).
       values: ``{field: array [cells, reps, ...]}`` (``metric.NAME`` ``[.., C]``,
         ``regret``, ``times``, ``num_pulls``, ...).
-      report: what ran (:class:`jbandits.runner.Report`), incl. the no-op fraction.
+      report: what ran (:class:`jbandits.sim.runner.Report`), incl. the no-op fraction.
     """
 
     cells: list
@@ -48,13 +48,13 @@ class SweepResult:
         ``NAME_hi``).
 
         Rates (an ``error`` metric, boolean values) get the Wilson score interval
-        (:func:`jbandits.metrics.binomial_ci`: inside [0, 1], not empty at a rate of
+        (:func:`jbandits.analysis.metrics.binomial_ci`: inside [0, 1], not empty at a rate of
         0 or 1); other values (regret, reward, misclassified, simple regret) the
         normal interval ``mean +- z * sd / sqrt(reps)``.
         """
         import pandas as pd
 
-        from jbandits.metrics import binomial_ci
+        from jbandits.analysis.metrics import binomial_ci
 
         rows = []
         num_ckpt = self.values["times"].shape[2]

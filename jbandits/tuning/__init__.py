@@ -21,7 +21,7 @@ A Bayes objective passes a prior ``key -> instance`` instead of an instance; the
 environment constructors (:func:`jbandits.envs.bernoulli`, ...) accept traced means.
 """
 
-from jbandits._grad_guard import TrajectoryGradientError
+from jbandits.core.grad_guard import TrajectoryGradientError
 from jbandits.tuning.confidence import Confidence, Paired, TuningWarning
 from jbandits.tuning.estimators import (
     es_gradient,
@@ -35,12 +35,7 @@ from jbandits.tuning.options import ES, PG, Report, Search
 from jbandits.tuning.relaxed import relaxed_policy
 from jbandits.tuning.results import Evaluation, GridResult, Step, TuneResult
 from jbandits.tuning.space import Box, Logit, LogSpace, Space
-from jbandits.tuning.tuner import (
-    default_optimizer,
-    evaluate_points,
-    tune,
-    tune_budgets,
-)
+from jbandits.tuning.tuner import default_optimizer, evaluate_points, tune, tune_budgets
 
 __all__ = [
     "ES",

@@ -19,7 +19,7 @@ from jbandits.tuning.grid import _parabolic
 from jbandits.tuning.space import Space
 
 if TYPE_CHECKING:
-    from jbandits.tuning.tuner import _Plan
+    from jbandits.tuning.options import Plan
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Starts:
     extra: dict = dataclasses.field(default_factory=dict)  # for TuneResult.extra
 
 
-def starting_points(plan: _Plan, k_init, available: int) -> Starts:
+def starting_points(plan: Plan, k_init, available: int) -> Starts:
     """``search.start``, the survivors of the halved grid, or the best coarse-grid
     points refined by a parabola (``available``: simulations after the reserve)."""
     space, search = plan.space, plan.search
@@ -68,7 +68,7 @@ def starting_points(plan: _Plan, k_init, available: int) -> Starts:
     )
 
 
-def _halving_starts(plan: _Plan, z_grid, n0: int, k_init, available: int) -> Starts:
+def _halving_starts(plan: Plan, z_grid, n0: int, k_init, available: int) -> Starts:
     """Successive halving of the grid (:func:`allocation.halve`) on a share of the
     simulations: its survivors, best first, start the descent and enter the race."""
     space = plan.space
@@ -103,7 +103,7 @@ def _halving_starts(plan: _Plan, z_grid, n0: int, k_init, available: int) -> Sta
     )
 
 
-def pooled(plan: _Plan, starts: Starts):
+def pooled(plan: Plan, starts: Starts):
     """With ``search.pool`` (one parameter): the arg-min ``z [1]`` of the weighted
     local quadratic through every evaluated point (:func:`pooling.fit_min`), or None
     (no pooling, or no convex fit); ``starts.extra["pool"]`` says which."""
@@ -126,7 +126,7 @@ def pooled(plan: _Plan, starts: Starts):
     return fit
 
 
-def pick(plan: _Plan, candidates: list, starts: Starts, reserve: int, k_pick, fit=None):
+def pick(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick, fit=None):
     """``(z, race, simulations)``: the final comparison on fresh common replications
     of the averages, the start, the best evaluated point and the pooled fit (with a
     reserve), else the pooled fit, else the best of several starts' averages, else
@@ -160,9 +160,7 @@ def pick(plan: _Plan, candidates: list, starts: Starts, reserve: int, k_pick, fi
     return candidates[0], None, 0
 
 
-def _race(
-    plan: _Plan, candidates: list, starts: Starts, reserve: int, k_pick, fit=None
-):
+def _race(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick, fit=None):
     """The final comparison as a race (:func:`allocation.race`) between the
     averages, the start, the halving's other survivors, the best evaluated point and
     the pooled fit (which wins if the race cannot drop it)."""

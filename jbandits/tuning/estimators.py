@@ -29,8 +29,8 @@ import numpy as np
 import optax
 from jax.flatten_util import ravel_pytree
 
-from jbandits import _validate
-from jbandits.types import Array, Key
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, Key
 
 
 # ----------------------------------------------------------- functional (traced loss)
@@ -68,7 +68,7 @@ def es_value_and_grad(
         def loss(theta, key):   # a noisy quadratic
             return jnp.sum((theta - 1.0) ** 2) + 0.1 * jax.random.normal(key)
 
-        value, grad = jbandits.tune.es_value_and_grad(
+        value, grad = jbandits.tuning.es_value_and_grad(
             loss, jnp.zeros(2), jax.random.key(0), sigma=0.1, num_pairs=64)
     """
     num_pairs = _validate.static_int("num_pairs", num_pairs, minimum=1)
@@ -101,7 +101,7 @@ def minimize(
     """Minimise a traced ``loss(theta, key)`` with optax on ES gradients.
 
     The low-level loop for losses written by hand (e.g. over
-    :func:`jbandits.run`); :func:`jbandits.tune.tune` is the one-call tuner on the
+    :func:`jbandits.run`); :func:`jbandits.tuning.tune` is the one-call tuner on the
     batched runner. The step is jitted once per call. A step whose loss or update is
     not finite is rejected (``theta`` is kept) and counted.
 

@@ -71,11 +71,11 @@ def grid_tune(
     Example::
 
         bandit, params = jbandits.envs.bernoulli(means)
-        g = jbandits.tune.grid_tune("lsa", bandit, params, budget=1000,
+        g = jbandits.tuning.grid_tune("lsa", bandit, params, budget=1000,
                                     space={"alpha": LogSpace(0.05, 20.0)},
                                     fixed={"threshold": 0.5}, points=20,
                                     loss="misclassified",
-                                    metric=jbandits.metrics.thresholding(0.5))
+                                    metric=jbandits.analysis.metrics.thresholding(0.5))
         g.theta   # {"alpha": ...}
     """
     space, objective = _setup(

@@ -6,7 +6,7 @@ on ``R`` replications each, with *common random numbers*: point ``p`` and point 
 see the same replication keys (and, under a prior, the same sampled instances), so
 differences between points carry little of the bandit noise.
 
-Every evaluation goes through :func:`jbandits.runner.execute` with a fixed chunk of
+Every evaluation goes through :func:`jbandits.sim.runner.execute` with a fixed chunk of
 lanes: the program is compiled once per (policy, bandit, K, options) and cached by the
 runner; new points, new keys, new starting values and new budgets reuse it.
 """
@@ -22,8 +22,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _entry, registry, runner, sweeps
-from jbandits.types import Bandit, Policy
+from jbandits.core import prng, registry
+from jbandits.core.types import Bandit, Policy
+from jbandits.sim import checks, runner
+from jbandits.sim import entry as _entry
 
 # objective name -> what it reads; metric names need the matching ``metric``
 LOSSES = ("regret", "misclassified", "error", "simple_regret", "reward")
@@ -69,7 +71,7 @@ class Objective:
         (``"misclassified"``, ``"error"``, ``"simple_regret"``; needs ``metric``),
         ``"reward"`` (maximised: its negative is minimised) or a function
         ``RunResult -> [...]`` of per-replication losses (leaves ``[cells, reps]``).
-      metric: a :mod:`jbandits.metrics` metric for metric losses.
+      metric: a :mod:`jbandits.analysis.metrics` metric for metric losses.
       fixed: keyword arguments of the policy that are not tuned (``threshold``,
         ``horizon``, ...). ``num_arms`` and, for fixed-budget policies, ``budget``
         are filled in.
@@ -110,7 +112,7 @@ class Objective:
                 _SAMPLERS[instance] = jax.jit(jax.vmap(instance))
             self._sampler = _SAMPLERS[instance]
         else:
-            mask = sweeps._mask(instance)
+            mask = checks.mask(instance)
             if mask.ndim != 1:
                 raise ValueError(
                     "give one instance ([K]); for many instances give a prior "
@@ -122,8 +124,8 @@ class Objective:
             raise ValueError(
                 f"num_arms={num_arms} but the instance has {self.num_arms}"
             )
-        self.budget = int(sweeps._budget_array("budget", budget))
-        sweeps._check_metric(metric)
+        self.budget = int(checks.budget_array("budget", budget))
+        checks.metric(metric)
         if isinstance(loss, str):
             if loss not in LOSSES:
                 raise ValueError(
@@ -142,7 +144,7 @@ class Objective:
         """The same objective at another budget (the program is shared: the budget
         is traced)."""
         out = copy.copy(self)
-        out.budget = int(sweeps._budget_array("budget", budget))
+        out.budget = int(checks.budget_array("budget", budget))
         return out
 
     # ------------------------------------------------------------------ internals
@@ -185,7 +187,7 @@ class Objective:
         hp = {k: runner._per_cell(np.asarray(v), num_cells) for k, v in numeric.items()}
         real = np.full(num_cells, self.num_arms)
         budgets = np.full(num_cells, budget)
-        extra = sweeps._prepared(self.source, numeric, self.num_arms, real, budgets)
+        extra = _entry.prepared(self.source, numeric, self.num_arms, real, budgets)
         return {**hp, **extra}
 
     def instances(self, key, num: int):
@@ -219,7 +221,7 @@ class Objective:
             cells, reps = num_points, num_reps
             params = jax.tree_util.tree_map(lambda x: x[None], self.instance)
             instance = np.zeros(cells, np.int64)
-            keys = np.tile(runner.key_data(key)[None], (cells, 1))
+            keys = np.tile(prng.key_data(key)[None], (cells, 1))
         else:  # one instance per replication, the same draws for every point
             k_inst, k_run = jax.random.split(key)
             params = self.instances(k_inst, num_reps)
@@ -293,4 +295,4 @@ def as_key(key) -> jax.Array:
         return jax.random.key(int(key))
     if jnp.issubdtype(jnp.asarray(key).dtype, jax.dtypes.prng_key):
         return key
-    return jax.random.wrap_key_data(jnp.asarray(runner.key_data(key)))
+    return jax.random.wrap_key_data(jnp.asarray(prng.key_data(key)))

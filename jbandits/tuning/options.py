@@ -18,10 +18,14 @@ Values that can be checked without the space are checked at construction.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import optax
+
+if TYPE_CHECKING:
+    from jbandits.tuning.objective import Objective
+    from jbandits.tuning.space import Space
 
 ALLOCATIONS = ("grid", "halving")
 
@@ -256,3 +260,17 @@ def check(search, estimator, report) -> None:
         if not isinstance(value, kinds):
             want = " or ".join(f"{k.__name__}(...)" for k in kinds)
             raise ValueError(f"{name} must be {want}, got {value!r}")
+
+
+@dataclass
+class Plan:
+    """One :func:`tune` call's checked options, with their defaults filled in."""
+
+    objective: Objective
+    space: Space
+    search: Search
+    estimator: ES | PG
+    estimate_on: Objective  # the objective itself, or its relaxed copy for PG
+    select: float
+    chunk: int  # lanes per compiled call
+    cost: int  # simulations per gradient estimate

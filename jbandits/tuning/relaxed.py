@@ -27,12 +27,13 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbandits import arms, registry
-from jbandits.policies._index import IndexState
+from jbandits.core import registry
+from jbandits.core.types import Array, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks.index import IndexState
 from jbandits.policies.identification.ucb_e import ucb_e_index
 from jbandits.policies.thresholding.apt import apt_index
 from jbandits.policies.thresholding.lsa import lsa_index
-from jbandits.types import Array, Policy
 
 # name -> (index(stats, mask, **numeric kwargs), "min" | "max", numeric names used)
 INDEX: dict[str, tuple[Callable, str, tuple]] = {
@@ -134,8 +135,8 @@ def relaxed_policy(
 
 
 def source(name: str, static: dict, tuned: tuple, temperature: float):
-    """A :class:`jbandits.runner.Source` building the relaxed ``name``."""
-    from jbandits import runner
+    """A :class:`jbandits.sim.runner.Source` building the relaxed ``name``."""
+    from jbandits.sim import runner
 
     if not (isinstance(temperature, (int, float)) and temperature > 0):
         raise ValueError(f"temperature must be a number > 0, got {temperature!r}")

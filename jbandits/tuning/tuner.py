@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -40,7 +39,7 @@ from jbandits.tuning.confidence import evaluate_points  # re-exported
 from jbandits.tuning.descent import Descent, descend
 from jbandits.tuning.grid import grid_tune
 from jbandits.tuning.objective import Objective, as_key
-from jbandits.tuning.options import ES, PG, Report, Search
+from jbandits.tuning.options import ES, PG, Plan, Report, Search
 from jbandits.tuning.results import TuneResult
 from jbandits.tuning.space import Space
 
@@ -67,7 +66,7 @@ def tune(
 
     The objective is the mean loss of ``policy(**fixed, **theta)`` over replications
     of a budget-``budget`` run on an instance (or on instances drawn from a prior):
-    an :class:`Objective`. Steps run on :func:`jbandits.runner.execute` with a fixed
+    an :class:`Objective`. Steps run on :func:`jbandits.sim.runner.execute` with a fixed
     chunk shape, so the program is compiled once and cached: later calls with other
     starting points, keys or budgets (same policy, bandit, K and options) compile
     nothing.
@@ -110,8 +109,8 @@ def tune(
         bandit, params = jbandits.envs.bernoulli(means)
         objective = Objective("lsa", bandit, params, budget=1000,
                               fixed={"threshold": 0.5}, loss="misclassified",
-                              metric=jbandits.metrics.thresholding(0.5))
-        res = jbandits.tune.tune(objective, {"alpha": LogSpace(0.05, 20.0)},
+                              metric=jbandits.analysis.metrics.thresholding(0.5))
+        res = jbandits.tuning.tune(objective, {"alpha": LogSpace(0.05, 20.0)},
                                  search=Search(simulations=2000),
                                  report=Report(evaluate=2000))
         res.theta, res.evaluation.paired["tuned - grid"]
@@ -180,21 +179,7 @@ def tune(
     return result
 
 
-@dataclass
-class _Plan:
-    """One :func:`tune` call's checked options, with their defaults filled in."""
-
-    objective: Objective
-    space: Space
-    search: Search
-    estimator: ES | PG
-    estimate_on: Objective  # the objective itself, or its relaxed copy for PG
-    select: float
-    chunk: int  # lanes per compiled call
-    cost: int  # simulations per gradient estimate
-
-
-def _plan(objective, space, search, estimator, report) -> _Plan:
+def _plan(objective, space, search, estimator, report) -> Plan:
     if not isinstance(objective, Objective):
         raise ValueError(
             "tune(objective, space, ...) takes an Objective(policy, bandit, instance, "
@@ -215,15 +200,15 @@ def _plan(objective, space, search, estimator, report) -> _Plan:
             )
         pg = _relaxed_copy(objective, space, estimator.temperature)
         n = search.num_reps
-        return _Plan(objective, space, search, estimator, pg, select, n, n)
+        return Plan(objective, space, search, estimator, pg, select, n, n)
     es = estimator.resolved(space.dim)
     if search.pool_for(space.dim) and estimator.crn is None:
         es = dataclasses.replace(es, crn=True)  # every step on the grid's keys
     chunk = 2 * es.num_pairs * search.num_reps
-    return _Plan(objective, space, search, es, objective, select, chunk, chunk)
+    return Plan(objective, space, search, es, objective, select, chunk, chunk)
 
 
-def _estimate_fn(plan: _Plan, k_init, seen: list):
+def _estimate_fn(plan: Plan, k_init, seen: list):
     """``(z, key) -> (value, value_se, grad, grad_se, used)`` of the estimator."""
     num_reps, chunk = plan.search.num_reps, plan.chunk
     if isinstance(plan.estimator, PG):
@@ -248,7 +233,7 @@ def _estimate_fn(plan: _Plan, k_init, seen: list):
 def _relaxed_copy(objective: Objective, space: Space, temperature: float):
     import copy
 
-    from jbandits import registry
+    from jbandits.core import registry
 
     pg = copy.copy(objective)
     static, _ = registry.split_kwargs(

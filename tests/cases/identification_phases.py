@@ -18,7 +18,7 @@ from reference.identification import shvar as shvar_ref
 from reference.identification import successive_rejects as sr_ref
 from reference.identification import vbr as vbr_ref
 
-from jbandits import schedules
+from jbandits.policies.blocks import schedules
 from jbandits.policies.identification import (
     halving_schedule,
     sar,

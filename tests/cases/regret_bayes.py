@@ -15,7 +15,7 @@ from reference.regret import klucb as ref_klucb
 from reference.regret import thompson as ref_thompson
 
 import jbandits
-from jbandits.execution import Execution
+from jbandits.core.execution import Execution
 
 K_MAX = 8
 HORIZON = 48

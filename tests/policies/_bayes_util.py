@@ -44,6 +44,6 @@ def random_stats(rng: np.random.Generator, num_arms: int, bernoulli: bool = Fals
         sums = np.floor(rng.random(num_arms) * (counts + 1)).astype(np.float32)
     else:
         sums = (counts * rng.normal(0.5, 1.0, num_arms)).astype(np.float32)
-    return jbandits.arms.ArmStats(
+    return jbandits.policies.blocks.arms.ArmStats(
         jnp.asarray(counts), jnp.asarray(sums), jnp.zeros(num_arms, jnp.float32)
     )

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from harness import arm_stats, play_table
 
-from jbandits import truth
+from jbandits.analysis import truth
 from jbandits.policies.identification.gape import (
     empirical_gaps,
     gape,

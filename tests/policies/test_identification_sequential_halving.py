@@ -87,7 +87,9 @@ def test_validation_names_the_argument():
 
 
 def test_registered():
-    assert jbandits.registry.raw_factory("sequential_halving") is sequential_halving
+    assert (
+        jbandits.core.registry.raw_factory("sequential_halving") is sequential_halving
+    )
 
 
 def test_old_variant_name_s004_is_deprecated_but_runs_equal_stages():

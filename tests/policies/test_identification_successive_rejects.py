@@ -9,7 +9,7 @@ import pytest
 from _identification_util import ladder, play
 
 import jbandits
-from jbandits import schedules
+from jbandits.policies.blocks import schedules
 from jbandits.policies.identification import sr_schedule, successive_rejects
 
 
@@ -141,4 +141,6 @@ def test_validation_names_the_argument():
 
 
 def test_registered():
-    assert jbandits.registry.raw_factory("successive_rejects") is successive_rejects
+    assert (
+        jbandits.core.registry.raw_factory("successive_rejects") is successive_rejects
+    )

@@ -6,7 +6,8 @@ import pytest
 from compile_log import count_compiles
 
 import jbandits
-from jbandits import metrics, schedules
+from jbandits.analysis import metrics
+from jbandits.policies.blocks import schedules
 from jbandits.policies.identification import (
     halving_schedule,
     sequential_halving,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from harness import play_table
 
-from jbandits import arms
+from jbandits.policies.blocks import arms
 from jbandits.policies.identification.ucb_e import ucb_e, ucb_e_index, ucb_e_oracle_a
 
 

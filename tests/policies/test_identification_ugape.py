@@ -11,7 +11,8 @@ import pytest
 from harness import arm_stats, play_table
 
 import jbandits
-from jbandits import arms, truth
+from jbandits.analysis import truth
+from jbandits.policies.blocks import arms
 from jbandits.policies.identification import ugape
 from jbandits.policies.identification.ugape import (
     select_arm,

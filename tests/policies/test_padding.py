@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 import jbandits
-from jbandits import metrics, schedules
+from jbandits.analysis import metrics
 from jbandits.envs import REPLAY, ReplayParams
 from jbandits.policies import identification, thresholding
+from jbandits.policies.blocks import schedules
 
 K_MAX, K_REAL = 8, 5
 
@@ -33,10 +34,10 @@ class Case(NamedTuple):
     min_budget: Any  # K -> smallest budget with a schedule
 
     def factory(self):
-        return jbandits.registry.raw_factory(self.registered)
+        return jbandits.core.registry.raw_factory(self.registered)
 
     def prepare(self):
-        return jbandits.registry.prepare_hook(self.registered)
+        return jbandits.core.registry.prepare_hook(self.registered)
 
 
 def _none(rng, k):

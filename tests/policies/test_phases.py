@@ -1,4 +1,4 @@
-"""jbandits.policies._phases: phase ends as fixed-shape updates (no data-dependent loop)."""
+"""jbandits.policies.blocks.phases: phase ends as fixed-shape updates (no data-dependent loop)."""
 
 import re
 
@@ -9,9 +9,9 @@ import pytest
 from _identification_util import ladder, play
 
 import jbandits
-from jbandits import arms, schedules
-from jbandits.execution import Execution
-from jbandits.policies import _phases
+from jbandits.core.execution import Execution
+from jbandits.policies.blocks import arms, schedules
+from jbandits.policies.blocks import phases as _phases
 from jbandits.policies.identification import sr_schedule_by_k, successive_rejects
 
 

@@ -13,7 +13,7 @@ from harness import arm_stats
 from scipy import stats as sps
 
 import jbandits
-from jbandits.execution import Execution
+from jbandits.core.execution import Execution
 from jbandits.policies.regret import bayes_ucb
 from jbandits.policies.regret.bayes_ucb import bayes_ucb_index, tail_level
 
@@ -160,7 +160,7 @@ import jax, jax.numpy as jnp, numpy as np, jbandits
 b, p = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, 8))
 def run(horizon):
     pol = jbandits.make("bayes_ucb", num_arms=8, num_iters=23, c=1.0, horizon=horizon)
-    return jbandits.engine.run(pol, b, p, jax.random.key(0), budget=48, horizon=48)
+    return jbandits.sim.engine.run(pol, b, p, jax.random.key(0), budget=48, horizon=48)
 res = jax.jit(run)(jnp.float32(np.nan))
 print(int(res.num_pulls))
 """

@@ -18,7 +18,7 @@ import pytest
 
 import jbandits
 from benchmarks import hlo
-from jbandits.execution import Execution
+from jbandits.core.execution import Execution
 
 # Bayes-UCB's Beta quantile-cell search
 beta_cells = importlib.import_module("jbandits.policies.regret._beta_cells")

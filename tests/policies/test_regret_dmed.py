@@ -76,7 +76,9 @@ def test_list_is_played_in_increasing_index_before_a_rebuild():
         stats=stats, t=jnp.asarray(19, jnp.int32), arm=jnp.asarray(3)
     )
     listed = np.flatnonzero(
-        np.asarray(dmed_list(jbandits.arms.update(stats, 3, 1.0), mask, 20))
+        np.asarray(
+            dmed_list(jbandits.policies.blocks.arms.update(stats, 3, 1.0), mask, 20)
+        )
     )
     seq = []
     for _ in range(len(listed)):

@@ -12,9 +12,9 @@ import pytest
 from _regret_util import find_case, reference_traces, rollout
 
 import jbandits
+from jbandits.policies.blocks.schedules import num_rounds as round_cap
 from jbandits.policies.regret import eucbv, eucbv_schedule
 from jbandits.policies.regret.eucbv import eliminated_optimal
-from jbandits.schedules import num_rounds as round_cap
 
 # spec §2.1 "Schedule oracles": (T, K, M, n_m for m = 0..M+1, (L_0, L_{M+1}))
 ORACLES = [
@@ -134,7 +134,7 @@ def _elimination_runs(elim_count, num_reps=200, horizon=10_000):
     bandit, params = jbandits.envs.bernoulli([0.25, 0.75])
 
     def one(key):
-        from jbandits.engine import split_key, step_key
+        from jbandits.sim.engine import split_key, step_key
 
         key_init, key_steps, key_env, _ = split_key(key)
 

@@ -57,7 +57,7 @@ def test_klucb_gauss_picks_the_same_arm_as_the_ucb1_policy():
         arm = int(rng.integers(k))
         n = jnp.asarray(int(stats.counts.sum()) - 1, jnp.int32)
         # the closed form after the update, to skip near-ties (float32 rounding)
-        after = jbandits.arms.update(stats, arm, reward)
+        after = jbandits.policies.blocks.arms.update(stats, arm, reward)
         idx = np.sort(np.asarray(klucb_index(after, n + 1, kl="gauss")))
         if idx[-1] - idx[-2] < 1e-4:
             continue
@@ -113,7 +113,7 @@ def test_forced_pulls_are_the_real_arms_in_order():
 
 def test_means_of_one_tie_exactly_and_random_ties_are_uniform():
     # arms 0 and 1 have mean 1 with different counts: KL-UCB index exactly 1 for both
-    stats = jbandits.arms.ArmStats(
+    stats = jbandits.policies.blocks.arms.ArmStats(
         jnp.array([2.0, 7.0, 3.0]), jnp.array([2.0, 7.0, 1.0]), jnp.zeros(3)
     )
     index = np.asarray(klucb_index(stats, 12))

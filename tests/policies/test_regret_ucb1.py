@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from _regret_util import rollout
 
-from jbandits import arms
+from jbandits.policies.blocks import arms
 from jbandits.policies.regret import ucb1
 from jbandits.policies.regret.ucb import ucb1_index
 

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jbandits import arms
+from jbandits.policies.blocks import arms
 from jbandits.policies.thresholding import augucb, augucb_tables
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import jbandits
-from jbandits import schedules
 from jbandits.envs import REPLAY, ReplayParams
+from jbandits.policies.blocks import schedules
 from jbandits.policies.thresholding import csar
 
 

@@ -1,6 +1,6 @@
 """Running statistics for references: sum-based means and Welford M2 (spec §3.2).
 
-Both running sums are Kahan-compensated exactly as in ``jbandits.arms.update`` (same
+Both running sums are Kahan-compensated exactly as in ``jbandits.policies.blocks.arms.update`` (same
 operations in the same order), so that ties between arms agree bit for bit.
 """
 

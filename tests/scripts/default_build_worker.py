@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 from cases import CASES  # noqa: E402
 
 import jbandits  # noqa: E402
-from jbandits import arms  # noqa: E402
+from jbandits.policies.blocks import arms  # noqa: E402
 
 # eager and jit compared; the last ones only jit(vmap), default vs test build
 EAGER = ("apt", "augucb", "successive_rejects", "shvar", "ucbv", "eucbv")

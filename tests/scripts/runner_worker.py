@@ -23,7 +23,7 @@ def work(store, progress=False):
         num_reps=4096,
         batch_size=64,
         num_checkpoints=4,
-        metric=jbandits.metrics.thresholding(0.5),
+        metric=jbandits.analysis.metrics.thresholding(0.5),
         store=store,
         progress=progress,
     )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits.types import Array, ArrayLike
+from jbandits.core.types import Array, ArrayLike
 
 
 def _lowest(dtype) -> Array:

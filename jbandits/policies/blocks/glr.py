@@ -76,8 +76,9 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import zeta
 
-from jbandits import _validate, arms, numerics
-from jbandits.types import Array, ArrayLike
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike
+from jbandits.policies.blocks import arms, numerics
 
 FAMILIES = ("bernoulli", "gaussian")
 THRESHOLDS = ("practical", "delta_correct", "gk16", "kk21", "t3c", "bounded")
@@ -106,7 +107,7 @@ def divergence(
     family: str, x: ArrayLike, y: ArrayLike, sigma: ArrayLike = 1.0
 ) -> Array:
     """``d(x, y)``: Bernoulli ``kl(x, y)`` (exact at 0 and 1, as
-    :func:`jbandits.numerics.kl_bernoulli`) or Gaussian ``(x - y)^2 / (2 sigma^2)``
+    :func:`jbandits.policies.blocks.numerics.kl_bernoulli`) or Gaussian ``(x - y)^2 / (2 sigma^2)``
     (``sigma`` is ignored for Bernoulli). Broadcasts."""
     _validate.choice("family", family, FAMILIES)
     if family == "bernoulli":
@@ -356,6 +357,6 @@ def stops(
     number of samples observed; ``constant`` as in :func:`threshold`.
     """
     stat = glr(family, counts, means, arm_mask, sigma)
-    num_real = jnp.sum(jnp.asarray(arm_mask, bool))
+    num_real = arm_mask.shape[-1]
     beta = threshold(threshold_name, t, delta, num_real, family, constant=constant)
     return stat.value > beta, stat

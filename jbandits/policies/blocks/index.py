@@ -17,8 +17,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbandits import _validate, arms
-from jbandits.types import Array, Policy
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, Policy
+from jbandits.policies.blocks import arms
 
 
 class IndexState(NamedTuple):
@@ -58,7 +59,7 @@ def index_policy(
         ``local`` indices on the pulled arm's statistics only, as ``[1]`` arrays).
       select: static "min" or "max": pull the arm with the smallest / largest index.
       output: ``(stats, arm_mask) -> output`` read-out.
-      setting: one of :data:`jbandits.types.SETTINGS`.
+      setting: one of :data:`jbandits.core.types.SETTINGS`.
       passes: static number of forced round-robin passes over the real arms.
       tie_break: static "first" (lowest index) or "random" (uniform among ties, drawn
         with the step key).
@@ -67,7 +68,7 @@ def index_policy(
         statistics, so ``n = sum(stats.counts)`` without a reduction per step).
       variance: static; False when neither the index nor the output reads a
         variance: the statistics then keep no second moment
-        (:func:`jbandits.arms.init_stats`), two fewer arrays to update per step.
+        (:func:`jbandits.policies.blocks.arms.init_stats`), two fewer arrays to update per step.
       local: static; True when arm ``i``'s index depends on arm ``i``'s statistics
         only (elementwise in ``stats``, not on ``arm_mask``, other arms or ``n``):
         the state then keeps the index of every arm, as an extra row of the
@@ -78,7 +79,7 @@ def index_policy(
       elementwise: static; True when arm ``i``'s index is computed from arm ``i``'s
         statistics (and ``n``, ``arm_mask``'s count) without reducing over the arms,
         as in UCB1 or MOSS (implied by ``local``): over 11 to
-        :data:`jbandits.arms.TREE_MAX_ARMS` arms with ``"first"`` ties the selection
+        :data:`jbandits.policies.blocks.arms.TREE_MAX_ARMS` arms with ``"first"`` ties the selection
         is then a knock-out tree (``arms.argmin_masked(tree=True)``), which is
         faster there and slower where the index reduces over the arms (GapE; see
         ``benchmarks/notes_policies.md``).
@@ -176,7 +177,7 @@ def threshold_index_policy(
 ) -> Policy:
     """The thresholding form (APT, LSA, UCBE, UCBEV): ``passes`` round-robin pulls
     per real arm, then the arm of smallest ``local`` index; output the labels
-    ``1{mean_i >= threshold}`` (:func:`jbandits.arms.labels_above`)."""
+    ``1{mean_i >= threshold}`` (:func:`jbandits.policies.blocks.arms.labels_above`)."""
     return index_policy(
         num_arms,
         index,
@@ -195,7 +196,7 @@ def best_arm_index_policy(
 ) -> Policy:
     """The maximising form (UCB-E, the GapE family, the regret indices): the arm of
     largest index after the forced pulls; output the real arm of largest empirical
-    mean (:func:`jbandits.arms.best_empirical`). ``options``: those of
+    mean (:func:`jbandits.policies.blocks.arms.best_empirical`). ``options``: those of
     :func:`index_policy` (``passes``, ``tie_break``, ``variance``, ...)."""
     return index_policy(
         num_arms,

@@ -1,7 +1,7 @@
 """Phase machinery shared by the fixed-schedule policies (SR, SAR, VBR, CSAR and the
 sequential-halving family).
 
-The exact schedules are computed on the host (:mod:`jbandits.schedules`) and enter the
+The exact schedules are computed on the host (:mod:`jbandits.policies.blocks.schedules`) and enter the
 policy as int32 arrays. After the statistics update of every step the phases whose end
 index is <= the step count end; several phases may end on one step (zero-length
 Successive Rejects phases).
@@ -21,13 +21,13 @@ for updates that sort (halving, a ranking :func:`drop`): there a loop run only a
 phase ends adds little per step; measured against the gated update it was faster
 for Successive Rejects' ranking and about even (mixed) for halving. Both
 measurements are in ``benchmarks/notes_policies.md``. The policies take these
-choices as their static ``execution`` (:class:`jbandits.execution.Execution`),
+choices as their static ``execution`` (:class:`jbandits.core.execution.Execution`),
 chosen by the batched runner per platform; every form gives the same arms.
 
 A policy runs either a *by-K table* (built by :func:`resolve` from a concrete budget,
 or passed as ``schedule=``) or a *single schedule* computed for one real K (a
 module's ``prepare`` hook, or stacked over a budget sweep and traced). Padded
-instances follow the one convention of :mod:`jbandits.schedules`: :func:`start`
+instances follow the one convention of :mod:`jbandits.policies.blocks.schedules`: :func:`start`
 gives the row of the real K (or the idle row: no schedule for that K, or a single
 schedule built for another K) and the starting active set (the real arms, none on
 the idle row). The row is kept in the policy state.
@@ -43,10 +43,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _validate, arms, schedules
-from jbandits._arguments import SharedArguments
-from jbandits.execution import Execution
-from jbandits.types import Array
+from jbandits.core import validate as _validate
+from jbandits.core.arguments import SharedArguments
+from jbandits.core.execution import Execution
+from jbandits.core.types import Array
+from jbandits.policies.blocks import arms, schedules
 
 
 def _as_int32(schedule):
@@ -65,7 +66,7 @@ def resolve(
     ``budget`` must then be concrete (host arithmetic) and the result is a by-K table
     covering every real K <= ``num_arms``. With a traced budget pass ``schedule=``
     computed on the host (a module's ``prepare`` hook gives the one of a real K; stack
-    them with :func:`jbandits.schedules.stack` for a sweep).
+    them with :func:`jbandits.policies.blocks.schedules.stack` for a sweep).
     """
     if schedule is None:
         if budget is None:
@@ -118,7 +119,7 @@ def schedule_arguments(
     min_budget: Callable[..., int],
 ) -> SharedArguments:
     """The ``budget``, ``schedule`` and ``execution`` arguments of a fixed-schedule
-    policy (registered with ``shared=``, :mod:`jbandits._arguments`): its factory
+    policy (registered with ``shared=``, :mod:`jbandits.core.arguments`): its factory
     receives ``table`` (:func:`resolve` of them with ``by_k``) and ``execution``
     (resolved) instead. ``what`` names the schedule in the docstring; ``one`` builds
     the schedule of one real K (its return annotation names the schedule's class);
@@ -241,11 +242,11 @@ def drop(
 ) -> Array:
     """``eligible`` without its ``count`` lowest-scoring arms (``largest``: highest).
 
-    The same arms as ``count`` successive :func:`jbandits.arms.argmin_masked`
-    (:func:`~jbandits.arms.argmax_masked`) removals with ``score`` fixed (ties by
+    The same arms as ``count`` successive :func:`jbandits.policies.blocks.arms.argmin_masked`
+    (:func:`~jbandits.policies.blocks.arms.argmax_masked`) removals with ``score`` fixed (ties by
     lowest index, NaN worst). ``bound`` (static) is at least ``count``: up to
     :data:`UNROLL` the removals are unrolled; above it or when None (unknown) the arms
-    are ranked once (:func:`jbandits.arms.rank`), or, when
+    are ranked once (:func:`jbandits.policies.blocks.arms.rank`), or, when
     ``execution.fixed_phase_sorts`` is off, removed one by one in a
     ``lax.while_loop``.
     """
@@ -278,7 +279,7 @@ def drop(
 def start(table: Any, arm_mask: Array) -> tuple[Any, Array]:
     """The schedule of this instance and its starting active set.
 
-    The schedule is :func:`jbandits.schedules.select`'s (the row of the real K, or the
+    The schedule is :func:`jbandits.policies.blocks.schedules.select`'s (the row of the real K, or the
     idle row); the active set is the real arms, or no arm on the idle row.
     """
     sched = schedules.select(table, arm_mask)

@@ -1,6 +1,6 @@
 """Data-dependent rounds of the elimination policies AugUCB and EUCBV.
 
-Both run rounds m = 0..M (M = :func:`jbandits.schedules.num_rounds`) whose end is a
+Both run rounds m = 0..M (M = :func:`jbandits.policies.blocks.schedules.num_rounds`) whose end is a
 step count fixed when the round starts: when round m has ended (``t >= end``) and
 ``m <= M``, round m + 1 starts and ends ``|B| * n_{m+1}`` steps later, ``|B|`` the
 surviving arms and ``n_{m+1}`` the per-arm allotment of the round (Mukherjee,
@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import jax.numpy as jnp
 
-from jbandits.types import Array
+from jbandits.core.types import Array
 
 
 def advance(

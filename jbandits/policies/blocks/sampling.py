@@ -23,7 +23,7 @@ which stage finished it:
    draws as the simpler ones they replace and run faster (measurements in
    ``benchmarks/notes_policies.md``).
 3. Only when some gamma of some lane is still NaN (checked with
-   :func:`jbandits._lanes.any_lane`, so a ``lax.cond`` skips it on the other steps),
+   :func:`jbandits.core.lanes.any_lane`, so a ``lax.cond`` skips it on the other steps),
    every gamma by a ``while`` loop over tries until all accept; it replaces the NaN
    gammas only.
 
@@ -52,12 +52,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jbandits import _fuse, _lanes, _prng, arms
-from jbandits.types import Array, ArrayLike, Key
+from jbandits.core import lanes as _lanes
+from jbandits.core import prng as _prng
+from jbandits.core.types import Array, ArrayLike, Key
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks import fuse as _fuse
 
 TRIES = 1  # tries of every gamma (stage 1)
 # Stage 3 runs for every lane of a batch when one lane needs it, so stage 2 is sized
-# by the lanes of the batch (:func:`jbandits._lanes.count`; 1 outside the runner):
+# by the lanes of the batch (:func:`jbandits.core.lanes.count`; 1 outside the runner):
 # stage 3 should run at no more than about STAGE3_RATE of the steps, half of that from
 # more NaN gammas in a lane than slots, half from a slot whose gamma rejects all its
 # tries again. The rates assumed: stage 1 leaves fewer than P_NAN NaN gammas per
@@ -238,7 +241,7 @@ def _pooled(key, alpha, gammas, first, slots, size, retries, axis):
     """Stage 2 for the lanes of ``axis`` together: each lane's first
     ``slots`` NaN gammas (as :func:`_slots` picks them) go, lane after lane, into
     one pool of ``size`` slots whose tries are computed once for the batch with each
-    slot's lane key (:func:`jbandits._lanes.gather`); per-lane slots must each be
+    slot's lane key (:func:`jbandits.core.lanes.gather`); per-lane slots must each be
     sized for that lane's rare worst case. Gammas that find no slot stay NaN."""
     m = gammas.shape[0]
     cand, count = _first_nan(gammas, slots)
@@ -307,7 +310,7 @@ def beta(
     ``tries``, ``slots``, ``retries`` and ``pool`` set how much work each stage
     does (see the module docstring); the draws do not depend on them. ``lanes``: the
     name of the ``vmap`` axis over the batch's lanes, or None
-    (:attr:`jbandits.execution.Execution.lanes`). Stage 2 is pooled over the lanes
+    (:attr:`jbandits.core.execution.Execution.lanes`). Stage 2 is pooled over the lanes
     (``pool`` slots for the whole batch, default :func:`pool_size`) with a lanes
     axis of more than one lane, a threefry key, ``slots`` not given and ``pool``
     not 0; else ``slots`` per lane (default :func:`default_stages` of the entries

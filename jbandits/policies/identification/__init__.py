@@ -1,12 +1,9 @@
 """Best-arm identification (fixed budget / fixed confidence) and top-m policies."""
 
-from jbandits.policies._index import IndexState
+from jbandits.policies.blocks.index import IndexState
 from jbandits.policies.identification._halving import HalvingState
-from jbandits.policies.identification.gape import gape, gape_oracle_params
-from jbandits.policies.identification.gape_v import (
-    gape_v,
-    gape_v_oracle_params,
-)
+from jbandits.policies.identification.gape import gape
+from jbandits.policies.identification.gape_v import gape_v
 from jbandits.policies.identification.sar import SARState, sar
 from jbandits.policies.identification.sequential_halving import (
     halving_schedule,
@@ -21,13 +18,12 @@ from jbandits.policies.identification.successive_rejects import (
     sr_schedule_by_k,
     successive_rejects,
 )
-from jbandits.policies.identification.ucb_e import ucb_e, ucb_e_oracle_a
+from jbandits.policies.identification.ucb_e import ucb_e
 from jbandits.policies.identification.ugape import (
     UGapEbState,
     UGapEcState,
     select_arm,
     ugapeb,
-    ugapeb_oracle_a,
     ugapec,
 )
 from jbandits.policies.identification.vbr import VBRState, vbr_provisional
@@ -41,9 +37,7 @@ __all__ = [
     "UGapEcState",
     "VBRState",
     "gape",
-    "gape_oracle_params",
     "gape_v",
-    "gape_v_oracle_params",
     "halving_schedule",
     "halving_schedule_by_k",
     "sar",
@@ -55,9 +49,7 @@ __all__ = [
     "sr_schedule_by_k",
     "successive_rejects",
     "ucb_e",
-    "ucb_e_oracle_a",
     "ugapeb",
-    "ugapeb_oracle_a",
     "ugapec",
     "vbr_provisional",
 ]

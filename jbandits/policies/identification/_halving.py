@@ -1,7 +1,7 @@
 """Stage engine of the sequential-halving family (SH, SHVar, SHAdaVar).
 
-Stage s ends at step ``ends[s]`` (host schedule, :func:`jbandits.schedules.halving_equal_stages`
-or :func:`jbandits.schedules.halving_karnin`; a by-K table of them is reduced to the
+Stage s ends at step ``ends[s]`` (host schedule, :func:`jbandits.policies.blocks.schedules.halving_equal_stages`
+or :func:`jbandits.policies.blocks.schedules.halving_karnin`; a by-K table of them is reduced to the
 row of the instance's real K at ``init``, see :mod:`._phases`). Each step updates the
 cumulative and the stage-local statistics; at a stage end the ``keep[s]`` active arms
 with the largest stage-local means survive (ties by index; means of the stage's own
@@ -18,10 +18,10 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import arms, schedules
-from jbandits.execution import Execution
-from jbandits.policies import _phases
-from jbandits.types import Array, Policy
+from jbandits.core.execution import Execution
+from jbandits.core.types import Array, Policy
+from jbandits.policies.blocks import arms, schedules
+from jbandits.policies.blocks import phases as _phases
 
 
 class HalvingState(NamedTuple):
@@ -45,7 +45,7 @@ def halving_policy(
     """Policy running the stage schedule ``table`` (one schedule or a by-K table) with
     the in-stage rule ``choose(local, active, c)``; ``variance=False`` when ``choose``
     reads no variance (the statistics then keep no second moment); ``execution``: the
-    form of the stage ends (:class:`jbandits.execution.Execution`)."""
+    form of the stage ends (:class:`jbandits.core.execution.Execution`)."""
 
     # both stage builders give every stage at least one pull, so one stage ends per
     # step at most (a traced schedule is assumed to come from them)

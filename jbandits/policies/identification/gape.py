@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.oracles import gape_oracle_params  # noqa: F401  (re-exported)
-from jbandits.policies._index import best_arm_index_policy
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks.index import best_arm_index_policy
 
 
 def empirical_gaps(stats: arms.ArmStats, arm_mask: Array) -> Array:

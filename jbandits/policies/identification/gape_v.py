@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import arms, registry
-from jbandits.oracles import gape_v_oracle_params  # noqa: F401  (re-exported)
+from jbandits.core import registry
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
 from jbandits.policies.identification.gape import empirical_gaps, gap_policy
-from jbandits.types import Array, ArrayLike, Policy
 
 
 def gape_v_index(

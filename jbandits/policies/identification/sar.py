@@ -1,7 +1,7 @@
 """Successive Accept-Reject, SAR (Bubeck, Wang, Viswanathan, ICML 2013).
 
 Top-m identification with the Successive Rejects schedule
-(:func:`jbandits.schedules.successive_rejects`). At the end of phase k the
+(:func:`jbandits.policies.blocks.schedules.successive_rejects`). At the end of phase k the
 A = K + 1 - k active arms are sorted by cumulative mean, decreasing (stable: ties by
 index), sigma(1..A); with m_rem arms still to accept,
 
@@ -22,11 +22,13 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry, schedules
-from jbandits.execution import Execution
-from jbandits.policies import _phases
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms, schedules
+from jbandits.policies.blocks import phases as _phases
 from jbandits.policies.identification.successive_rejects import SCHEDULE
-from jbandits.types import Array, ArrayLike, Policy
 
 
 class SARState(NamedTuple):
@@ -60,7 +62,7 @@ def sar(num_arms: int, *, m: ArrayLike, table, execution: Execution) -> Policy:
       m: number of arms to identify, 1 <= m < K (traced).
 
     Returns:
-      A :class:`~jbandits.types.Policy`; output is the accepted set, ``[K] bool``
+      A :class:`~jbandits.core.types.Policy`; output is the accepted set, ``[K] bool``
       (exactly m arms once the schedule is spent; before that, the accepted arms plus
       the m_rem active arms with the largest means). Ties go to the lowest index
       (:mod:`jbandits.policies`).

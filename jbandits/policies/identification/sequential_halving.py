@@ -22,11 +22,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from jbandits import _validate, arms, registry, schedules
-from jbandits.execution import Execution
-from jbandits.policies import _phases
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
+from jbandits.core.types import ArrayLike, Policy
+from jbandits.policies.blocks import arms, schedules
+from jbandits.policies.blocks import phases as _phases
 from jbandits.policies.identification import _halving
-from jbandits.types import ArrayLike, Policy
 
 VARIANTS = ("equal_stages", "karnin")
 _DEPRECATED = {"s004": "equal_stages"}  # old name of "equal_stages" (still accepted)
@@ -52,7 +54,7 @@ def halving_schedule(
     """Host-side exact stage schedule for ``num_real_arms`` real arms.
 
     ``size`` pads the stage arrays (use ``num_halving_stages(K_max)`` so that padded
-    instances and budget sweeps stack with :func:`jbandits.schedules.stack`).
+    instances and budget sweeps stack with :func:`jbandits.policies.blocks.schedules.stack`).
     """
     return _builder(variant)(num_real_arms, budget, size)
 
@@ -133,7 +135,7 @@ def sequential_halving(
       budget: T; needed (concrete) only when ``schedule`` is None (then the
         schedules of every real K are built, :func:`halving_schedule_by_k`, and
         ``init`` runs that of ``arm_mask.sum()``).
-      schedule: a :class:`jbandits.schedules.StageSchedule` from
+      schedule: a :class:`jbandits.policies.blocks.schedules.StageSchedule` from
         :func:`halving_schedule` or :func:`prepare` for the real K (may be traced;
         another K makes the policy idle with output ``-1``), or a by-K table from
         :func:`halving_schedule_by_k`. It fixes the variant.
@@ -143,7 +145,7 @@ def sequential_halving(
       execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
-      A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
+      A :class:`~jbandits.core.types.Policy` recommending one arm, ``[] int32`` (ties to
       the lowest index, :mod:`jbandits.policies`).
 
     References:

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.execution import Execution
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
 from jbandits.policies.identification import _halving
 from jbandits.policies.identification.sequential_halving import EQUAL_STAGES
-from jbandits.types import Array, ArrayLike, Policy
 
 
 def shadavar_n0(delta: ArrayLike) -> Array:
@@ -58,7 +60,7 @@ def shadavar(
         Lalitha et al. use 0.05).
 
     Returns:
-      A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
+      A :class:`~jbandits.core.types.Policy` recommending one arm, ``[] int32`` (ties to
       the lowest index, :mod:`jbandits.policies`).
 
     References:

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.execution import Execution
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
+from jbandits.core.types import ArrayLike, Policy
+from jbandits.policies.blocks import arms
 from jbandits.policies.identification import _halving
 from jbandits.policies.identification.sequential_halving import EQUAL_STAGES
-from jbandits.types import ArrayLike, Policy
 
 
 def shvar_index(variances: ArrayLike, counts: jnp.ndarray) -> jnp.ndarray:
@@ -43,7 +45,7 @@ def shvar(
         oracle input; entries of padded arms are ignored).
 
     Returns:
-      A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
+      A :class:`~jbandits.core.types.Policy` recommending one arm, ``[] int32`` (ties to
       the lowest index, :mod:`jbandits.policies`).
 
     References:

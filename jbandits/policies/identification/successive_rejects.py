@@ -14,10 +14,11 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import arms, registry, schedules
-from jbandits.execution import Execution
-from jbandits.policies import _phases
-from jbandits.types import Array, Policy
+from jbandits.core import registry
+from jbandits.core.execution import Execution
+from jbandits.core.types import Array, Policy
+from jbandits.policies.blocks import arms, schedules
+from jbandits.policies.blocks import phases as _phases
 
 
 class SRState(NamedTuple):
@@ -35,7 +36,7 @@ def sr_schedule(
     """Host-side exact SR schedule for ``num_real_arms`` real arms (padded to ``size``).
 
     Use ``size=num_arms`` (K_max) so that schedules of padded instances and of several
-    budgets stack (:func:`jbandits.schedules.stack`).
+    budgets stack (:func:`jbandits.policies.blocks.schedules.stack`).
     """
     return schedules.successive_rejects(num_real_arms, budget, size)
 
@@ -85,7 +86,7 @@ def successive_rejects(num_arms: int, *, table, execution: Execution) -> Policy:
       num_arms: static K_max (including padded arms).
 
     Returns:
-      A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
+      A :class:`~jbandits.core.types.Policy` recommending one arm, ``[] int32`` (ties to
       the lowest index, :mod:`jbandits.policies`).
 
     References:
@@ -111,8 +112,8 @@ def rejects_policy(
     """The engine of SR, shared with VBR_provisional: the phase schedule ``table``
     (one schedule or a by-K table); next arm ``choose(stats, active)``; at each phase
     end the active arm with the lowest ``score(stats)`` is rejected (ties by index,
-    :func:`jbandits.policies._phases.drop`); output the best pulled active arm;
-    ``execution``: the form of the phase ends (:class:`jbandits.execution.Execution`).
+    :func:`jbandits.policies.blocks.phases.drop`); output the best pulled active arm;
+    ``execution``: the form of the phase ends (:class:`jbandits.core.execution.Execution`).
     """
     bound = _phases.max_ends(table.ends, table.num_phases)
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.oracles import ucb_e_oracle_a  # noqa: F401  (re-exported)
-from jbandits.policies._index import best_arm_index_policy
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks.index import best_arm_index_policy
 
 
 def ucb_e_index(stats: arms.ArmStats, a: ArrayLike) -> Array:

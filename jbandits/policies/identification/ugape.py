@@ -30,9 +30,10 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.oracles import ugapeb_oracle_a  # noqa: F401  (re-exported)
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
 
 CONFIDENCES = ("hoeffding", "bernstein")
 

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.execution import Execution
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
 from jbandits.policies.identification.successive_rejects import (
     SCHEDULE,
     SRState,
     rejects_policy,
 )
-from jbandits.types import Array, ArrayLike, Policy
 
 VBRState = SRState  # VBR runs the Successive Rejects engine and its state
 
@@ -51,7 +53,7 @@ def vbr_provisional(
       gamma: interval multiplier >= 0 (traced; Lalitha et al., UAI 2023, use 1.96).
 
     Returns:
-      A :class:`~jbandits.types.Policy` recommending one arm, ``[] int32`` (ties to
+      A :class:`~jbandits.core.types.Policy` recommending one arm, ``[] int32`` (ties to
       the lowest index, :mod:`jbandits.policies`).
 
     References:

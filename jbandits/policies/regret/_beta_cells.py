@@ -9,13 +9,14 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jbandits import _fuse, arms, numerics
+from jbandits.policies.blocks import arms, numerics
+from jbandits.policies.blocks import fuse as _fuse
 
 
 def _put(hits, v, new):
     """``v`` with ``new[k]`` written where ``hits[k]`` (one-hot selects, which XLA
     fuses in place, where a scatter costs kernels and copies). ``new`` is
-    materialised first (:func:`jbandits._fuse.materialise`): XLA would otherwise fuse
+    materialised first (:func:`jbandits.policies.blocks.fuse.materialise`): XLA would otherwise fuse
     its computation into the ``[K]``-wide select and redo it for every arm."""
     new = [_fuse.materialise(w) for w in new]
     for hit, w in zip(hits, new, strict=True):

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import jax.numpy as jnp
 
-from jbandits import arms
-from jbandits.policies._index import IndexState, best_arm_index_policy
-from jbandits.types import Array, Policy
+from jbandits.core.types import Array, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks.index import IndexState, best_arm_index_policy
 
 __all__ = ["IndexFn", "IndexState", "counts_at_least_one", "index_policy"]
 

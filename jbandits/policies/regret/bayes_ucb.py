@@ -19,7 +19,7 @@ with the tail probability ``alpha_t`` (never ``1 - alpha_t``, which loses ~6 % o
   stays valid, and ``ln P(X > x)`` being concave in ``ln(1 - x)`` (log-concavity of the
   density of ``ln(1 - X)`` for ``a, b >= 1``) turns the stored tangent at ``x_j`` into a
   grid point above the quantile at no cost
-  (:func:`jbandits.numerics.beta_root_ceiling`). Per decision the pulled arm takes one
+  (:func:`jbandits.policies.blocks.numerics.beta_root_ceiling`). Per decision the pulled arm takes one
   Halley step guided by the tail recurrences (DLMF 8.17.20-21) and one tail evaluation a
   cell below it; while several arms can still be the arg-max and one is not resolved,
   the open one with the highest ceiling is probed at one grid point (a data-dependent
@@ -49,11 +49,14 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _prng, _validate, arms, numerics, registry
-from jbandits.execution import Execution
+from jbandits.core import prng as _prng
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms, numerics
 from jbandits.policies.regret._beta_cells import _beta_choose
 from jbandits.policies.regret.thompson import POSTERIORS, add_success
-from jbandits.types import Array, ArrayLike, Policy
 
 
 class BayesUCBState(NamedTuple):
@@ -133,12 +136,12 @@ def bayes_ucb(
         halvings return; default 20 (float32) / 40 (float64)
         (``numerics.BETA_GRID_BITS``), at most 23 / 52 (the cells' midpoints must be
         exact in the dtype).
-      execution: static :class:`~jbandits.execution.Execution`, how the step is
+      execution: static :class:`~jbandits.core.execution.Execution`, how the step is
         compiled (never what it computes); the batched runner sets it. Default:
-        :meth:`Execution.default() <jbandits.execution.Execution.default>`.
+        :meth:`Execution.default() <jbandits.core.execution.Execution.default>`.
 
     Returns:
-      A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm.
+      A regret :class:`~jbandits.core.types.Policy`; ``output`` is the empirical best arm.
 
     References:
       Kaufmann, Cappé, Garivier. On Bayesian upper confidence bounds for bandit

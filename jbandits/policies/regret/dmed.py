@@ -24,8 +24,10 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, numerics, registry
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms, numerics
 
 VARIANTS = ("genuine", "gc")
 KLS = ("bernoulli", "gauss")
@@ -84,7 +86,7 @@ def dmed(
       sigma2: Gaussian KL variance (traced, ``> 0``); ignored by ``"bernoulli"``.
 
     Returns:
-      A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm.
+      A regret :class:`~jbandits.core.types.Policy`; ``output`` is the empirical best arm.
 
     References:
       Honda, Takemura. An asymptotically optimal bandit algorithm for bounded support

@@ -12,9 +12,11 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry, schedules
-from jbandits.policies import _rounds
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms, schedules
+from jbandits.policies.blocks import rounds as _rounds
 
 ELIM_COUNTS = ("round", "pulls")
 # cap on a round's length |B| n_m (and on K n_0) before the int32 cast: a round that

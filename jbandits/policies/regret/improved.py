@@ -12,8 +12,10 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry, schedules
-from jbandits.types import Array, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, Policy
+from jbandits.policies.blocks import arms, schedules
 
 
 class UCBImprovedState(NamedTuple):

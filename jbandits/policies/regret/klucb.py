@@ -9,7 +9,7 @@ pulls of arm ``j``. In fixed-shape form ``d_j = max(ln n + c ln(max(ln n, 1)), 0
 max(z_j, 1)`` and ``u_j = klucb(mu_j, d_j)``:
 
 * ``kl="bernoulli"``: bisection on ``[mu, min(1, mu + sqrt(d/2))]`` with a constant
-  trip count (24 float32 / 50 float64; :func:`jbandits.numerics.klucb_bernoulli`).
+  trip count (24 float32 / 50 float64; :func:`jbandits.policies.blocks.numerics.klucb_bernoulli`).
   Rewards are assumed in ``[0, 1]`` (means outside it are clipped).
 * ``kl="gauss"`` ("KL-UCB-Gauss"): ``kl = (p - q)^2 / (2 sigma2)``, closed form
   ``u = mu + sqrt(2 sigma2 d)``. With ``sigma2 = 1`` and ``c = 0`` this is UCB1's
@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, numerics, registry
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms, numerics
 from jbandits.policies.regret._index import index_policy
-from jbandits.types import Array, ArrayLike, Policy
 
 KLS = ("bernoulli", "gauss")
 
@@ -74,7 +76,7 @@ def klucb(
       tie_break: static, ``"random"`` (default) or ``"first"``: "random" (uniform among exact maximisers) is the paper-faithful default; "first" mimics the authors' Python scripts.
 
     Returns:
-      A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm.
+      A regret :class:`~jbandits.core.types.Policy`; ``output`` is the empirical best arm.
 
     References:
       Garivier, Cappé. The KL-UCB algorithm for bounded stochastic bandits and

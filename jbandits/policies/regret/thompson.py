@@ -20,8 +20,8 @@ afterwards) is split as ``key_bin, key_theta, key_tie = jax.random.split(key, 3)
 ``key_theta`` draws the ``[K]`` posterior samples, and ``key_tie`` breaks exact ties
 (probability 0 in exact arithmetic; kept for ``tie_break="random"``). The split,
 the binarising uniform and the Gaussian draws (``jax.random.normal(key_theta,
-(K,))``) go through :mod:`jbandits._prng` (the same bits as ``jax.random``, in fewer
-kernels). Beta draws come from :func:`jbandits._sampling.beta` (Marsaglia-Tsang
+(K,))``) go through :mod:`jbandits.core.prng` (the same bits as ``jax.random``, in fewer
+kernels). Beta draws come from :func:`jbandits.policies.blocks.sampling.beta` (Marsaglia-Tsang
 gammas with a fixed number of tries per step and an exact fallback; the bits
 differ from ``jax.random.beta``, the law is the same).
 """
@@ -32,9 +32,14 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _fuse, _prng, _sampling, _validate, arms, registry
-from jbandits.execution import Execution
-from jbandits.types import Array, ArrayLike, Key, Policy
+from jbandits.core import prng as _prng
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
+from jbandits.core.types import Array, ArrayLike, Key, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks import fuse as _fuse
+from jbandits.policies.blocks import sampling as _sampling
 
 POSTERIORS = ("beta", "gauss")
 
@@ -65,7 +70,7 @@ def beta_samples(
     key: Key, stats: arms.ArmStats, succ: Array, lanes: str | None = None
 ) -> Array:
     """``[K]`` draws from ``Beta(1 + succ, 1 + fail)`` with ``fail = counts - succ``
-    (``lanes``: the batch's lanes axis, see :func:`jbandits._sampling.beta`)."""
+    (``lanes``: the batch's lanes axis, see :func:`jbandits.policies.blocks.sampling.beta`)."""
     return _sampling.beta(key, 1.0 + succ, 1.0 + stats.counts - succ, lanes=lanes)
 
 
@@ -97,7 +102,7 @@ def thompson(
       execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
-      A regret :class:`~jbandits.types.Policy`; ``output`` is the empirical best arm
+      A regret :class:`~jbandits.core.types.Policy`; ``output`` is the empirical best arm
       (highest mean of the raw rewards among pulled real arms).
 
     References:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.policies.regret._index import (
-    counts_at_least_one,
-    index_policy,
-)
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.regret._index import counts_at_least_one, index_policy
 
 
 def ucb1_index(stats: arms.ArmStats, n: ArrayLike, alpha: ArrayLike) -> Array:
@@ -37,7 +36,7 @@ def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") ->
       tie_break: static, "random" (default) or "first" (lowest index).
 
     Returns:
-      A regret :class:`~jbandits.types.Policy`; ``output`` is the real arm with the
+      A regret :class:`~jbandits.core.types.Policy`; ``output`` is the real arm with the
       largest empirical mean (lowest index on ties).
 
     Examples:

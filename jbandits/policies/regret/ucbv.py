@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.policies.regret._index import (
-    counts_at_least_one,
-    index_policy,
-)
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.regret._index import counts_at_least_one, index_policy
 
 
 def ucbv_index(

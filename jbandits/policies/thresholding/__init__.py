@@ -1,6 +1,6 @@
 """Thresholding-bandit policies (which arms have mean >= tau)."""
 
-from jbandits.policies._index import IndexState
+from jbandits.policies.blocks.index import IndexState
 from jbandits.policies.thresholding.apt import apt
 from jbandits.policies.thresholding.augucb import (
     AugUCBState,
@@ -13,8 +13,8 @@ from jbandits.policies.thresholding.csar import CSARState, csar, csar_schedule_b
 from jbandits.policies.thresholding.lsa import lsa
 from jbandits.policies.thresholding.optkg import OptKGState, optkg
 from jbandits.policies.thresholding.ua import UAState, ua
-from jbandits.policies.thresholding.ucbe import ucbe, ucbe_oracle_a
-from jbandits.policies.thresholding.ucbev import ucbev, ucbev_oracle_a
+from jbandits.policies.thresholding.ucbe import ucbe
+from jbandits.policies.thresholding.ucbev import ucbev
 from jbandits.policies.thresholding.uniform import UniformState, uniform
 
 __all__ = [
@@ -35,8 +35,6 @@ __all__ = [
     "optkg",
     "ua",
     "ucbe",
-    "ucbe_oracle_a",
     "ucbev",
-    "ucbev_oracle_a",
     "uniform",
 ]

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.policies._index import threshold_index_policy
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks.index import threshold_index_policy
 
 
 def apt_index(stats: arms.ArmStats, threshold: ArrayLike, epsilon: ArrayLike) -> Array:

@@ -19,9 +19,12 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry, schedules
-from jbandits.policies import _phases, _rounds
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms, schedules
+from jbandits.policies.blocks import phases as _phases
+from jbandits.policies.blocks import rounds as _rounds
 
 VARIANTS = ("paper", "authors_code")
 ON_EMPTY = ("all", "idle")

@@ -1,13 +1,13 @@
 """CSAR adapted to thresholds (Chen et al., NIPS 2014; Mukherjee et al., IJCAI 2017).
 
-Paper variant: K phases with the exact host schedule :func:`jbandits.schedules.csar`;
+Paper variant: K phases with the exact host schedule :func:`jbandits.policies.blocks.schedules.csar`;
 in phase k every active arm is pulled up to ñ_k times (round robin in index order);
 at the end of the phase the active arm farthest from tau, ``argmax |mean_i - tau|``,
 is removed and its label frozen. Several phases may end on one step (zero-length
 phases); steps after the last phase are idle.
 
 ``variant="authors_code"`` (the AugUCB authors' experiment code): K epochs with the
-quotas of :func:`jbandits.schedules.csar_authors_code`, pulls arm by arm (all of one
+quotas of :func:`jbandits.policies.blocks.schedules.csar_authors_code`, pulls arm by arm (all of one
 arm's pulls, then the next arm's), and at the end of an epoch the active arm with the
 smallest mean among those with mean < tau is removed (none if no such arm).
 """
@@ -18,10 +18,12 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry, schedules
-from jbandits.execution import Execution
-from jbandits.policies import _phases
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms, schedules
+from jbandits.policies.blocks import phases as _phases
 
 VARIANTS = ("paper", "authors_code")
 

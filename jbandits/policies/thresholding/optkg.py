@@ -39,9 +39,12 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import betainc, gammaln
 
-from jbandits import _lanes, _validate, arms, registry
-from jbandits.execution import Execution
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import lanes as _lanes
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
 
 TIE_TOL = 1e-9  # log R+ within this of the maximum counts as a tie
 
@@ -89,7 +92,7 @@ def _prob_after(a, b, i, y, threshold, lanes=None):
     """``I(a + y, b + 1 - y)`` from ``i = I(a, b)``: exact recurrence for ``y`` in {0, 1}.
 
     A fractional ``y`` calls ``betainc``, in a branch taken only when some lane of
-    the batch (the ``lanes`` axis) has one (:func:`jbandits._lanes.any_lane`); lanes
+    the batch (the ``lanes`` axis) has one (:func:`jbandits.core.lanes.any_lane`); lanes
     without one pass
     ``x = 0``, so the convergence loop (which runs until every lane has converged)
     stops after one term.

@@ -7,8 +7,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.types import Array, ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
 
 
 class UAState(NamedTuple):

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits import _validate, arms, registry
-from jbandits.oracles import ucbe_oracle_a  # noqa: F401  (re-exported)
-from jbandits.policies._index import threshold_index_policy
-from jbandits.types import ArrayLike, Policy
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import ArrayLike, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.blocks.index import threshold_index_policy
 
 VARIANTS = ("paper", "authors_code")
 

@@ -1,7 +1,7 @@
 """The backend of a compiled program: ``fused`` where chosen and possible, else ``xla``.
 
 :func:`program_for` is the runner's one call into this package
-(:func:`jbandits.runner.programs._compile`): given the XLA program of a chunk of
+(:func:`jbandits.sim.runner.programs._compile`): given the XLA program of a chunk of
 lanes it returns either that program or a :class:`FusedProgram`, which runs the fused
 kernel and falls back to the XLA program for good the first time the fused one
 cannot be traced (an operation the kernel-safe rewrite does not cover) or lowered
@@ -36,10 +36,10 @@ import jax
 import numpy as np
 from jax._src import config as jax_config  # the persistent-cache switch
 
-from jbandits import _validate
-from jbandits.execution import Execution
-from jbandits.fused import driver, lowering
-from jbandits.fused.safe import NotKernelSafe
+from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
+from jbandits.sim.fused import driver, lowering
+from jbandits.sim.fused.safe import NotKernelSafe
 
 _LOG = logging.getLogger("jbandits")
 

@@ -3,28 +3,28 @@
 :func:`program` returns the function of a chunk of lanes that the batched runner
 calls, ``lanes(hp, params, kdata, rep, budget, horizon) -> RunResult`` (the same
 signature and the same results as the XLA program of
-:func:`jbandits.runner.programs._compile`), computed in three parts
-(:mod:`jbandits.fused.lane` holds one lane's set-up, step and read-outs;
-:mod:`jbandits.fused.kernel` the kernel body and the ``pallas_call`` plumbing):
+:func:`jbandits.sim.runner.programs._compile`), computed in three parts
+(:mod:`jbandits.sim.fused.lane` holds one lane's set-up, step and read-outs;
+:mod:`jbandits.sim.fused.kernel` the kernel body and the ``pallas_call`` plumbing):
 
 1. *before* (XLA, once per lane): the lane's key (folded with its replication),
-   split as :func:`jbandits.engine.split_key` splits it; the arm permutation (a sort:
+   split as :func:`jbandits.sim.engine.split_key` splits it; the arm permutation (a sort:
    not in the kernel); the true means and gaps; ``policy.init``; the first reward.
    Everything here runs once per lane, so it stays out of the kernel;
 2. *the kernel* (:func:`pl.pallas_call`, a grid over blocks of
    ``block`` lanes): the policy state, pull counts and reward totals of a block are
    loop carries; for each of the ``C`` checkpoints a ``lax.while_loop`` runs guarded
-   steps (the engine's :func:`jbandits._segments.guarded_step`, written with one-hot
+   steps (the engine's :func:`jbandits.sim.segments.guarded_step`, written with one-hot
    updates) while some lane of the block has budget left and is not idle, then reads
    the checkpoint (``policy.output``, the metric, the regret) into one-hot written
    ``[block, C]`` accumulators. ``policy.step`` and ``bandit.sample`` are the
    policy's and the family's own functions, run per lane under ``vmap`` after the
-   kernel-safe rewrite of :mod:`jbandits.fused.safe`;
+   kernel-safe rewrite of :mod:`jbandits.sim.fused.safe`;
 3. *after* (XLA): outputs and pull counts back to bandit numbering, checkpoint
    times.
 
 The reward stack, the step keys and the permutation are those of
-:func:`jbandits.engine.run`, so both backends play the same arms and return the same
+:func:`jbandits.sim.engine.run`, so both backends play the same arms and return the same
 numbers (``tests/test_fused.py`` checks every fused policy in interpret mode).
 """
 
@@ -35,9 +35,9 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from jbandits.engine import RunResult, _to_bandit_numbering
-from jbandits.fused import lowering as _lowering
-from jbandits.fused.kernel import (
+from jbandits.sim.engine import RunResult, _to_bandit_numbering
+from jbandits.sim.fused import lowering as _lowering
+from jbandits.sim.fused.kernel import (
     _from_mem,
     _per_lane_flags,
     _to_mem,
@@ -46,7 +46,7 @@ from jbandits.fused.kernel import (
     call,
     pad_lanes,
 )
-from jbandits.fused.lane import (
+from jbandits.sim.fused.lane import (
     LANES_AXIS,
     Lane,
     Spec,
@@ -62,7 +62,7 @@ __all__ = ["LANES_AXIS", "Spec", "program", "step_key_data", "take", "to_bandit"
 def program(spec: Spec):
     """The function of a chunk of lanes (unjitted), fused; see the module docstring.
 
-    Raises :class:`jbandits.fused.safe.NotKernelSafe` (at trace time) when the
+    Raises :class:`jbandits.sim.fused.safe.NotKernelSafe` (at trace time) when the
     policy's step uses an operation the kernel-safe rewrite does not cover.
     """
     num_checkpoints = spec.num_checkpoints
@@ -109,7 +109,7 @@ def program(spec: Spec):
 
 
 def _set_up(spec: Spec, params_axes, hp, params, kdata, rep, budget, horizon):
-    """Every lane's :func:`jbandits.fused.lane.before` (one vmap in XLA): the lane
+    """Every lane's :func:`jbandits.sim.fused.lane.before` (one vmap in XLA): the lane
     inputs (with the instance as given: shared fields stay shared), the initial
     carry and the steps between checkpoints."""
     set_up = jax.vmap(

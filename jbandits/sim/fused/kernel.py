@@ -1,7 +1,7 @@
 """The kernel of the fused program: the body over one block of lanes (the
 checkpoint loop of guarded steps and read-outs) and the ``pallas_call`` plumbing
 (memory dtypes, block specs, padding the lanes to whole blocks); see
-:mod:`jbandits.fused.driver`."""
+:mod:`jbandits.sim.fused.driver`."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 
-from jbandits.fused import safe as _safe
-from jbandits.fused.lane import (
+from jbandits.sim.fused import safe as _safe
+from jbandits.sim.fused.lane import (
     LANES_AXIS,
     Lane,
     Spec,

@@ -1,7 +1,7 @@
 """One lane of the fused program: its static description (:class:`Spec`), its
 per-lane set-up in XLA before the kernel (:func:`before`), and its guarded step and
 checkpoint read-outs inside the kernel (run per lane under ``vmap`` after the
-kernel-safe rewrite); see :mod:`jbandits.fused.driver`."""
+kernel-safe rewrite); see :mod:`jbandits.sim.fused.driver`."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jbandits import _prng, metrics
-from jbandits.engine import _arm_order, default_segment, split_key
-from jbandits.fused import lowering as _lowering
-from jbandits.types import Bandit
+from jbandits.analysis import metrics
+from jbandits.core import prng as _prng
+from jbandits.core.types import Bandit
+from jbandits.sim.engine import _arm_order, default_segment, split_key
+from jbandits.sim.fused import lowering as _lowering
 
 LANES_AXIS = "lanes"  # the vmap axis over a block's lanes (as the runner's)
 
@@ -49,7 +50,7 @@ def take(x, i):
 
 
 def to_bandit(out, perm):
-    """:func:`jbandits.engine._to_bandit_numbering` without gather or scatter: a
+    """:func:`jbandits.sim.engine._to_bandit_numbering` without gather or scatter: a
     scalar arm ``a >= 0`` becomes ``perm[a]``; a ``[K]`` array ``y`` becomes
     ``z[perm[a]] = y[a]`` (a [K, K] one-hot sum)."""
     out = jnp.asarray(out)
@@ -67,7 +68,7 @@ def to_bandit(out, perm):
 
 
 def step_key_data(key_steps, t):
-    """Key data of ``fold_in(key_steps, t)`` (:func:`jbandits._segments.step_key`)
+    """Key data of ``fold_in(key_steps, t)`` (:func:`jbandits.sim.segments.step_key`)
     from the key data ``key_steps`` [2] uint32: one threefry2x32 hash."""
     o1, o2 = _prng.threefry2x32(
         take(key_steps, 0),
@@ -100,7 +101,7 @@ def policy_of(spec: Spec, hp):
 
 
 def _draw(spec: Spec, lane: Lane, state, counts):
-    """The reward of the arm ``state`` pulls next (:func:`jbandits._segments.draw`)."""
+    """The reward of the arm ``state`` pulls next (:func:`jbandits.sim.segments.draw`)."""
     a = jnp.maximum(state.arm, 0)
     key_env = jax.random.wrap_key_data(lane.key_env)
     return spec.bandit.sample(lane.params, key_env, take(lane.perm, a), take(counts, a))

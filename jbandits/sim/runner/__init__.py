@@ -4,7 +4,7 @@ Every batched entry point — :func:`jbandits.simulate`, :func:`jbandits.sweep`,
 :func:`jbandits.sweep_grid`, the tuner and the experiments — describes its work as
 *cells* (a policy's numeric hyper-parameters, an instance, a budget) times
 replications, and hands them to :func:`execute`. A *lane* is one replication of one
-cell: one call of :func:`jbandits.engine.run`. :func:`execute`
+cell: one call of :func:`jbandits.sim.engine.run`. :func:`execute`
 
 * builds the policy *inside* the compiled function from traced numbers (ε, α, ρ, δ,
   budgets, horizons, host-computed schedules), so one compiled *program* serves every
@@ -18,7 +18,7 @@ cell: one call of :func:`jbandits.engine.run`. :func:`execute`
   ``jax.eval_shape``), shards every chunk's lane axis over ``jax.local_devices()``
   (``shard_map``: each device runs its own lanes, so its loops stop when they are
   done), splits chunks over processes under ``jax.distributed``, shows a progress bar and,
-  given a :class:`jbandits.store.Store`, writes each chunk atomically and skips the
+  given a :class:`jbandits.analysis.store.Store`, writes each chunk atomically and skips the
   chunks already written (resume).
 
 Lane keys: the cell key is ``fold_in(key, instance)`` for a batch of instances, else
@@ -30,22 +30,22 @@ This package is the documented low-level tier: experiments, benchmarks and the t
 use the names exported here (``from jbandits import runner``; ``runner.execute``).
 Its modules, one job each:
 
-* :mod:`~jbandits.runner.programs` — policy sources (:class:`Source`,
+* :mod:`~jbandits.sim.runner.programs` — policy sources (:class:`Source`,
   :func:`registered`, :func:`source_of`, :func:`storable`), run :class:`Options`,
-  the :class:`~jbandits.execution.Execution` of a program (:func:`execution_of`)
+  the :class:`~jbandits.core.execution.Execution` of a program (:func:`execution_of`)
   and the compiled programs in a bounded LRU cache (:data:`CACHE_SIZE`,
   :func:`clear_cache`);
-* :mod:`~jbandits.runner.work` — the work: :class:`Lanes`, :func:`key_data`,
+* :mod:`~jbandits.sim.runner.work` — the work: :class:`Lanes`,
   :func:`instance_keys`, numbers per cell and their checks, a chunk's arguments;
-* :mod:`~jbandits.runner.chunking` — chunks and memory (:func:`default_memory_budget`,
+* :mod:`~jbandits.sim.runner.chunking` — chunks and memory (:func:`default_memory_budget`,
   :func:`lane_bytes`, :func:`choose_chunk`, budget-homogeneous chunks,
   :data:`MIN_CHUNK`);
-* :mod:`~jbandits.runner.devices` — the device mesh (:data:`DEVICE_AXIS`), argument
+* :mod:`~jbandits.sim.runner.devices` — the device mesh (:data:`DEVICE_AXIS`), argument
   shardings, each process's share of the chunks, lane-steps run per device;
-* :mod:`~jbandits.runner.loop` — the execution loop, :func:`execute`;
-* :mod:`~jbandits.runner.results` — :class:`Report`, the progress bar, a chunk's
+* :mod:`~jbandits.sim.runner.loop` — the execution loop, :func:`execute`;
+* :mod:`~jbandits.sim.runner.results` — :class:`Report`, the progress bar, a chunk's
   results on the host, :func:`to_result`, :func:`check_count_precision`;
-* :mod:`~jbandits.runner.resume` — :func:`resumable`: a store per call, resumed.
+* :mod:`~jbandits.sim.runner.resume` — :func:`resumable`: a store per call, resumed.
 
 Module state lives where it is read: the program cache and :data:`CACHE_SIZE` in
 ``programs``, :data:`EXACT_FLOAT32_COUNT` in ``results``, the active
@@ -60,19 +60,19 @@ import sys
 import types
 import warnings
 
-from jbandits import registry  # noqa: F401  (runner.registry: sweeps reads it)
-from jbandits.runner.chunking import (
+from jbandits.core import registry  # noqa: F401  (runner.registry: sweeps reads it)
+from jbandits.sim.runner.chunking import (
     CPU_MAX_LANE_BYTES,
     MIN_CHUNK,
     choose_chunk,
     default_memory_budget,
     lane_bytes,
 )
-from jbandits.runner.devices import DEVICE_AXIS
-from jbandits.runner.devices import _lane_steps as _lane_steps
-from jbandits.runner.loop import execute
-from jbandits.runner.programs import _CACHE as _CACHE
-from jbandits.runner.programs import (
+from jbandits.sim.runner.devices import DEVICE_AXIS
+from jbandits.sim.runner.devices import _lane_steps as _lane_steps
+from jbandits.sim.runner.loop import execute
+from jbandits.sim.runner.programs import _CACHE as _CACHE
+from jbandits.sim.runner.programs import (
     CACHE_SIZE,
     LANES_AXIS,
     Options,
@@ -83,16 +83,16 @@ from jbandits.runner.programs import (
     source_of,
     storable,
 )
-from jbandits.runner.programs import _program as _program
-from jbandits.runner.results import (
+from jbandits.sim.runner.programs import _program as _program
+from jbandits.sim.runner.results import (
     EXACT_FLOAT32_COUNT,
     Report,
     check_count_precision,
     to_result,
 )
-from jbandits.runner.resume import resumable
-from jbandits.runner.work import Lanes, instance_keys, key_data
-from jbandits.runner.work import _per_cell as _per_cell
+from jbandits.sim.runner.resume import resumable
+from jbandits.sim.runner.work import Lanes, instance_keys
+from jbandits.sim.runner.work import _per_cell as _per_cell
 
 # ``X as X`` above: private names still read from outside the package (the tests,
 # benchmarks/hlo.py, the tuner); the tier is the names below.
@@ -114,7 +114,6 @@ __all__ = [
     "execute",
     "execution_of",
     "instance_keys",
-    "key_data",
     "lane_bytes",
     "registered",
     "resumable",
@@ -125,7 +124,7 @@ __all__ = [
 
 
 class _Runner(types.ModuleType):
-    """``jbandits.runner`` itself: assigning a setting that lives in a submodule
+    """``jbandits.sim.runner`` itself: assigning a setting that lives in a submodule
     forwards it there (with a DeprecationWarning naming the new form)."""
 
     _SETTINGS = {"CACHE_SIZE": "programs", "EXACT_FLOAT32_COUNT": "results"}
@@ -134,8 +133,8 @@ class _Runner(types.ModuleType):
         home = self._SETTINGS.get(name)
         if home is not None:
             warnings.warn(
-                f"jbandits.runner.{name} = ... is deprecated: set "
-                f"jbandits.runner.{home}.{name} instead",
+                f"jbandits.sim.runner.{name} = ... is deprecated: set "
+                f"jbandits.sim.runner.{home}.{name} instead",
                 DeprecationWarning,
                 stacklevel=2,
             )

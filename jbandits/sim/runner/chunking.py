@@ -13,8 +13,8 @@ import math
 import jax
 import numpy as np
 
-from jbandits import _validate
-from jbandits.runner.devices import _sharding, placed
+from jbandits.core import validate as _validate
+from jbandits.sim.runner.devices import _sharding, placed
 
 
 def _available_memory() -> int:
@@ -59,7 +59,7 @@ def _dtype(x):
 
 
 #: ``probe_key(fn, probe)`` -> bytes a lane of that program needs (its first
-#: trace: :func:`jbandits.runner.execute`)
+#: trace: :func:`jbandits.sim.runner.execute`)
 LANE_BYTES: dict = {}
 
 

@@ -1,7 +1,7 @@
 """The execution loop: :func:`execute` runs every lane of a call, chunk by chunk.
 
-It gets the policy's :class:`~jbandits.runner.programs.Source`, a store inside
-:func:`~jbandits.runner.resume.resumable`, checks the numbers, traces the program
+It gets the policy's :class:`~jbandits.sim.runner.programs.Source`, a store inside
+:func:`~jbandits.sim.runner.resume.resumable`, checks the numbers, traces the program
 once at a probe chunk (its output shapes size a lane), plans the run (:class:`_Plan`:
 the program, the chunk size, the lane sharding), then runs, reads (a store's
 finished chunks) or leaves to another process each chunk, and scatters the results
@@ -18,8 +18,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from jbandits.engine import default_segment
-from jbandits.runner.chunking import (
+from jbandits.core.types import Bandit
+from jbandits.sim.engine import default_segment
+from jbandits.sim.runner.chunking import (
     LANE_BYTES,
     abstract_chunk,
     bytes_per_lane,
@@ -27,18 +28,17 @@ from jbandits.runner.chunking import (
     misfit,
     probe_key,
 )
-from jbandits.runner.devices import _lane_steps, _process_share, _sharding, placed
-from jbandits.runner.programs import Options, Source, _program, source_of
-from jbandits.runner.results import (
+from jbandits.sim.runner.devices import _lane_steps, _process_share, _sharding, placed
+from jbandits.sim.runner.programs import Options, Source, _program, source_of
+from jbandits.sim.runner.results import (
     Report,
     _host,
     _progress_bar,
     _scatter,
     check_count_precision,
 )
-from jbandits.runner.resume import _auto_store
-from jbandits.runner.work import Lanes, Work, _check_numbers, per_cell
-from jbandits.types import Bandit
+from jbandits.sim.runner.resume import _auto_store
+from jbandits.sim.runner.work import Lanes, Work, _check_numbers, per_cell
 
 
 def execute(
@@ -68,7 +68,7 @@ def execute(
       progress: True shows a bar at once, None (default) after 2 s, False never.
       batch_size: lanes per chunk (default: from ``memory_budget``); must be >= 1.
       memory_budget: bytes a chunk may use (default :func:`default_memory_budget`).
-      store: a :class:`jbandits.store.Store` (optional): each chunk is written
+      store: a :class:`jbandits.analysis.store.Store` (optional): each chunk is written
         atomically under ``group``; chunks already there are read, not recomputed.
       order: cell order (default: by budget, so chunks stop at their own budget).
       report: a :class:`Report` to fill.
@@ -139,7 +139,7 @@ class _Plan:
 
 
 def _sizing(work: Work, batch_size: int | None, memory_budget: int | None) -> dict:
-    """The arguments of :func:`~jbandits.runner.chunking.chunk_lanes` but the bytes
+    """The arguments of :func:`~jbandits.sim.runner.chunking.chunk_lanes` but the bytes
     of a lane."""
     return dict(
         total=work.total,

@@ -16,12 +16,12 @@ from typing import Any
 import jax
 import numpy as np
 
-from jbandits import registry
-from jbandits.engine import RunOptions, compiler_options, start
-from jbandits.execution import Execution
-from jbandits.fused import backend as fused_backend
-from jbandits.runner.devices import DEVICE_AXIS, _mesh
-from jbandits.types import Bandit, Policy
+from jbandits.core import registry
+from jbandits.core.execution import Execution
+from jbandits.core.types import Bandit, Policy
+from jbandits.sim.engine import RunOptions, compiler_options, start
+from jbandits.sim.fused import backend as fused_backend
+from jbandits.sim.runner.devices import DEVICE_AXIS, _mesh
 
 CACHE_SIZE = 32  # compiled programs kept (least recently used dropped first)
 _CACHE: collections.OrderedDict = collections.OrderedDict()
@@ -46,7 +46,7 @@ class Source:
     def policy(self, numbers: dict, execution: Execution | None = None) -> Policy:
         """The policy with ``numbers`` (a lane's, traced inside a program, or a
         cell's on the host): a registered policy's structure with the numbers as
-        data in its state (:mod:`jbandits.structure`); a factory called with them."""
+        data in its state (:mod:`jbandits.core.numbers`); a factory called with them."""
         static = dict(self.static)
         if execution is not None:
             static["execution"] = execution
@@ -175,7 +175,7 @@ class Options:
     execution: Execution | None = None  # None: the platform's (execution_of)
 
     def engine(self) -> RunOptions:
-        """The options of every lane's :func:`jbandits.engine.start`."""
+        """The options of every lane's :func:`jbandits.sim.engine.start`."""
         return RunOptions(
             self.num_checkpoints, self.metric, self.diagnostics, self.record_arms,
             self.return_state, self.permute, self.segment,
@@ -186,7 +186,7 @@ LANES_AXIS = "lanes"  # the vmap axis over a chunk's lanes
 
 
 def execution_of(source: Source, opts: Options) -> Execution | None:
-    """The :class:`~jbandits.execution.Execution` a program builds its policy with
+    """The :class:`~jbandits.core.execution.Execution` a program builds its policy with
     (None when the policy's factory takes none): the policy's own ``execution=``
     if it was built with one, else ``opts.execution``, else the measured defaults of
     the platform of the local devices; always with the program's lanes axis."""
@@ -223,7 +223,7 @@ def _program(
     ``devices > 1``: the lane axis is split over the first ``devices`` local devices
     by ``shard_map``, and each device runs its own lanes under ``vmap``. The engine's
     "any lane" predicates (the inner loop's stopping test, the fast-segment test,
-    :func:`jbandits._lanes.any_lane` in policies) then reduce over the device's own
+    :func:`jbandits.core.lanes.any_lane` in policies) then reduce over the device's own
     lanes: no cross-device rendezvous in the loops, and a device whose lanes are done
     stops. Results do not depend on how lanes are grouped (those predicates only
     choose how much work is done, never what it computes).
@@ -292,7 +292,7 @@ def _compile(
         )
     else:
         fn = jax.jit(lanes, compiler_options=compiler_options())
-    # the backend (jbandits.fused.backend): this XLA program, or the fused kernel
+    # the backend (jbandits.sim.fused.backend): this XLA program, or the fused kernel
     # with this program as its fall-back
     return fused_backend.program_for(
         source, bandit, opts, shared, fold, devices, fn,

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits.engine import RunResult
+from jbandits.sim.engine import RunResult
 
 
 @dataclass

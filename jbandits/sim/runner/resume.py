@@ -1,4 +1,4 @@
-"""Resuming: :func:`resumable` gives every :func:`~jbandits.runner.execute` call
+"""Resuming: :func:`resumable` gives every :func:`~jbandits.sim.runner.execute` call
 inside it a results store keyed on its work, so an interrupted program resumes."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 import os
 
-from jbandits.runner.programs import Options, Source, storable
-from jbandits.runner.work import Lanes
-from jbandits.types import Bandit
+from jbandits.core.types import Bandit
+from jbandits.sim.runner.programs import Options, Source, storable
+from jbandits.sim.runner.work import Lanes
 
 _RESUME: list = []  # active resumable() roots: [path, calls so far]
 
@@ -21,7 +21,7 @@ def resumable(path: str):
     taken over its work (the registered policy's name, static arguments and numeric
     hyper-parameters, instances, keys, budgets, replications, run options; a
     hand-built policy is run without a store, with a warning: see
-    :func:`~jbandits.runner.storable`). Run the
+    :func:`~jbandits.sim.runner.storable`). Run the
     same program again after an interruption (SIGINT, SIGKILL, a session's end) and
     every chunk that finished is read instead of recomputed, so the run resumes and
     ends bit-identical to an uninterrupted one (each store keeps its chunk layout).
@@ -32,7 +32,7 @@ def resumable(path: str):
     Resuming assumes the same code: a call whose work changed gets a new store (its
     digest differs) and recomputes.
     """
-    from jbandits.store import Store  # noqa: F401  (fail early without pyarrow)
+    from jbandits.analysis.store import Store  # noqa: F401  (fail early without pyarrow)
 
     # the folder is created by the first stored call (a block without batched work
     # leaves nothing behind)
@@ -47,7 +47,7 @@ def _auto_store(source: Source, bandit: Bandit, lanes: Lanes, opts: Options, hp)
     """The store of this call inside :func:`resumable` (None outside or not storable)."""
     if not _RESUME or opts.return_state:
         return None
-    from jbandits.store import Store, digest
+    from jbandits.analysis.store import Store, digest
 
     frame = _RESUME[-1]
     index, frame[1] = frame[1], frame[1] + 1
@@ -69,7 +69,7 @@ def _auto_store(source: Source, bandit: Bandit, lanes: Lanes, opts: Options, hp)
 
 
 def _warn_not_storable(source: Source) -> None:
-    from jbandits import _validate
+    from jbandits.core import validate as _validate
 
     _validate.warn(
         f"resumable(): the run of {source.name or 'a policy'} is not stored: only "

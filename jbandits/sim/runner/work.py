@@ -1,4 +1,4 @@
-"""The work of an :func:`~jbandits.runner.execute` call: cells x replications.
+"""The work of an :func:`~jbandits.sim.runner.execute` call: cells x replications.
 
 :class:`Lanes` describes it on the host; :func:`key_data` and :func:`instance_keys`
 give its keys; :func:`per_cell` and :func:`_check_numbers` give every numeric argument
@@ -15,8 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits.runner.programs import Source
-from jbandits.types import Key, Policy
+from jbandits.core.prng import key_data
+from jbandits.core.types import Key, Policy
+from jbandits.sim.runner.programs import Source
 
 
 @dataclass
@@ -53,17 +54,6 @@ class Lanes:
     @property
     def num_lanes(self) -> int:
         return self.num_cells * self.num_reps
-
-
-def key_data(key: Key) -> np.ndarray:
-    """uint32 data ``[..., 2]`` of a typed or legacy key."""
-    dtype = getattr(key, "dtype", None)  # read, not converted: no device array
-    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
-        return np.asarray(jax.random.key_data(key))
-    arr = np.asarray(key)
-    if arr.dtype != np.uint32 or arr.shape[-1:] != (2,):
-        raise ValueError(f"key must be a jax.random.key, got {key!r}")
-    return arr
 
 
 def instance_keys(key: Key, num_instances: int) -> np.ndarray:

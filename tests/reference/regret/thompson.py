@@ -3,7 +3,7 @@
 Each decision's key splits into (binarisation, posterior sample, tie) keys, in that
 order (the JAX policy documents the same split). The first arm is drawn from the prior.
 Beta posterior draws replay the library's sampler from its raw draws
-(``jbandits._sampling.try_draws``): per arm ``j`` of ``k_max``, ``G_a`` is gamma
+(``jbandits.policies.blocks.sampling.try_draws``): per arm ``j`` of ``k_max``, ``G_a`` is gamma
 number ``j`` and ``G_b`` number ``k_max + j``; each gamma is the first accepted try of
 Marsaglia and Tsang's method (ACM TOMS 2000), ``-ln(1 - u)`` of try 0 for shape 1,
 written here in plain float64 scalars; the draw is ``G_a / (G_a + G_b)``.
@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _sampling
+from jbandits.policies.blocks import sampling as _sampling
 from reference.regret._bayes_common import empirical_best, pick_max, scatter
 from reference.stats import arms as new_arms
 
@@ -56,7 +56,7 @@ def _gamma(draw, alpha: float, e: int) -> float:
 
 
 def _beta(key, a, b):
-    """``[k_max]`` Beta draws replaying ``jbandits._sampling.beta``."""
+    """``[k_max]`` Beta draws replaying ``jbandits.policies.blocks.sampling.beta``."""
     k_max = len(a)
     cache = {}
 

@@ -3,24 +3,24 @@
 This package is the import point (``from jbandits import arms``; ``arms.update``,
 ``arms.argmax_masked``, ...); the code lives in modules with one job each:
 
-* :mod:`jbandits.arms.stats`: :class:`ArmStats` (counts, Kahan-compensated sums,
+* :mod:`jbandits.policies.blocks.arms.stats`: :class:`ArmStats` (counts, Kahan-compensated sums,
   Welford's M2), :func:`update`, means and variances, and the read-outs
   :func:`labels_above` and :func:`best_empirical`.
-* :mod:`jbandits.arms.selection`: :func:`argmax_masked` / :func:`argmin_masked` over
+* :mod:`jbandits.policies.blocks.arms.selection`: :func:`argmax_masked` / :func:`argmin_masked` over
   the eligible arms (one-pass, knock-out tree and two-pass forms; ``"first"`` and
   ``"random"`` ties), :func:`rank` and :func:`keep_top`.
-* :mod:`jbandits.arms.sequence`: arms in order: :func:`round_robin`,
+* :mod:`jbandits.policies.blocks.arms.sequence`: arms in order: :func:`round_robin`,
   :func:`forced_arm`, :func:`next_real`, :func:`last_real`, :func:`nth_active`,
   :func:`steps_ahead`, :func:`least_pulled`, :func:`one_hot`.
-* :mod:`jbandits.arms.bits`: bit-packed flags (:func:`pack_bits`, :func:`lowest_set`).
+* :mod:`jbandits.policies.blocks.arms.bits`: bit-packed flags (:func:`pack_bits`, :func:`lowest_set`).
 
 The selection thresholds :data:`ONE_PASS_MAX_ARMS` and :data:`TREE_MAX_ARMS` are read
-by :mod:`jbandits.arms.selection` from its own namespace: patch them there.
+by :mod:`jbandits.policies.blocks.arms.selection` from its own namespace: patch them there.
 """
 
-from jbandits.arms.bits import _mulhi as _mulhi
-from jbandits.arms.bits import lowest_set, pack_bits
-from jbandits.arms.selection import (
+from jbandits.policies.blocks.arms.bits import _mulhi as _mulhi
+from jbandits.policies.blocks.arms.bits import lowest_set, pack_bits
+from jbandits.policies.blocks.arms.selection import (
     ONE_PASS_MAX_ARMS,
     TIE_BREAKS,
     TREE_MAX_ARMS,
@@ -31,7 +31,7 @@ from jbandits.arms.selection import (
     uses_one_pass,
     uses_tree,
 )
-from jbandits.arms.sequence import (
+from jbandits.policies.blocks.arms.sequence import (
     forced_arm,
     last_real,
     least_pulled,
@@ -41,7 +41,7 @@ from jbandits.arms.sequence import (
     round_robin,
     steps_ahead,
 )
-from jbandits.arms.stats import (
+from jbandits.policies.blocks.arms.stats import (
     ArmStats,
     best_empirical,
     init_stats,

@@ -1,7 +1,7 @@
 """Bit-packed flags: a boolean vector packed into ``uint32`` words
 (:func:`pack_bits`), the lowest indices where it holds (:func:`lowest_set`), the
 position of the ``r``-th set bit of a word and the exact high half of a 32-bit
-product (the arithmetic of the random tie rule of :mod:`jbandits.arms.selection`).
+product (the arithmetic of the random tie rule of :mod:`jbandits.policies.blocks.arms.selection`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits.types import Array
+from jbandits.core.types import Array
 
 
 def _mulhi(a: Array, b: Array) -> Array:

@@ -8,7 +8,7 @@ scores rank as the worst value among the eligible arms (``-inf`` for an arg-max,
 ``+inf`` for an arg-min: never above a finite score, tied with a legitimate ``-inf``),
 so an all-NaN score vector still yields the first eligible arm. ``+inf`` / ``-inf``
 scores are legitimate priorities and are kept. When no arm is eligible the helpers
-return ``-1`` (the idle arm of :mod:`jbandits.types`; ``update`` ignores it).
+return ``-1`` (the idle arm of :mod:`jbandits.core.types`; ``update`` ignores it).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _prng
-from jbandits.arms.bits import _mulhi, _nth_set_bit, pack_bits
-from jbandits.types import Array, ArrayLike, Key
+from jbandits.core import prng as _prng
+from jbandits.core.types import Array, ArrayLike, Key
+from jbandits.policies.blocks.arms.bits import _mulhi, _nth_set_bit, pack_bits
 
 TIE_BREAKS = ("first", "random")
 

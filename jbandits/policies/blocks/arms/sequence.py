@@ -8,8 +8,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jbandits.arms.selection import _first_true, argmin_masked
-from jbandits.types import Array, ArrayLike
+from jbandits.core.types import Array, ArrayLike
+from jbandits.policies.blocks.arms.selection import _first_true, argmin_masked
 
 
 def one_hot(arm: ArrayLike, num_arms: int) -> Array:

@@ -23,8 +23,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jbandits.arms.selection import argmax_masked
-from jbandits.types import Array, ArrayLike
+from jbandits.core.types import Array, ArrayLike
+from jbandits.policies.blocks.arms.selection import argmax_masked
 
 _FIELDS = ("counts", "sums", "sums_err", "m2", "m2_err")  # rows of ArmStats.table
 
@@ -54,7 +54,7 @@ class ArmStats:
     step, and :func:`var_biased` / :func:`var_unbiased` refuse such statistics.
 
     A policy may keep per-arm values of its own that change only when the arm is
-    pulled (the cached index of :func:`jbandits.policies._index.index_policy`) as
+    pulled (the cached index of :func:`jbandits.policies.blocks.index.index_policy`) as
     ``extra`` rows below the fields (:func:`init_stats` ``extra=``, written by
     :func:`update`'s ``derive``): the same gather and scatter then serve them too.
     """

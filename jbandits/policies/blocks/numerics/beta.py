@@ -22,7 +22,8 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import betainc
 
-from jbandits.numerics.iterations import (
+from jbandits.core.types import Array, ArrayLike
+from jbandits.policies.blocks.numerics.iterations import (
     BETA_CF_ITERS,
     BETA_GRID_BITS,
     BETA_ITERS,
@@ -30,8 +31,7 @@ from jbandits.numerics.iterations import (
     _float,
     _iters,
 )
-from jbandits.numerics.special import log1pmx, stirling_error
-from jbandits.types import Array, ArrayLike
+from jbandits.policies.blocks.numerics.special import log1pmx, stirling_error
 
 _HALF_LOG_2PI = 0.9189385332046727
 

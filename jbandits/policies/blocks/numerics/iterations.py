@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits.types import ArrayLike
+from jbandits.core.types import ArrayLike
 
 KLUCB_ITERS = {"float32": 24, "float64": 50}
 BETA_ITERS = {"float32": 30, "float64": 50}

@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import xlogy
 
-from jbandits.numerics.iterations import KLUCB_ITERS, _float, _iters
-from jbandits.types import Array, ArrayLike
+from jbandits.core.types import Array, ArrayLike
+from jbandits.policies.blocks.numerics.iterations import KLUCB_ITERS, _float, _iters
 
 
 def kl_bernoulli(p: ArrayLike, q: ArrayLike) -> Array:

@@ -11,8 +11,8 @@ import decimal
 import jax.numpy as jnp
 from jax.scipy.special import ndtri
 
-from jbandits.numerics.iterations import _float
-from jbandits.types import Array, ArrayLike
+from jbandits.core.types import Array, ArrayLike
+from jbandits.policies.blocks.numerics.iterations import _float
 
 # B_2k / (2k (2k - 1)), k = 1..8: Stirling series of ln Gamma
 _STIRLING = (

@@ -9,21 +9,21 @@ common length ``size`` (phase ends padded with ``NEVER``), so the sweep compiles
 This package is the import point (``from jbandits import schedules``); the code lives
 in modules with one job each:
 
-* :mod:`jbandits.schedules.phases`: :class:`PhaseSchedule` of Successive Rejects (and
+* :mod:`jbandits.policies.blocks.schedules.phases`: :class:`PhaseSchedule` of Successive Rejects (and
   so SAR and VBR) and CSAR; the exact harmonic numbers and log-bar(K) behind them.
-* :mod:`jbandits.schedules.halving`: :class:`StageSchedule` of the sequential-halving
+* :mod:`jbandits.policies.blocks.schedules.halving`: :class:`StageSchedule` of the sequential-halving
   family.
-* :mod:`jbandits.schedules.rounds`: round constants of the policies with
+* :mod:`jbandits.policies.blocks.schedules.rounds`: round constants of the policies with
   data-dependent rounds (AugUCB, EUCBV, UCB-Improved).
-* :mod:`jbandits.schedules.tables`: rows per real K of padded instances
+* :mod:`jbandits.policies.blocks.schedules.tables`: rows per real K of padded instances
   (:func:`for_k`, :func:`by_k`, :func:`stack`) and the device-side :func:`select`;
   its docstring states the convention that every padded instance follows.
-* :mod:`jbandits.schedules.common`: :data:`NEVER`, :class:`Infeasible`, and the
+* :mod:`jbandits.policies.blocks.schedules.common`: :data:`NEVER`, :class:`Infeasible`, and the
   check and padding every builder shares.
 """
 
-from jbandits.schedules.common import NEVER, Infeasible
-from jbandits.schedules.halving import (
+from jbandits.policies.blocks.schedules.common import NEVER, Infeasible
+from jbandits.policies.blocks.schedules.halving import (
     StageSchedule,
     halving_equal_stages,
     halving_karnin,
@@ -31,7 +31,7 @@ from jbandits.schedules.halving import (
     halving_s004,
     num_halving_stages,
 )
-from jbandits.schedules.phases import (
+from jbandits.policies.blocks.schedules.phases import (
     PhaseSchedule,
     csar,
     csar_authors_code,
@@ -40,7 +40,7 @@ from jbandits.schedules.phases import (
     phases_min_budget,
     successive_rejects,
 )
-from jbandits.schedules.rounds import (
+from jbandits.policies.blocks.schedules.rounds import (
     AUGUCB_MAX_SIZE,
     AUGUCB_VARIANTS,
     AugUCBTables,
@@ -50,7 +50,7 @@ from jbandits.schedules.rounds import (
     num_rounds,
     ucb_improved,
 )
-from jbandits.schedules.tables import (
+from jbandits.policies.blocks.schedules.tables import (
     Schedule,
     by_k,
     for_k,

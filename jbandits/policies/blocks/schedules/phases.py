@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jbandits.schedules.common import NEVER, _check, _pad
+from jbandits.policies.blocks.schedules.common import NEVER, _check, _pad
 
 
 class PhaseSchedule(NamedTuple):

@@ -1,7 +1,7 @@
 """Round constants of the elimination policies with data-dependent rounds (AugUCB,
 EUCBV, UCB-Improved): their round count M = floor(log2(T / e) / 2)
 (:func:`num_rounds`) and per-round constants depend on (K, T) or T alone; the rounds
-themselves advance in the policies (:mod:`jbandits.policies._rounds`).
+themselves advance in the policies (:mod:`jbandits.policies.blocks.rounds`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits import _validate
-from jbandits.schedules.common import _INT32_MAX, Infeasible
-from jbandits.schedules.phases import phases_min_budget
+from jbandits.core import validate as _validate
+from jbandits.policies.blocks.schedules.common import _INT32_MAX, Infeasible
+from jbandits.policies.blocks.schedules.phases import phases_min_budget
 
 
 def num_rounds(horizon: int) -> int:

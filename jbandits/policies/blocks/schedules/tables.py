@@ -9,7 +9,7 @@ of its real K, or nothing**. Every schedule row records the real K it was built 
 (``k_real``). :func:`by_k` stacks the rows of every real K = 0..K_max along a leading
 axis (a *by-K table*); a single row (a policy's ``prepare`` hook, or a budget sweep's
 stack) serves one K. At ``init`` the policy calls :func:`select` (through
-``jbandits.policies._phases.start``), which returns the row ``arm_mask.sum()`` of a
+``jbandits.policies.blocks.phases.start``), which returns the row ``arm_mask.sum()`` of a
 table, or the single row, and the type's *idle* row (``idle(size)``) wherever no
 schedule exists (K < 2 or the budget too small for K: the builder raised
 :class:`Infeasible`) or the row was built for another K. On the idle row the policy
@@ -31,9 +31,9 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits.schedules.common import Infeasible
-from jbandits.schedules.halving import StageSchedule, num_halving_stages
-from jbandits.schedules.phases import PhaseSchedule
+from jbandits.policies.blocks.schedules.common import Infeasible
+from jbandits.policies.blocks.schedules.halving import StageSchedule, num_halving_stages
+from jbandits.policies.blocks.schedules.phases import PhaseSchedule
 
 
 def stack(schedules):

@@ -25,7 +25,7 @@ operations, ``iota``, masks and ordinary reductions:
 * ``reduce_and`` / ``reduce_or`` are ``reduce_min`` / ``reduce_max`` on int32;
   ``cumsum``-like scans are triangular masked reductions;
 * PRNG keys become their ``uint32[..., 2]`` threefry data: ``fold_in``, ``split``,
-  ``random_bits`` are the straight-line hash of :mod:`jbandits._prng` (the same bits
+  ``random_bits`` are the straight-line hash of :mod:`jbandits.core.prng` (the same bits
   as ``jax.random`` with ``jax_threefry_partitionable``, the default);
 * ``jit``, ``custom_jvp`` / ``custom_vjp`` calls are inlined; ``cond``,
   ``while_loop`` and ``scan`` are rebuilt with rewritten bodies;
@@ -43,16 +43,26 @@ for large tables.
 from __future__ import annotations
 
 # the rule modules register their rules in core._RULES when imported
-from jbandits.fused.safe import control, indexing, keys, placement, reduce  # noqa: F401
-from jbandits.fused.safe.core import MAX_CONSTANT, NotKernelSafe, evaluate, kernel_safe
-from jbandits.fused.safe.padded import (
+from jbandits.sim.fused.safe import control, indexing, keys, placement, reduce  # noqa: F401
+from jbandits.sim.fused.safe.core import (
+    MAX_CONSTANT,
+    NotKernelSafe,
+    evaluate,
+    kernel_safe,
+)
+from jbandits.sim.fused.safe.padded import (
     evaluate_padded,
     pad_array,
     pow2,
     pow2_shape,
     unpad_array,
 )
-from jbandits.fused.safe.triton import TRITON_OK, kernel_bodies, primitives, unsupported
+from jbandits.sim.fused.safe.triton import (
+    TRITON_OK,
+    kernel_bodies,
+    primitives,
+    unsupported,
+)
 
 __all__ = [
     "MAX_CONSTANT",

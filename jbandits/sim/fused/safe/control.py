@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jax import lax
 
-from jbandits.fused.safe.core import NotKernelSafe, _enter, _leave, _rule, _run
+from jbandits.sim.fused.safe.core import NotKernelSafe, _enter, _leave, _rule, _run
 
 
 @_rule("jit", "pjit", "closed_call", "core_call", "remat", "checkpoint")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-from jbandits.fused.safe.core import NotKernelSafe, _rule
-from jbandits.fused.safe.onehot import (
+from jbandits.sim.fused.safe.core import NotKernelSafe, _rule
+from jbandits.sim.fused.safe.onehot import (
     _col,
     _contract,
     _fill_value,

@@ -1,5 +1,5 @@
 """Rules for PRNG keys: threefry data, ``fold_in`` / ``split`` / ``random_bits`` by
-the straight-line hash of :mod:`jbandits._prng`."""
+the straight-line hash of :mod:`jbandits.core.prng`."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jbandits import _prng
-from jbandits.fused.safe.core import NotKernelSafe, _check_impl, _Key, _rule
-from jbandits.fused.safe.onehot import _col
+from jbandits.core import prng as _prng
+from jbandits.sim.fused.safe.core import NotKernelSafe, _check_impl, _Key, _rule
+from jbandits.sim.fused.safe.onehot import _col
 
 
 @_rule("random_wrap")

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jbandits.fused.safe.core import (
+from jbandits.sim.fused.safe.core import (
     NotKernelSafe,
     _closed,
     _materialize,

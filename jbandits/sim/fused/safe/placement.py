@@ -6,8 +6,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-from jbandits.fused.safe.core import NotKernelSafe, _Key, _rule
-from jbandits.fused.safe.onehot import _col, _contract, _place_mask, _zero
+from jbandits.sim.fused.safe.core import NotKernelSafe, _Key, _rule
+from jbandits.sim.fused.safe.onehot import _col, _contract, _place_mask, _zero
 
 
 def _scatter(eqn, x, idx, upd, how: str):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-from jbandits.fused.safe.core import NotKernelSafe, _rule, _run
-from jbandits.fused.safe.onehot import _contract, _pad_to, _zero
+from jbandits.sim.fused.safe.core import NotKernelSafe, _rule, _run
+from jbandits.sim.fused.safe.onehot import _contract, _pad_to, _zero
 
 
 @_rule("reduce_and")
