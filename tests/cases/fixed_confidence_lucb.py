@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-
 from harness import TraceCase, basic_instance
+from reference.fixed_confidence import lil_ucb as ref_lil
 from reference.fixed_confidence import lucb as ref_lucb
 
 from jbandits.policies.fixed_confidence.kl_lucb import kl_lucb
+from jbandits.policies.fixed_confidence.lil_ucb import lil_ucb
 from jbandits.policies.fixed_confidence.lucb1 import lucb1
 
 K_MAX = 8
@@ -55,7 +56,7 @@ def _lucb_sample(family):
             "epsilon": float(rng.choice([0.0, 0.2, 0.5, 1.0, rng.uniform(0, 1.5)])),
             "alpha": float(rng.choice([1.1, rng.uniform(0.3, 2.0)])),
             "k1": float(rng.choice([405.5, 1.0, 1.0, rng.uniform(1.0, 20.0)])),
-            "sigma": float(rng.choice([1.0, 0.5, 0.2])),
+            "sigma": float(rng.choice([1.0, 0.3, 0.1])),
         }
         return _instance(rng, k_max, horizon, hp, family)
 
@@ -98,6 +99,63 @@ for _name, _kind_name, _family, _rate, _stop, _thr in _LUCB:
                 rate_name=_rate,
                 stopping=_stop,
                 threshold=_thr,
+            ),
+        )
+    )
+
+
+# ------------------------------------------------------------------------- lil'UCB
+def _lil_sample(family, keys):
+    """hp with only ``keys`` (the others derived by the setting). Small sigma and lam
+    make Figure 1's rule stop inside the horizon; large ones let runs reach it."""
+
+    def sample(rng, k_max, horizon):
+        draw = {
+            "delta": lambda: float(rng.choice([0.05, 0.1, 0.5, 0.9])),
+            "sigma": lambda: float(
+                rng.choice([0.5, 0.05, 0.01, rng.uniform(0.005, 0.3)])
+            ),
+            "epsilon": lambda: float(rng.choice([0.01, 0.1, rng.uniform(0.001, 0.9)])),
+            "beta": lambda: float(rng.choice([1.0, 0.5, rng.uniform(0.05, 2.0)])),
+            "lam": lambda: float(rng.choice([9.0, 1.0, 0.3, rng.uniform(0.1, 3.0)])),
+            "index_delta": lambda: float(
+                rng.choice([1e-4, 0.005, rng.uniform(1e-6, 1e-3)])
+            ),
+            "ls_epsilon": lambda: float(
+                rng.choice([0.01, 0.5, rng.uniform(0.001, 0.9)])
+            ),
+        }
+        hp = {key: draw[key]() for key in keys}
+        return _instance(rng, k_max, horizon, hp, family)
+
+    return sample
+
+
+_ALL = ("sigma", "epsilon", "beta", "lam", "index_delta")
+_LIL = [  # (family, setting, stopping, hp keys)
+    ("gaussian", "theory", "pulls", ("delta", "sigma")),
+    ("gaussian", "theory", "pulls", _ALL),
+    ("bernoulli", "theory", "pulls", ("delta", "lam")),
+    ("gaussian", "theory", "ls", ("delta", "sigma", "epsilon", "lam", "ls_epsilon")),
+    ("bernoulli", "theory", "ls", ("delta", "lam")),
+    ("gaussian", "heuristic", "pulls", ("delta", "sigma")),
+    ("gaussian", "heuristic", "pulls", _ALL),
+    ("bernoulli", "heuristic", "pulls", ("delta",)),
+    ("gaussian", "heuristic", "ls", ("delta", "sigma")),
+    ("gaussian", "heuristic", "ls", ("delta", *_ALL, "ls_epsilon")),
+]
+for _family, _setting, _stop, _keys in _LIL:
+    _tag = "derived" if len(_keys) <= 2 else "set"
+    CASES.append(
+        _case(
+            f"lil_ucb-{_family}-{_setting}-{_stop}-{_tag}",
+            "lil_ucb",
+            functools.partial(
+                lil_ucb, K_MAX, family=_family, setting=_setting, stopping=_stop
+            ),
+            _lil_sample(_family, _keys),
+            functools.partial(
+                ref_lil.lil_ucb, family=_family, setting=_setting, stopping=_stop
             ),
         )
     )
