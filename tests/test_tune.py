@@ -1,9 +1,8 @@
 """The tuner: estimators, search spaces, compile-once runs, errors, NaN handling,
-the option groups and the old spellings (same results, a DeprecationWarning)."""
+the option groups and the spellings removed in 0.2.0 (TypeError naming the new form)."""
 
 import dataclasses
 import re
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -24,17 +23,6 @@ SPACE = {"epsilon": LogSpace(0.01, 1.0)}
 SETTING = dict(budget=40, fixed={"threshold": 0.5}, loss="misclassified", metric=METRIC)
 OBJECTIVE = Objective("apt", BANDIT, PARAMS, **SETTING)
 SEARCH = Search(num_reps=8, simulations=80, init_points=3)
-# the same in the spelling before the option groups (deprecated)
-SMALL = dict(
-    space={"epsilon": LogSpace(0.01, 1.0)},
-    budget=40,
-    fixed={"threshold": 0.5},
-    loss="misclassified",
-    metric=METRIC,
-    num_reps=8,
-    simulations=80,
-    init_points=3,
-)
 
 
 def test_es_gradient_of_a_quadratic_is_unbiased():
@@ -65,12 +53,11 @@ def test_es_accepts_a_pytree_theta():
     assert float(value) == float(value_f) == pytest.approx(9.0)
 
 
-def test_legacy_loop_runs_and_rejects_nan_start():
+def test_minimize_runs_and_rejects_nan_start():
     loss = lambda th, key: jnp.sum((th - 1.0) ** 2)
-    with pytest.warns(DeprecationWarning, match=r"use jbandits.tuning.minimize\("):
-        theta, hist = tune.tune(
-            loss, jnp.zeros(2), optax.sgd(0.2), num_steps=15, key=jax.random.key(0)
-        )
+    theta, hist = tune.minimize(
+        loss, jnp.zeros(2), optax.sgd(0.2), num_steps=15, key=jax.random.key(0)
+    )
     assert hist[-1] < hist[0] and np.all(np.abs(np.asarray(theta) - 1.0) < 0.3)
     with pytest.raises(ValueError, match="finite"):
         tune.minimize(
@@ -110,24 +97,6 @@ def test_spaces_round_trip_and_validate():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
-    [
-        (dict(space={"alpah": LogSpace(0.1, 2.0)}), "no tunable parameter"),
-        (dict(start={"epsilon": float("nan")}), "finite"),
-        (dict(start={"epsilon": 5.0}), "outside its range"),
-        (dict(space={}), "non-empty dict"),
-        (dict(estimator="newton"), "estimator"),
-        (dict(loss="misclassifed"), "unknown loss"),
-        (dict(num_reps=1), "num_reps"),
-        (dict(sigma=0.7), "sigma"),
-    ],
-)
-def test_tune_errors_name_the_problem_in_the_old_spelling(kwargs, match):
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=match):
-        tune.tune("apt", BANDIT, PARAMS, **{**SMALL, **kwargs})
-
-
-@pytest.mark.parametrize(
     "call, match",
     [
         (lambda: tune.tune(OBJECTIVE, {"alpah": LogSpace(0.1, 2.0)}), "no tunable"),
@@ -143,6 +112,7 @@ def test_tune_errors_name_the_problem_in_the_old_spelling(kwargs, match):
         ),
         (lambda: tune.tune(OBJECTIVE, {}), "non-empty dict"),
         (lambda: tune.tune(OBJECTIVE, SPACE, estimator=Search()), "estimator must"),
+        (lambda: tune.tune(OBJECTIVE, SPACE, estimator="newton"), "estimator must"),
         (lambda: tune.tune(OBJECTIVE, SPACE, search=ES()), "search must"),
         (
             lambda: Objective("apt", BANDIT, PARAMS, budget=40, loss="misclassifed"),
@@ -193,7 +163,8 @@ def test_grid_tune_finds_the_minimum_of_its_own_estimates():
         points=4,
         num_reps=8,
         chunk=16,
-        **{k: SMALL[k] for k in ("space", "budget", "fixed", "loss", "metric")},
+        space=SPACE,
+        **{k: SETTING[k] for k in ("budget", "fixed", "loss", "metric")},
     )
     assert g.loss.shape == (4,) and g.simulations == 32
     assert g.theta["epsilon"] == pytest.approx(
@@ -400,100 +371,45 @@ def test_final_comparison_picks_the_lowest_candidate_within_the_budget():
     best = min(race, key=lambda n: race[n][1])
     assert res.theta == race[best][0]
     assert res.simulations <= SEARCH.simulations
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="select"):
-        tune.tune("apt", BANDIT, PARAMS, **SMALL, select=1.0)
 
 
-def _same_result(a, b):
-    """Two TuneResults are equal field by field (the wall time aside)."""
-    assert a.theta == b.theta and a.start == b.start
-    assert (a.simulations, a.stopped, a.rejected) == (
-        b.simulations,
-        b.stopped,
-        b.rejected,
+def test_without_averaging_the_last_iterate_is_returned():
+    """average=False (no final comparison): theta is the last step's point; with
+    averaging (the default) it is the mean of the last half of the iterates."""
+    search = Search(
+        num_reps=8, simulations=2000, start={"epsilon": 0.1}, max_steps=3, select=0.0
     )
-    assert len(a.path) == len(b.path)
-    for s, t in zip(a.path, b.path, strict=True):
-        assert s.theta == t.theta and s.accepted == t.accepted
-        np.testing.assert_array_equal(
-            [s.loss, s.loss_se, s.snr], [t.loss, t.loss_se, t.snr]
-        )
-        np.testing.assert_array_equal(s.grad, t.grad)
-        np.testing.assert_array_equal(s.grad_se, t.grad_se)
-    for x, y in zip(a.init or (), b.init or (), strict=True):
-        np.testing.assert_array_equal(x, y)
-    np.testing.assert_array_equal(a.extra["z"], b.extra["z"])
-    assert a.extra["race"] == b.extra["race"] and a.extra["chunk"] == b.extra["chunk"]
-    assert (a.evaluation is None) == (b.evaluation is None)
-    if a.evaluation is not None:
-        assert a.evaluation.rows == b.evaluation.rows
-        assert a.evaluation.paired == b.evaluation.paired
+    last = tune.tune(
+        OBJECTIVE, SPACE, search=dataclasses.replace(search, average=False), key=4
+    )
+    assert len(last.path) == 3 and last.path[-1].accepted
+    assert last.theta["epsilon"] == pytest.approx(last.path[-1].theta["epsilon"])
+    mean = tune.tune(OBJECTIVE, SPACE, search=search, key=4)
+    assert mean.path[-1].theta == last.path[-1].theta  # the same steps
+    assert mean.theta["epsilon"] != pytest.approx(mean.path[-1].theta["epsilon"])
 
 
-def _new_form_only():
-    """A DeprecationWarning about tune is an error (the new spelling warns nothing)."""
-    ctx = warnings.catch_warnings()
-    ctx.__enter__()
-    warnings.filterwarnings("error", message=r"tune", category=DeprecationWarning)
-    return ctx
+OLD_FORM = dict(space=SPACE, **SETTING, num_reps=8, simulations=80, init_points=3)
 
 
-@pytest.mark.parametrize(
-    "old, new",
-    [
-        (  # grid, ES steps on the grid's keys, the final comparison, an evaluation
-            dict(select=0.5, crn=True, sigma=0.2, evaluate=16, key=3),
-            dict(
-                search=dataclasses.replace(SEARCH, select=0.5),
-                estimator=ES(sigma=0.2, crn=True),
-                report=Report(evaluate=16),
-                key=3,
-            ),
-        ),
-        (  # two starts picked among, the last iterate, SNR stopping
-            dict(starts=2, average=False, snr_stop=1.0, patience=2, key=4),
-            dict(
-                search=dataclasses.replace(
-                    SEARCH, starts=2, average=False, snr_stop=1.0, patience=2
-                ),
-                key=4,
-            ),
-        ),
-        pytest.param(  # the PG estimator (compiles its relaxed program: ~4 s)
-            dict(estimator="pg", temperature=0.5, start={"epsilon": 0.1}, key=5),
-            dict(
-                search=dataclasses.replace(SEARCH, start={"epsilon": 0.1}),
-                estimator=PG(temperature=0.5),
-                key=5,
-            ),
-            marks=pytest.mark.slow,
-        ),
-    ],
-)
-def test_old_keywords_and_option_groups_give_identical_results(old, new):
-    with pytest.warns(DeprecationWarning, match="is deprecated: use tune"):
-        a = tune.tune("apt", BANDIT, PARAMS, **SMALL, **old)
-    ctx = _new_form_only()
-    try:
-        b = tune.tune(OBJECTIVE, SPACE, **new)
-    finally:
-        ctx.__exit__(None, None, None)
-    _same_result(a, b)
+def test_the_old_tune_budgets_spelling_raises_with_its_new_form():
+    rest = {k: v for k, v in OLD_FORM.items() if k != "budget"}
+    with pytest.raises(TypeError) as caught:
+        tune.tune_budgets("apt", BANDIT, PARAMS, budgets=[24, 40], **rest)
+    assert str(caught.value) == (
+        "tune_budgets(policy, bandit, instance, budgets=..., space=..., fixed=..., "
+        "loss=..., metric=..., num_reps=..., simulations=..., init_points=...) was "
+        "removed in 0.2.0: use tune_budgets(Objective(policy, bandit, instance, "
+        "budget=..., fixed=..., loss=..., metric=...), space, budgets=..., "
+        "search=Search(num_reps=..., simulations=..., init_points=...))"
+    )
+    with pytest.raises(TypeError, match=r"takes budgets=\[\.\.\.\], not budget="):
+        tune.tune_budgets(OBJECTIVE, SPACE, budgets=[24], budget=40)
+    with pytest.raises(TypeError, match=r"use tune_budgets\(objective, space, budg"):
+        tune.tune_budgets(OBJECTIVE, SPACE, budgets=[24], simulations=80)
 
 
-def test_old_tune_budgets_spelling_gives_identical_results():
-    rest = {k: v for k, v in SMALL.items() if k != "budget"}
-    with pytest.warns(DeprecationWarning, match=r"use tune_budgets\(Objective\("):
-        a = tune.tune_budgets("apt", BANDIT, PARAMS, budgets=[24, 40], **rest)
-    b = tune.tune_budgets(OBJECTIVE, SPACE, budgets=[24, 40], search=SEARCH)
-    assert set(a) == set(b) == {24, 40}
-    for budget in a:
-        _same_result(a[budget], b[budget])
-
-
-# every keyword of the old signature, a value, and the new form the warning names
-# (each call runs nothing: it starts at `start` and takes no step)
-NO_STEP = dict(num_reps=8, simulations=80, start={"epsilon": 0.1}, max_steps=0)
+# every keyword of the old signature, a value, and the new form the error names
 IN_SEARCH = r"search=Search\([^)]*\b{}=\.\.\."
 OLD_KEYWORDS = [
     ("simulations", 80, IN_SEARCH),
@@ -519,20 +435,18 @@ OLD_KEYWORDS = [
 
 
 @pytest.mark.parametrize("name, value, new_form", OLD_KEYWORDS)
-def test_each_old_keyword_warns_with_its_new_form(name, value, new_form):
-    with pytest.warns(DeprecationWarning) as record:
-        res = tune.tune(OBJECTIVE, SPACE, **{**NO_STEP, name: value})
-    message = str(record[0].message)
+def test_each_old_keyword_raises_with_its_new_form(name, value, new_form):
+    with pytest.raises(TypeError) as caught:
+        tune.tune(OBJECTIVE, SPACE, **{"num_reps": 8, name: value})
+    message = str(caught.value)
     assert message.startswith("tune(objective, space, ") and f"{name}=..." in message
-    assert "is deprecated: use tune(objective, space, search=Search(" in message
+    assert "removed in 0.2.0: use tune(objective, space, search=Search(" in message
     assert re.search(new_form.format(name), message), message
-    start = value if name == "start" else NO_STEP["start"]
-    assert res.path == [] and res.theta == pytest.approx(start)
 
 
-def test_the_old_policy_bandit_instance_spelling_warns_with_an_objective():
-    with pytest.warns(DeprecationWarning) as record:
-        res = tune.tune(
+def test_the_old_policy_bandit_instance_spelling_raises_with_an_objective():
+    with pytest.raises(TypeError) as caught:
+        tune.tune(
             "apt",
             BANDIT,
             instance=PARAMS,
@@ -542,16 +456,21 @@ def test_the_old_policy_bandit_instance_spelling_warns_with_an_objective():
             metric=METRIC,
             fixed={"threshold": 0.5},
             permute=True,
-            search=Search(**NO_STEP),
+            search=SEARCH,
         )
-    assert str(record[0].message) == (
+    assert str(caught.value) == (
         "tune(policy, bandit, instance, space=..., budget=..., loss=..., metric=..., "
-        "fixed=..., permute=..., search=...) is deprecated: use tune(Objective(policy, "
-        "bandit, instance, budget=..., loss=..., metric=..., fixed=..., permute=...), "
-        "space, search=...)"
+        "fixed=..., permute=..., search=...) was removed in 0.2.0: use tune(Objective("
+        "policy, bandit, instance, budget=..., loss=..., metric=..., fixed=..., "
+        "permute=...), space, search=...)"
     )
-    assert res.theta == pytest.approx(NO_STEP["start"])
     with pytest.raises(TypeError, match="unexpected keyword argument 'lr'"):
         tune.tune(OBJECTIVE, SPACE, lr=0.1)
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="budget"):
-        tune.tune("apt", BANDIT, PARAMS, space=SPACE)
+    with pytest.raises(TypeError, match=r"use tune\(Objective\(policy, bandit, "):
+        tune.tune("apt", BANDIT, PARAMS, space=SPACE)  # budget is named too
+    with pytest.raises(TypeError, match=r"\['budget'\]: they belong to the Objective"):
+        tune.tune(OBJECTIVE, SPACE, budget=40)
+    with pytest.raises(TypeError, match=r"use jbandits.tuning.minimize\(loss, thet"):
+        tune.tune(lambda th, k: th, jnp.zeros(1), optax.sgd(0.1), num_steps=2)
+    with pytest.raises(TypeError, match=r"estimator=PG\(temperature=\.\.\.\)"):
+        tune.tune(OBJECTIVE, SPACE, estimator="pg", temperature=0.5)

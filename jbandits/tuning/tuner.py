@@ -34,7 +34,7 @@ from typing import Any
 import jax
 import optax
 
-from jbandits.tuning import choosing, confidence, estimators, legacy, options, relaxed
+from jbandits.tuning import choosing, confidence, estimators, options, relaxed, removed
 from jbandits.tuning.confidence import evaluate_points  # re-exported
 from jbandits.tuning.descent import Descent, descend
 from jbandits.tuning.grid import grid_tune
@@ -52,7 +52,7 @@ def default_optimizer(learning_rate: float = 0.1, decay: float = 5.0):
 _SEARCH, _ES, _REPORT = Search(), ES(), Report()  # the defaults (frozen)
 
 
-@legacy.old_tune_forms
+@removed.rejects_old_tune_forms
 def tune(
     objective: Objective,
     space,
@@ -99,10 +99,12 @@ def tune(
       ValueError: an empty or malformed space, a parameter the policy does not take,
         a NaN / out-of-range start, bad bounds, an option group of the wrong type, a
         policy without an index for :class:`PG`.
+      TypeError: a call in a spelling removed in 0.2.0 (the message gives its new
+        form).
 
     The spelling before the option groups, ``tune(policy, bandit, instance,
-    space=..., budget=..., simulations=..., ...)``, still works and warns
-    (DeprecationWarning) with the new form of the call.
+    space=..., budget=..., simulations=..., ...)``, was removed in 0.2.0: it raises
+    TypeError with the new form of the call (:mod:`jbandits.tuning.removed`).
 
     Example::
 
@@ -245,7 +247,7 @@ def _relaxed_copy(objective: Objective, space: Space, temperature: float):
     return pg
 
 
-@legacy.old_tune_budgets_forms
+@removed.rejects_old_tune_budgets_forms
 def tune_budgets(
     objective: Objective,
     space,
