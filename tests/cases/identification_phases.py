@@ -150,11 +150,11 @@ CASES = [
     ),
     _case("sar", "sar", _phase(sar), _sar_sample, sar_ref.sar),
     _case(
-        "sequential_halving_s004",
+        "sequential_halving_equal_stages",
         "sequential_halving",
         _stage(sequential_halving),
         _sh_sample("equal_stages"),
-        sh_ref.sh_s004,
+        sh_ref.sh_equal_stages,
     ),
     _case(
         "sequential_halving_karnin",

@@ -47,8 +47,8 @@ def test_tv5_karnin_k64():
         (6, 50, [[3, 3, 3, 3, 2, 2], [6, 5, 5], [8, 8]]),
     ],
 )
-def test_tv5_s004_counts_and_idle(k, t, counts):
-    sched = halving_schedule(k, t)  # default variant="s004"
+def test_tv5_equal_stages_counts_and_idle(k, t, counts):
+    sched = halving_schedule(k, t)  # default variant="equal_stages"
     arms, out, pulls = play(sequential_halving(k, budget=t), ladder(k, t), t)
     stages = _stage_counts(arms, sched.ends, k)
     for got, want in zip(stages, counts, strict=True):
@@ -57,7 +57,7 @@ def test_tv5_s004_counts_and_idle(k, t, counts):
     assert int(out) == k - 1
 
 
-def test_tv5_s004_k64_first_arm_gets_one_more():
+def test_tv5_equal_stages_k64_first_arm_gets_one_more():
     sched = halving_schedule(64, 5000)
     assert int(sched.ends[0]) == 833  # n_s = 833 = 64 * 13 + 1
 
@@ -92,22 +92,21 @@ def test_registered():
     )
 
 
-def test_old_variant_name_s004_is_deprecated_but_runs_equal_stages():
-    with pytest.warns(DeprecationWarning, match="equal_stages"):
-        old = halving_schedule(8, 200, variant="s004")
-    new = halving_schedule(8, 200, variant="equal_stages")
-    for a, b in zip(old, new, strict=True):
-        np.testing.assert_array_equal(a, b)
-    with pytest.warns(DeprecationWarning):
+def test_the_old_variant_name_s004_raises_naming_equal_stages():
+    """The name of "equal_stages" before 0.2.0, "s004", is an error naming the new
+    name, from every way in (the schedule, the factory, ``make``)."""
+    new = r'variant="s004" was removed in 0\.2\.0: use variant="equal_stages"'
+    with pytest.raises(ValueError, match=new):
+        halving_schedule(8, 200, variant="s004")
+    with pytest.raises(ValueError, match=new):
         sequential_halving(8, budget=200, variant="s004")
+    with pytest.raises(ValueError, match=new):
+        jbandits.make("sequential_halving", num_arms=8, budget=200, variant="s004")
 
 
 def test_factory_warnings_point_at_the_callers_line():
     """A policy's warning names the user's line, not the library frame that built
     the policy (``make`` -> registry -> structure -> factory)."""
-    with pytest.warns(DeprecationWarning) as caught:
-        jbandits.make("sequential_halving", num_arms=8, budget=200, variant="s004")
-    assert caught[0].filename == __file__
     with pytest.warns(UserWarning, match="Theorem 1") as caught:
         jbandits.make("eucbv", num_arms=10, horizon=100)
     assert caught[0].filename == __file__

@@ -31,17 +31,17 @@ from jbandits.policies.blocks import phases as _phases
 from jbandits.policies.identification import _halving
 
 VARIANTS = ("equal_stages", "karnin")
-_DEPRECATED = {"s004": "equal_stages"}  # old name of "equal_stages" (still accepted)
+_REMOVED = {"s004": "equal_stages"}  # names removed in 0.2.0 -> their new name
 
 
 def _variant(variant: str) -> str:
-    """``variant`` validated; the deprecated ``"s004"`` is read as ``"equal_stages"``."""
-    if variant in _DEPRECATED:
-        _validate.warn(
-            f'variant="{variant}" is deprecated; use "{_DEPRECATED[variant]}"',
-            DeprecationWarning,
+    """``variant`` validated; ``"s004"`` (removed in 0.2.0) raises naming
+    ``"equal_stages"``."""
+    if variant in _REMOVED:
+        raise ValueError(
+            f'variant="{variant}" was removed in 0.2.0: use '
+            f'variant="{_REMOVED[variant]}"'
         )
-        variant = _DEPRECATED[variant]
     return _validate.choice("variant", variant, VARIANTS)
 
 
@@ -139,9 +139,9 @@ def sequential_halving(
         :func:`halving_schedule` or :func:`prepare` for the real K (may be traced;
         another K makes the policy idle with output ``-1``), or a by-K table from
         :func:`halving_schedule_by_k`. It fixes the variant.
-      variant: static, "equal_stages" or "karnin" (``"s004"``, the old name of
-        "equal_stages", is accepted with a DeprecationWarning); selects the schedule
-        built from ``budget``.
+      variant: static, "equal_stages" or "karnin"; selects the schedule built from
+        ``budget`` (``"s004"``, the name of "equal_stages" before 0.2.0, raises
+        ValueError naming it).
       execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:

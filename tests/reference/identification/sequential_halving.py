@@ -31,7 +31,7 @@ def run_stages(inst, stage_pulls):
     return pulls, active[0]
 
 
-def sh_s004(inst, draws):
+def sh_equal_stages(inst, draws):
     n_s = inst.budget // num_stages(inst.num_arms)
 
     def stage_pulls(active, local, stage):

@@ -28,7 +28,6 @@ from jbandits.policies.blocks.schedules.halving import (
     halving_equal_stages,
     halving_karnin,
     halving_min_budget,
-    halving_s004,
     num_halving_stages,
 )
 from jbandits.policies.blocks.schedules.phases import (
@@ -79,7 +78,6 @@ __all__ = [
     "halving_equal_stages",
     "halving_karnin",
     "halving_min_budget",
-    "halving_s004",
     "harmonic",
     "log_bar",
     "num_halving_stages",

@@ -85,6 +85,3 @@ def halving_equal_stages(
         num_stages=np.int32(stages),
         k_real=np.int32(num_arms),
     )
-
-
-halving_s004 = halving_equal_stages  # the old name
