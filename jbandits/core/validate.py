@@ -184,7 +184,8 @@ def check_traced(
     return bad
 
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# the jbandits package folder (this file is in jbandits/core/)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
