@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import time
-import types
 
 import jax
 import numpy as np
@@ -426,13 +425,13 @@ def test_one_chunk_has_an_even_number_of_lanes_per_device():
     assert chunk(700, 2) == 700 and chunk(703, 2) == 704
 
 
-def test_assigning_a_moved_setting_forwards_it_with_a_deprecation_warning():
+def test_assigning_a_moved_setting_raises_naming_its_module():
     # runner was one module; its settings now live in runner.programs / .results
-    saved = runner.programs.CACHE_SIZE
-    try:
-        with pytest.warns(DeprecationWarning, match="runner.programs.CACHE_SIZE"):
-            runner.CACHE_SIZE = 3
-        assert runner.programs.CACHE_SIZE == 3
-    finally:
-        runner.programs.CACHE_SIZE = saved
-        types.ModuleType.__setattr__(runner, "CACHE_SIZE", saved)  # the copy too
+    saved = (runner.programs.CACHE_SIZE, runner.results.EXACT_FLOAT32_COUNT)
+    with pytest.raises(AttributeError, match=r"set jbandits.sim.runner.programs.CACH"):
+        runner.CACHE_SIZE = 3
+    with pytest.raises(AttributeError, match=r"set jbandits.sim.runner.results.EXAC"):
+        runner.EXACT_FLOAT32_COUNT = 3
+    assert saved == (runner.CACHE_SIZE, runner.EXACT_FLOAT32_COUNT)  # nothing changed
+    assert saved == (runner.programs.CACHE_SIZE, runner.results.EXACT_FLOAT32_COUNT)
+    runner.MIN_CHUNK = runner.MIN_CHUNK  # any other name is assigned as usual

@@ -50,15 +50,14 @@ Its modules, one job each:
 Module state lives where it is read: the program cache and :data:`CACHE_SIZE` in
 ``programs``, :data:`EXACT_FLOAT32_COUNT` in ``results``, the active
 :func:`resumable` blocks in ``resume``; to change a setting, set it there
-(``runner.programs.CACHE_SIZE = 8``). Assigning ``runner.CACHE_SIZE`` or
-``runner.EXACT_FLOAT32_COUNT`` (the form of versions where the runner was one module)
-still works, forwarded to their module with a DeprecationWarning.
+(``runner.programs.CACHE_SIZE = 8``). The names exported here are copies for
+reading; assigning ``runner.CACHE_SIZE`` or ``runner.EXACT_FLOAT32_COUNT`` (the form
+of versions where the runner was one module, forwarded until 0.2.0) raises
+AttributeError naming the module to set.
 """
 
-import importlib
 import sys
 import types
-import warnings
 
 from jbandits.core import registry  # noqa: F401  (runner.registry: sweeps reads it)
 from jbandits.sim.runner.chunking import (
@@ -125,20 +124,18 @@ __all__ = [
 
 class _Runner(types.ModuleType):
     """``jbandits.sim.runner`` itself: assigning a setting that lives in a submodule
-    forwards it there (with a DeprecationWarning naming the new form)."""
+    raises AttributeError naming that module (an assignment here would change a copy
+    that nothing reads)."""
 
     _SETTINGS = {"CACHE_SIZE": "programs", "EXACT_FLOAT32_COUNT": "results"}
 
     def __setattr__(self, name, value):
         home = self._SETTINGS.get(name)
         if home is not None:
-            warnings.warn(
-                f"jbandits.sim.runner.{name} = ... is deprecated: set "
-                f"jbandits.sim.runner.{home}.{name} instead",
-                DeprecationWarning,
-                stacklevel=2,
+            raise AttributeError(
+                f"jbandits.sim.runner.{name} = ... was removed in 0.2.0 (it changed "
+                f"a copy that nothing reads): set jbandits.sim.runner.{home}.{name}"
             )
-            setattr(importlib.import_module(f"{__name__}.{home}"), name, value)
         super().__setattr__(name, value)
 
 
