@@ -357,6 +357,6 @@ def stops(
     number of samples observed; ``constant`` as in :func:`threshold`.
     """
     stat = glr(family, counts, means, arm_mask, sigma)
-    num_real = arm_mask.shape[-1]
+    num_real = jnp.sum(jnp.asarray(arm_mask, bool))
     beta = threshold(threshold_name, t, delta, num_real, family, constant=constant)
     return stat.value > beta, stat
