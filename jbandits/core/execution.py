@@ -38,8 +38,9 @@ class Execution:
       fixed_phase_sorts: phase ends whose update sorts (the halving family's
         selection, a ranking rejection of Successive Rejects, VBR or CSAR) run as
         fixed-shape masked updates under a gate instead of a ``lax.while_loop`` over
-        the due phases. Default: on off CPU (measured in
-        :mod:`jbandits.policies.blocks.phases`).
+        the due phases. Default: on off CPU (why:
+        :mod:`jbandits.policies.blocks.phases`; timings:
+        ``benchmarks/notes_policies.md``).
       fixed_bisection: Bayes-UCB's Beta quantile by a fixed number of bisection
         halvings instead of Newton steps in a ``lax.while_loop``. Default: off.
       gate: fixed-shape phase ends sit in a ``lax.cond`` on "a phase ends on some
@@ -52,8 +53,8 @@ class Execution:
         statistics, the pulled arm's recomputed with its column: one multiply-add
         per arm and step instead of a division and a square root (the same
         operations on the same numbers, so the same indices). Default 32: on CPU
-        10-20 % faster at K = 100, 3-5 % at K = 32-50, 4-16 % slower at K = 16-20
-        (``benchmarks/notes_policies.md``; unmeasured on GPU).
+        the saved per-arm work outweighs the longer gather and scatter from about 32
+        arms, not below (``benchmarks/notes_policies.md``; not timed on GPU).
       backend: how the batched runner runs a chunk of lanes: ``"xla"`` (the
         engine's loop of XLA kernels), ``"fused"`` (a block of lanes plays its whole
         budget in one Pallas kernel, :mod:`jbandits.sim.fused`; interpret mode off a

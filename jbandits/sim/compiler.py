@@ -15,20 +15,19 @@ def compiler_options() -> dict[str, str]:
     On CPU, XLA's YNN fusions (reductions and elementwise fusions handed to XNNPACK's
     YNN runtime) are switched off: inside the engine's loops, where one compiled
     program executes them millions of times, the process's peak RSS grew with the
-    horizon (APT, K = 100, R = 1000: +39% from T = 1e4 to 4e4) although our buffers
-    are O(R K); without them it stays flat (``benchmarks/memory.py``). Copy insertion
-    uses XLA's region analysis, which proves more of the step's in-place scatters
-    into the loop-carried arrays safe without a copy (APT, K = 100, with the lean
-    step: 10 fewer kernels per step, counted by ``benchmarks/hlo.py``; results are
-    unchanged, copies only move data). XLA's tree-reduction rewriter is off: on CPU it
-    splits every reduction over more than 32 elements into a ``reduce-window`` of
-    32-wide partial results and a second reduction, and that ``reduce-window`` cannot
-    fuse with the index that feeds it; a policy's arg-max over K arms then costs two
-    passes over ``[lanes, K]`` instead of one fused pass (APT, K = 100, 2 cores:
-    9.7M -> 17.5M pulls/s; K = 1000: 2.7x). The engine's reductions run over the K
-    arms of one lane (never over replications), where the rewriter's pairwise
-    partial sums buy no accuracy that matters; results of every trace test are
-    unchanged.
+    horizon although our buffers are O(R K); without them it stays flat
+    (``benchmarks/memory.py``). Copy insertion uses XLA's region analysis, which
+    proves more of the step's in-place scatters into the loop-carried arrays safe
+    without a copy (fewer kernels per step, counted by ``benchmarks/hlo.py``; results
+    are unchanged, copies only move data). XLA's tree-reduction rewriter is off: on
+    CPU it splits every reduction over more than 32 elements into a
+    ``reduce-window`` of 32-wide partial results and a second reduction, and that
+    ``reduce-window`` cannot fuse with the index that feeds it; a policy's arg-max
+    over K arms then costs two passes over ``[lanes, K]`` instead of one fused pass
+    (much slower from K = 100 arms). The engine's reductions run over the K arms of
+    one lane (never over replications), where the rewriter's pairwise partial sums
+    buy no accuracy that matters; results of every trace test are unchanged. The
+    measurements behind each option: ``benchmarks/notes_sim.md``.
     """
     if jax.default_backend() != "cpu":
         return {}

@@ -1,28 +1,25 @@
 """The one-call tuner (:func:`tune`) and budget sweeps (:func:`tune_budgets`);
 :func:`grid_tune` (in :mod:`jbandits.tuning.grid`) is re-exported here.
 
-Which to use (numbers from ``python -m benchmarks.tuning``: 5 seeds, ratio = tuned
-loss over the loss of a fine grid's optimum with 10x the simulations):
+Which to use (the runs behind each choice: ``benchmarks/notes_tuning_tasks.md``,
+"What decides the defaults" and "The tuner's module docstring"):
 
 * One parameter: :func:`grid_tune` or :func:`tune`, about equal. ``n`` grid points on
   common random numbers need no tuning of the tuner; :func:`tune` (5-point grid, then
-  ES steps) reached ratio <= 1.02 in 17/20 runs with half the simulations of a
-  20-point grid, which itself did in 17/20. Neither helps where the loss is mostly
-  noise (UCB-E's 0/1 identification error: 2/5 and 3/5).
+  ES steps) came as close to a fine grid's optimum as a 20-point grid with half its
+  simulations. Neither helps where the loss is mostly noise (a 0/1 identification
+  error).
 * Two or more parameters: :func:`tune` with ``estimator=ES()`` (default). A grid
   needs ``n ** d`` points; the tuner's successively halved 8 x 8 grid (5 per axis
   beyond two), ES steps and a race between the candidates use a quarter of a 20 x 20
-  grid. On the 8 two- and three-parameter tasks of ``python -m
-  benchmarks.tuning_tasks`` (5 seeds, R = 50 and 100) this allocation met ratio <=
-  1.02 in 71/80 runs against 68/80 for the 5 x 5 grid with equal replications, and
-  had the lower loss than TPE in 57/80 against 45/80
-  (``benchmarks/notes_tuning_tasks.md``, runs 3 and 4); for one parameter the two
-  tied (49/70 each), so one parameter keeps the 5-point grid.
+  grid, and came close to the optimum more often, and beat TPE more often, than a
+  5 x 5 grid with equal replications; for one parameter the two tied, so one
+  parameter keeps the 5-point grid.
 * ``estimator=PG()``: the score-function gradient of the softmax relaxation of an
   index policy (LSA, APT, UCB-E); one point per step, no smoothing scale, unbiased for
   the relaxed policy, but its variance grows with the horizon and the relaxed optimum
-  need not be the hard policy's. On LSA alpha (T = 1000) its median ratio was 1.019
-  against ES's 0.997; keep it for short horizons and Bayes objectives over a prior.
+  need not be the hard policy's (on LSA alpha it came out behind ES); keep it for
+  short horizons and Bayes objectives over a prior.
 """
 
 from __future__ import annotations

@@ -162,7 +162,7 @@ def bayes_ucb(
         _validate.in_range("horizon", horizon, 1.0)
 
     # from execution.gauss_kept_arms arms the Gaussian posterior's mean and scale are
-    # kept per arm, as extra rows of the statistics (Execution has the measurements)
+    # kept per arm, as extra rows of the statistics (benchmarks/notes_policies.md)
     kept = posterior == "gauss" and num_arms >= execution.gauss_kept_arms
 
     def _gauss_rows(stats):

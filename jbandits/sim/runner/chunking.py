@@ -123,9 +123,8 @@ def choose_chunk(
 
     Always a multiple of ``multiple`` (the device count) and never above the work
     (but for padding). From 16 lanes per device, an even number per device: XLA:CPU
-    ran ``[lanes]``-shaped kernels far slower at odd sizes (APT, K = 10, 2 cores:
-    249, 251 or 253 lanes per device 1.6-1.7x slower per pull than 250 or 256;
-    K = 100 unaffected), so one padding lane beats an odd count.
+    ran ``[lanes]``-shaped kernels far slower at odd sizes
+    (``benchmarks/notes_sim.md``), so one padding lane beats an odd count.
     """
     if total >= 16 * multiple:
         multiple *= 2

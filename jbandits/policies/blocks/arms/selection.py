@@ -28,8 +28,9 @@ def _first_true(flags: Array) -> Array:
     """Lowest index with ``flags`` True (``-1`` if none).
 
     ``min(where(flags, iota, K))`` rather than ``argmax``: over more arms than
-    :data:`ONE_PASS_MAX_ARMS`, XLA's CPU arg-reductions are 2-3x slower than a plain
-    min-reduction under vmap (measured; below it see :func:`_one_pass`).
+    :data:`ONE_PASS_MAX_ARMS`, XLA's CPU arg-reductions are slower than a plain
+    min-reduction under vmap (``benchmarks/notes_policies.md``; below it see
+    :func:`_one_pass`).
     """
     size = flags.shape[-1]
     first = jnp.min(jnp.where(flags, jnp.arange(size, dtype=jnp.int32), size))
@@ -68,10 +69,7 @@ def _random_tied(tied: Array, key: Key) -> Array:
 # index) pairs: one kernel whose loop over the arms LLVM unrolls, instead of a
 # reduction, a comparison and a second reduction. Above it the unrolling stops and
 # the pairwise loop does not vectorise, so the two-pass form (vectorised over the
-# arms) is faster. APT, 2 cores, R = 500, T = 1e4 (benchmarks.throughput's timer):
-# K = 10 71 -> 42 ns/pull, but K = 11 and 12 at 91-104 ns/pull against 74-87 for two
-# passes. At K = 8 (Bernoulli), one pass against two: UCB1 1.5x, MOSS 2.8x,
-# Sequential Halving 1.3x, KL-UCB 1.1x, Successive Rejects 1.0x.
+# arms) is faster (timings: benchmarks/notes_policies.md).
 ONE_PASS_MAX_ARMS = 10
 
 # Above it and up to this many arms a "first" selection asked for with ``tree=True``
@@ -80,15 +78,9 @@ ONE_PASS_MAX_ARMS = 10
 # the lanes, where the two-pass form's reductions over a short arm axis run an element
 # at a time. It pays where the score is read from memory or computed arm by arm, and
 # loses where computing it reduces over the arms (XLA fuses that computation into the
-# tree's kernel): index policies ask for it when their index is elementwise. Same
-# process, interleaved runs, identical outputs, T = 2000, against the two-pass form,
-# ns/pull/core at R = 500 / 2000: APT K = 12 1.23x / 1.32x, K = 16 1.24x / 1.37x,
-# K = 32 1.66x / 1.56x, K = 50 1.21x / 1.31x, K = 64 1.29x / 1.33x; at R = 200 / 1000
-# and K = 20: UCB1 (first ties) 1.23x / 1.36x, LSA 1.31x / 1.38x, UCBE 1.04x / 1.38x,
-# MOSS 1.18x / 1.40x, KL-UCB 1.12x / 0.98x; not asked for: GapE (gaps to the best
-# arm) 0.68x / 0.58x, AugUCB 0.81x / 0.92x, Sequential Halving 0.88x / 1.02x. At
-# K = 100 APT 1.13x / 0.97x (R = 500 / 2000), and at K = 10 0.81x / 0.44x against
-# the one-pass reduction.
+# tree's kernel): index policies ask for it when their index is elementwise. Its
+# gains fade by K = 100 and it loses to the one-pass form at K = 10 (timings:
+# benchmarks/notes_policies.md).
 TREE_MAX_ARMS = 64
 
 

@@ -21,7 +21,8 @@ def nth_active(active: Array, j: ArrayLike) -> Array:
     """Index of the ``j``-th (0-based) True entry of ``active`` (``-1`` if none).
 
     The prefix count uses ``lax.associative_scan`` (log-depth, elementwise): XLA's CPU
-    ``cumsum`` is a quadratic reduce-window, ~4x slower at K = 100 (measured).
+    ``cumsum`` is a quadratic reduce-window (slower at large K:
+    ``benchmarks/notes_policies.md``).
     """
     counts = jax.lax.associative_scan(jnp.add, active.astype(jnp.int32))
     return _first_true(active & (counts == j + 1))

@@ -133,10 +133,9 @@ def update(
     """Add ``reward`` to ``arm``'s statistics; ``weight=False`` or ``arm < 0`` is a no-op.
 
     Gathers the arm's column of the table, updates it and scatters it back: one
-    gather and one scatter per pull (under ``vmap`` on CPU several times faster than
-    a one-hot update over ``[K]``, measured in benchmarks/throughput.py's
-    development). ``sums`` and ``m2`` are accumulated with Kahan compensation (see
-    the module docstring).
+    gather and one scatter per pull (under ``vmap`` on CPU faster than a one-hot
+    update over ``[K]``: ``benchmarks/notes_policies.md``). ``sums`` and ``m2`` are
+    accumulated with Kahan compensation (see the module docstring).
 
     ``derive``: for statistics with extra rows, ``column -> [E]`` values of the
     pulled arm's extra rows, computed from its updated statistics (``column`` is an
