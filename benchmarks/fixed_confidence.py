@@ -1,0 +1,161 @@
+"""Fixed-confidence best-arm identification: throughput, the w* step cost and the
+cost of lanes that stop at different times.
+
+Three parts (``--part``, default all):
+
+* ``throughput``: pulls/s of Track-and-Stop (D-Tracking), T3C and TTTS (Garivier and
+  Kaufmann, COLT 2016; Shang et al., AISTATS 2020; Russo, OR 2020) at K = 5 and
+  K = 100 Bernoulli arms beside UCB1 on the same instance, through
+  :func:`jbandits.simulate` (median of ``--repeats`` warm calls). The policies run
+  with ``delta = 1e-30`` on an instance of close means, so that no lane stops
+  inside the budget (the stopped fraction is printed: it must be 0, otherwise the
+  row measures fewer pulls than it counts).
+* ``wstar``: the per-call cost of the optimal-weights oracle
+  (:func:`jbandits.policies.blocks.tstar.optimal_weights`, the step's dominant cost in
+  Track-and-Stop and best challenger), jitted and ``vmap``-ed over R lanes: ns per
+  call per lane, so that it reads beside a policy's ns per pull.
+* ``stopping``: what a batch costs when its lanes stop at very different times.
+  UGapEc (Gabillon et al., NIPS 2012; m = 1, eps = 0, delta = 0.1) on Bernoulli
+  (0.9, 0.7, 0.5, 0.3, 0.1) with a budget cap ``--stop-budget``: (a) every lane on
+  that instance (all stop early), (b) every lane on a copy whose two best arms are
+  equal (no lane can stop: the same steps without stopping), (c) the lanes of (a)
+  but one on the tied copy (one lane never stops). Prints the wall time of each, the
+  mean and largest stopping time and the fraction of lane-steps that were useful
+  (sum of stopping times over lanes x the steps the batch ran).
+
+    python -m benchmarks.fixed_confidence [--part throughput|wstar|stopping]
+        [--budget 10000] [--reps 200] [--repeats 7]
+
+Not run on the shared development cores (the lead runs it when they are idle);
+``benchmarks/notes_fixed_confidence.md`` holds the numbers and the reading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+if __name__ == "__main__" and "XLA_FLAGS" not in os.environ:
+    os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import jbandits  # noqa: E402
+from benchmarks._timing import load, median_time, simulate_call  # noqa: E402
+
+TINY_DELTA = 1e-30  # no lane stops inside the budget (checked per row)
+
+
+def close_means(num_arms: int) -> np.ndarray:
+    """Bernoulli means 0.5 .. 0.45 (close: the GLR grows slowly)."""
+    return np.linspace(0.5, 0.45, num_arms)
+
+
+def policies(num_arms: int) -> dict:
+    """label -> policy of the throughput rows (UCB1 first, the reference)."""
+    common = {"num_arms": num_arms, "delta": TINY_DELTA, "family": "bernoulli"}
+    return {
+        "UCB1": jbandits.make("ucb1", num_arms=num_arms),
+        "Track-and-Stop (D)": jbandits.make("track_and_stop", tracking="d", **common),
+        "T3C": jbandits.make("t3c", **common),
+        "TTTS": jbandits.make("ttts", **common),
+    }
+
+
+def throughput(budget: int, reps: int, repeats: int, arms=(5, 100)) -> None:
+    cores = len(jax.devices())
+    for k in arms:
+        bandit, params = jbandits.envs.bernoulli(close_means(k))
+        print(f"K={k} Bernoulli means 0.5..0.45, T={budget}, R={reps}")
+        base = None
+        for label, pol in policies(k).items():
+            call = simulate_call(pol, bandit, params, budget, reps)
+            t0 = time.perf_counter()
+            res = call()
+            first = time.perf_counter() - t0
+            t = median_time(call, repeats)
+            rate = budget * reps / t
+            base = rate if base is None else base
+            stopped = float(np.mean(res.stopped))
+            print(
+                f"  {label:22s} {rate:14,.0f} pulls/s  {cores * 1e9 / rate:9.1f} "
+                f"ns/pull/core  x{rate / base:7.3f} of UCB1  compile "
+                f"{max(first - t, 0):5.1f} s  stopped {stopped:.3f}"
+            )
+
+
+def wstar(reps: int, repeats: int, arms=(5, 100)) -> None:
+    from jbandits.policies.blocks import tstar
+
+    cores = len(jax.devices())
+    for k in arms:
+        rng = np.random.default_rng(0)
+        means = jnp.asarray(rng.uniform(0.1, 0.9, (reps, k)), jnp.float32)
+        mask = jnp.ones((reps, k), bool)
+        fn = jax.jit(jax.vmap(lambda m, a: tstar.optimal_weights("bernoulli", m, a)[1]))
+        fn(means, mask).block_until_ready()
+        t = median_time(lambda: fn(means, mask).block_until_ready(), repeats)
+        # one jitted call runs on one device: ns per call per lane on that core
+        print(
+            f"  w*(mu) K={k:4d}, {reps} lanes: {t * 1e9 / reps:9.1f} ns per call per "
+            f"lane (one device of {cores})"
+        )
+
+
+def _stopping_run(pol, bandit, params, budget, reps):
+    call = simulate_call(pol, bandit, params, budget, reps, permute=False)
+    res = call()  # compile
+    t = median_time(call, 3)
+    pulls = np.asarray(res.num_pulls, float).reshape(-1)
+    return t, pulls
+
+
+def stopping(budget: int, reps: int) -> None:
+    easy = np.array([0.9, 0.7, 0.5, 0.3, 0.1])
+    tied = np.array([0.9, 0.9, 0.5, 0.3, 0.1])
+    pol = jbandits.make("ugapec", num_arms=5, m=1, epsilon=0.0, delta=0.1)
+    runs = {
+        "(a) all lanes stop early": np.stack([easy] * reps),
+        "(b) no lane can stop (tied best)": np.stack([tied] * reps),
+        "(c) as (a), one lane tied": np.stack([easy] * (reps - 1) + [tied]),
+    }
+    base = None
+    for label, means in runs.items():
+        bandit, params = jbandits.envs.bernoulli(means)
+        # one replication per instance (a stack of `reps` instances)
+        t, pulls = _stopping_run(pol, bandit, params, budget, 1)
+        useful = pulls.sum() / (reps * budget)
+        base = t if label.startswith("(b)") else base
+        print(
+            f"  {label:34s} {t * 1e3:9.1f} ms  mean stop {pulls.mean():9.1f}  max "
+            f"{pulls.max():7.0f}  sum/(R x budget) {useful:.3f}"
+        )
+    print(f"  (budget cap {budget}, {reps} lanes; (b) took {base * 1e3:.1f} ms)")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.fixed_confidence")
+    ap.add_argument("--part", choices=("all", "throughput", "wstar", "stopping"))
+    ap.add_argument("--budget", type=int, default=10_000)
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--stop-budget", type=int, default=20_000)
+    args = ap.parse_args(argv)
+    part = args.part or "all"
+    print(f"devices: {len(jax.devices())} x {jax.devices()[0].platform}  load {load()}")
+    if part in ("all", "throughput"):
+        throughput(args.budget, args.reps, args.repeats)
+    if part in ("all", "wstar"):
+        print("optimal weights w*(mu) (tstar.optimal_weights, jit + vmap)")
+        wstar(args.reps, args.repeats)
+    if part in ("all", "stopping"):
+        print("lanes stopping at different times (UGapEc, delta = 0.1)")
+        stopping(args.stop_budget, args.reps)
+    print(f"load after: {load()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+"""Runs, tables and claims shared by the fixed-confidence reproductions
+(``gk16-table1``, ``shang-fig1``, ``russo-exp1``).
+
+A fixed-confidence policy stops by itself (``state.arm = -1``); the engine's
+``num_pulls`` is then its stopping time and the run's budget is only a cap: a lane
+that reaches it is reported as *capped* (``stopped`` False), and counted as an error
+in every error rate here (its recommendation carries no guarantee; the authors' code
+records such a run as a failure too). Every algorithm of an experiment sees the same
+replication keys (common random numbers) and the arms are relabelled at random per
+replication (``permute``), which breaks the policies' lowest-index ties at random, as
+the authors' code does (``randmax``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+import jbandits
+from experiments import _claims as C
+from experiments import _core
+from jbandits.sim import runner
+
+
+class Runs(NamedTuple):
+    """One algorithm on one instance: ``[R]`` per replication (``pulls`` ``[R, K]``)."""
+
+    stop: np.ndarray  # float: the stopping time (the cap where capped)
+    stopped: np.ndarray  # bool
+    recommended: np.ndarray  # int: the recommended arm (bandit numbering)
+    error: np.ndarray  # bool: wrong arm, or capped
+    pulls: np.ndarray  # [R, K] final pull counts (bandit numbering)
+
+
+def instance(family: str, means, sigma: float = 1.0):
+    """``(bandit, params)`` of one instance of ``family`` ("bernoulli"/"gaussian")."""
+    means = np.asarray(means, float)
+    if family == "bernoulli":
+        return jbandits.envs.bernoulli(means)
+    if family == "gaussian":
+        return jbandits.envs.gaussian(means, np.full(means.shape, float(sigma)))
+    raise ValueError(f"family must be 'bernoulli' or 'gaussian', got {family!r}")
+
+
+def recommended_arm(output) -> np.ndarray:
+    """The recommended arm of each replication: an ``[R]`` arm index as it is, a set
+    ``[R, K]`` (UGapEc with m = 1) its first member (-1 when empty)."""
+    out = np.asarray(output)
+    if out.ndim == 1:
+        return out.astype(np.int64)
+    picked = out.astype(bool)
+    return np.where(picked.any(-1), picked.argmax(-1), -1)
+
+
+FIRST_CAP = 4  # the first round's cap, in units of T* log(1/delta) (at least 50 K)
+GROWTH = 4  # each later round's cap, times the previous one
+BATCH = 128  # lanes per chunk: one compiled program for every round
+
+
+def caps(first: float, cap: int, num_arms: int) -> list[int]:
+    """The caps of the rounds: ``first`` (at least ``50 K``), then ``GROWTH`` times
+    more each round, the last one ``cap``."""
+    out, c = [], max(int(math.ceil(first)), 50 * num_arms)
+    while c < cap:
+        out.append(c)
+        c *= GROWTH
+    return out + [int(cap)]
+
+
+def _lanes(algo, params, keys, todo, budget, cap, total, num_arms) -> runner.Lanes:
+    """The lanes of one round: the replications ``todo`` at ``budget``, padded to
+    ``total`` lanes with copies of the first one at a budget of K pulls."""
+    pad = total - todo.size
+    budgets = np.r_[np.full(todo.size, budget), np.full(pad, num_arms)]
+    hp = {name: np.full(total, v, float) for name, v in dict(algo.hp).items()}
+    return runner.Lanes(
+        hp=hp, params=params, instance=np.zeros(total, np.int64),
+        budget=budgets.astype(np.int64), keys=keys[np.r_[todo, np.full(pad, todo[0])]],
+        num_reps=1, horizon=np.full(total, cap, np.int64),
+    )  # fmt: skip
+
+
+def run(
+    algo: _core.Algo, family, means, key, reps: int, cap: int, sigma=1.0, *, first=None
+) -> Runs:
+    """``reps`` replications of ``algo`` (a registered policy, its static and numeric
+    arguments) on one instance, each stopped by the policy or at ``cap`` pulls.
+
+    Replication ``r`` has the key of instance ``r`` of a stack of ``reps`` copies of the
+    instance run by :func:`jbandits.simulate` with one replication each (``fold_in(
+    fold_in(key, r), 0)``). A batch of lanes runs until its last lane stops, so one
+    long run would hold every lane of its chunk to the cap. Instead the replications
+    run in rounds of growing caps (:func:`caps`, from ``first`` pulls): each round
+    re-runs from the start only the replications that have not stopped yet, in
+    chunks of :data:`BATCH` lanes. A replication's pulls do not depend on its budget
+    until it reaches it, so the result is that of one run of every replication at
+    ``cap`` (``tests/test_experiments_fixed_confidence.py`` checks it against
+    :func:`jbandits.simulate`).
+    """
+    means = np.asarray(means, float)
+    k = means.size
+    bandit, one = instance(family, means, sigma)
+    params = type(one)(*[np.asarray(x)[None] for x in one])
+    source = algo.source(num_arms=k)
+    keys = runner.instance_keys(key, reps)
+    opts = runner.Options(metric=None, permute=algo.permute)
+    out = Runs(
+        np.full(reps, float(cap)), np.zeros(reps, bool), np.full(reps, -1, np.int64),
+        np.zeros(reps, bool), np.zeros((reps, k)),
+    )  # fmt: skip
+    todo = np.arange(reps)
+    for budget in caps(cap if first is None else first, cap, k):
+        n = todo.size
+        # at least BATCH lanes (the others: budget K, done at once), so that every
+        # round runs chunks of one shape (one compiled program)
+        lanes = _lanes(algo, params, keys, todo, budget, cap, max(n, BATCH), k)
+        res = runner.execute(source, bandit, lanes, opts, batch_size=BATCH)
+        res = {
+            f: np.asarray(res[f])[:n]
+            for f in ("stopped", "output", "num_pulls", "pulls")
+        }
+        stopped = np.asarray(res["stopped"], bool).reshape(n)
+        keep = stopped | (budget >= cap)  # at the cap: keep what happened
+        output = np.asarray(res["output"]).reshape(n, -1)
+        output = output[:, 0] if output.shape[1] == 1 else output
+        done = todo[keep]
+        out.stop[done] = np.asarray(res["num_pulls"], float).reshape(n)[keep]
+        out.stopped[done] = stopped[keep]
+        out.recommended[done] = recommended_arm(output)[keep]
+        out.pulls[done] = np.asarray(res["pulls"]).reshape(n, k)[keep]
+        todo = todo[~keep]
+        if not todo.size:
+            break
+    best = int(np.argmax(means))
+    out.error[:] = (out.recommended != best) | ~out.stopped
+    return out
+
+
+def row(runs: Runs) -> dict:
+    """Table columns of one algorithm on one instance."""
+    q = np.quantile(runs.stop, [0.1, 0.5, 0.9])
+    return {
+        "mean stop [95% CI]": C.fmt_mean(runs.stop),
+        "q10/q50/q90": "/".join(f"{x:.0f}" for x in q),
+        "error [Wilson 95%]": C.fmt_rate(runs.error),
+        "capped": f"{int((~runs.stopped).sum())}/{runs.stopped.size}",
+    }
+
+
+def mean_se(x) -> tuple[float, float]:
+    """Mean and standard error of ``x [R]`` (SE NaN with one replication)."""
+    x = np.asarray(x, float)
+    se = x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else float("nan")
+    return float(x.mean()), float(se)
+
+
+def against_table(x, paper: float) -> tuple[bool | None, str]:
+    """Our mean of ``x [R]`` against a printed mean ``paper`` that was itself averaged
+    over as many runs: consistent when ``|ours - paper| <= 1.96 sqrt(2) SE`` (the
+    paper's standard error taken equal to ours). None without an SE."""
+    m, se = mean_se(x)
+    if not np.isfinite(se):
+        return None, f"one run: no SE ({m:.0f} vs {paper:g})"
+    band = C.Z * math.sqrt(2.0) * se
+    rel = 100 * (m / paper - 1)
+    ok = bool(abs(m - paper) <= band)
+    return ok, f"{m:.0f} vs {paper:g} ({rel:+.1f}%, band +-{band:.0f})"
+
+
+def against_plot(x, paper: float, band: float) -> tuple[bool | None, str]:
+    """Our 95% CI of the mean of ``x [R]`` against a value read from a plot with a
+    reading uncertainty ``+-band``: consistent when the two intervals overlap."""
+    m, se = mean_se(x)
+    if not np.isfinite(se):
+        return None, f"one run: no SE ({m:.0f} vs {paper:g})"
+    lo, hi = m - C.Z * se, m + C.Z * se
+    ok = bool(hi >= paper - band and lo <= paper + band)
+    rel = 100 * (m / paper - 1)
+    return ok, f"{m:.0f} [{lo:.0f}, {hi:.0f}] vs {paper:g}+-{band:g} ({rel:+.1f}%)"
+
+
+def magnitude_claim(text: str, checks: dict, rule: str) -> _core.Claim:
+    """A claim made of cells ``label -> (ok, detail)``: reproduced when every cell
+    is consistent, partly when some are, not reproduced when none is."""
+    ok = sum(v[0] is True for v in checks.values())
+    fails = sum(v[0] is False for v in checks.values())
+    verdict = C.combine(ok, fails, len(checks))
+    out = [f"{k}: {v[1]}" for k, v in checks.items() if v[0] is not True]
+    ours = f"{ok}/{len(checks)} cells consistent"
+    if out:
+        ours += "; not: " + "; ".join(out)
+    return _core.Claim(text, ours, verdict, rule)
+
+
+def below_claim(text: str, stops: dict, triples, rule: str = "") -> _core.Claim:
+    """``a`` significantly below ``b`` for every ``(where, a, b)`` of ``triples``: the
+    paired 95% CI of ``stops[where, a] - stops[where, b]`` (common random numbers)
+    below 0. Reproduced when every part holds, partly when some do, not reproduced
+    when none does and some are significantly above, else undecided."""
+    holds, fails, parts, why = 0, 0, [], []
+    for where, a, b in triples:
+        d = C.paired(stops[where, a], stops[where, b])
+        parts.append(f"{where} {a} - {b}: {d.d:+.0f} [{d.lo:+.0f}, {d.hi:+.0f}]")
+        holds += d.sign < 0
+        fails += d.sign > 0
+        if d.sign == 0:
+            why.append(f"{where} {a} - {b} CI contains 0")
+    note = "paired difference of stopping times, 95% CI below 0 in every part"
+    note = f"{rule}; {note}" if rule else note
+    if not triples:
+        return _core.Claim(text, "algorithms not run", C.NOT_TESTABLE, note)
+    verdict = C.combine(holds, fails, len(triples))
+    if verdict == C.UNDECIDED:
+        note = C.undecided_note(note, why)
+    return _core.Claim(text, "; ".join(parts), verdict, note)
+
+
+def error_claim(text: str, errors: dict, delta: float) -> _core.Claim:
+    """Error rate at stopping (capped runs counted as errors) at most ``delta`` for
+    every cell ``label -> [R] 0/1``, read on the Wilson 95% interval."""
+    holds, fails, why, parts = 0, 0, [], []
+    for label, err in errors.items():
+        ok, reason = C.at_most(*C.rate(err), delta, "delta")
+        holds += ok is True
+        fails += ok is False
+        if ok is None:
+            why.append(f"{label}: {reason}")
+        parts.append(f"{label} {C.fmt_rate(err)}")
+    verdict = C.combine(holds, fails, len(errors))
+    note = "error (capped runs count as errors) at or below delta on its Wilson 95% CI"
+    if verdict == C.UNDECIDED or why:
+        note = C.undecided_note(note, why)
+    return _core.Claim(text, "; ".join(parts), verdict, note)
+
+
+def kl_bernoulli(x: float, y: float) -> float:
+    """kl(x, y) of Bernoulli means (for T* kl(delta, 1 - delta))."""
+    return x * math.log(x / y) + (1 - x) * math.log((1 - x) / (1 - y))
+
+
+def bar_panel(title: str, labels: list, series: dict, ylabel="mean stopping time"):
+    """A panel with the algorithms on the x axis (index into ``labels``, named in the
+    title) and one curve per series ``name -> [(mean, lo, hi)] per label``."""
+    x = np.arange(len(labels))
+    curves = {}
+    for name, vals in series.items():
+        arr = np.asarray(vals, float).reshape(len(labels), 3)
+        curves[name] = {"x": x, "mean": arr[:, 0], "lo": arr[:, 1], "hi": arr[:, 2]}
+    names = ", ".join(f"{i}={lab}" for i, lab in enumerate(labels))
+    return _core.panel(f"{title}\n({names})", "algorithm", ylabel, curves)
+
+
+def mean_ci(x) -> tuple[float, float, float]:
+    m, se = mean_se(x)
+    return m, m - C.Z * se, m + C.Z * se
+
+
+def characteristic_time(means, family: str, sigma: float = 1.0, beta=None):
+    """``(T*, w*)`` of ``means`` (GK16 Theorem 5; ``beta``: the beta-optimal
+    ``T*_beta``), the host oracle of ``jbandits.analysis.tstar``."""
+    from jbandits.analysis import tstar
+
+    return tstar.characteristic_time(means, family, sigma=sigma, beta=beta)
