@@ -1,0 +1,108 @@
+"""Racing in rounds (Garivier & Kaufmann, COLT 2016, Sec. 6, pp. 13-14; Kaufmann &
+Kalyanakrishnan, COLT 2013, Algorithm 1 with m = 1, eps = 0), shared by
+:mod:`~jbandits.policies.fixed_confidence.kl_racing` and
+:mod:`~jbandits.policies.fixed_confidence.chernoff_racing`.
+
+All real arms start active. A round pulls every active arm once, in index order; at
+the end of round ``r`` (every active arm then has ``r`` samples) the empirical best
+``a_r`` and the empirical worst ``b`` of the active arms (lowest index on ties) are
+compared by the policy's elimination test with the exploration rate ``beta(s, delta)``
+of :func:`jbandits.policies.blocks.glr.threshold`; at most one arm (``b``) is
+eliminated per round. The policy stops (``arm = -1``) as soon as one arm remains and
+recommends it; a run cut by its budget recommends the empirical best active arm.
+
+``clock`` (static) is the time ``s`` in the rate: ``"round"`` (the papers: ``beta(r,
+delta)``) or ``"pulls"`` (the authors' Julia code, ``BAIalgos.jl``: the global number
+of samples ``t``, ``rate(t, ., delta)``). The test is made at the end of every round,
+the first included (GK16: "at the end of a round"); the authors' code tests from the
+second round on (its loop draws before it tests), which only differs where a single
+sample per arm already separates two arms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms, glr
+from jbandits.policies.fixed_confidence import _tracking
+
+CLOCKS = ("round", "pulls")
+
+
+class RacingState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool
+    active: Array  # [K] bool: arms still in the race
+    t: Array  # [] int32: samples observed
+    rounds: Array  # [] int32: completed rounds
+    constant: Array  # [] the time-free part of beta (delta, K)
+    arm: Array  # [] int32: next arm; -1 once one arm remains (absorbing)
+
+
+# (mean of the best, mean of the worst, samples per arm r, beta) -> eliminate the worst
+Eliminate = Callable[[Array, Array, Array, Array], Array]
+
+
+def racing(
+    num_arms: int,
+    eliminate: Eliminate,
+    *,
+    delta: ArrayLike,
+    family: str,
+    sigma: ArrayLike,
+    threshold: str,
+    clock: str,
+) -> Policy:
+    """The racing policy with elimination test ``eliminate`` (module docstring)."""
+    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    _validate.choice("clock", clock, CLOCKS)
+    iota = jnp.arange(num_arms, dtype=jnp.int32)
+
+    def init_fn(key, arm_mask):
+        del key
+        return RacingState(
+            arms.init_stats(num_arms, variance=False),
+            arm_mask,
+            arm_mask,
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((), jnp.int32),
+            _tracking.threshold_constant(threshold, delta, arm_mask, family),
+            arms.round_robin(0, arm_mask),
+        )
+
+    def step_fn(state, key, reward):
+        del key
+        stats = arms.update(state.stats, state.arm, reward)
+        t = state.t + 1
+        later = state.active & (iota > state.arm)
+        in_round = jnp.any(later)
+        rounds = state.rounds + jnp.where(in_round, 0, 1)
+        means = arms.mean(stats)
+        best = arms.argmax_masked(means, state.active)
+        worst = arms.argmin_masked(means, state.active)
+        when = rounds if clock == "round" else t
+        num_real = jnp.sum(state.arm_mask)
+        beta = glr.threshold(
+            threshold, when, delta, num_real, family, constant=state.constant
+        )
+        r = rounds.astype(means.dtype)
+        test = eliminate(means[best], means[worst], r, beta)
+        drop = ~in_round & (best != worst) & test
+        active = state.active & ~(drop & (iota == worst))
+        done = jnp.sum(active) <= 1
+        arm = jnp.where(
+            in_round, jnp.argmax(later), jnp.where(done, -1, jnp.argmax(active))
+        ).astype(jnp.int32)
+        return RacingState(
+            stats, state.arm_mask, active, t, rounds, state.constant, arm
+        )
+
+    def output_fn(state):
+        return arms.best_empirical(state.stats, state.active)
+
+    return Policy(init_fn, step_fn, output_fn, "identification")

@@ -1,0 +1,176 @@
+"""Track-and-Stop (Garivier & Kaufmann, "Optimal Best Arm Identification with Fixed
+Confidence", COLT 2016, GK16): a tracking sampling rule (Sec. 3.1) of the plug-in
+optimal proportions ``w*(mu_hat(t))`` (Theorem 5) with Chernoff's GLR stopping rule
+(Sec. 3.2, eqs. (7)-(8)) and the empirical best as the recommendation.
+
+Every real arm is pulled once (round robin); then at every time ``t`` (samples
+observed) the policy stops if ``Z(t) > beta(t, delta)``
+(:mod:`jbandits.policies.blocks.glr`), else pulls ``A_{t+1}``:
+
+* ``tracking="d"`` (D-Tracking, the default): with ``U_t = {a : N_a(t) < sqrt(t) -
+  K/2}``, the least pulled arm of ``U_t`` if ``U_t`` is not empty (forced
+  exploration), else ``argmax_a t w*_a(mu_hat(t)) - N_a(t)``.
+* ``tracking="c"`` (C-Tracking): ``argmax_a sum_{s <= t} w^{eps_s}_a(mu_hat(s)) -
+  N_a(t)``, ``w^eps`` the L-infinity projection of ``w*`` onto ``Sigma^eps = {w in
+  [eps, 1]^K : sum w = 1}``, ``eps_s = (K^2 + s)^{-1/2} / 2``. The projection used is
+  ``max(w - lam, eps)`` with ``lam >= 0`` making the sum 1: the Euclidean projection,
+  which is also an L-infinity one (the paper does not say which L-infinity projection;
+  the deficit ``sum (eps - w_a)_+`` has to come off the other arms, none below eps, and
+  this takes it evenly, at the smallest possible largest change). The sum runs over the
+  decision times ``s >= K`` (the round robin's ``s < K`` would add the uniform weights,
+  one per arm, which moves every arm's score by the same constant); it is kept as the
+  deficit ``sum_s w^{eps_s} - N`` (bounded by Lemma 15, so float32 keeps its digits
+  over long runs). ``projection=False`` is the authors' Julia code (``TrackAndStopC``
+  in Kaufmann's ``BAIalgos.jl``; BestArm.jl's ``c_tracking``): no projection, the raw
+  ``w*`` summed, and D-Tracking's forced exploration test instead.
+
+Ties and departures (decided here; the paper leaves them open):
+
+* ``argmax`` / ``argmin``: lowest index (the batched entry points permute the arms).
+* A non-unique empirical best (``w*`` undefined, ``T* = inf``): ``Z(t) = 0`` then, so
+  the stopping test cannot pass (the authors' code skips it; the same outcome).
+  D-Tracking pulls the first tied best arm, as the authors' ``TrackAndStop`` does
+  (there a uniformly random tied arm); forced exploration still comes first (the
+  paper's rule, on which Lemma 8 rests; the code tests the tie first). C-Tracking
+  adds the uniform weights over the tied best arms (the authors' ``OptimalWeights``
+  for a non-unique maximum), projected as usual.
+* ``w*`` is rounded to a multiple of ``2^-20`` before tracking
+  (:func:`jbandits.policies.fixed_confidence._tracking.weights_of`): weights equal in
+  exact arithmetic tie exactly.
+* D-Tracking's test is the paper's strict ``N_a < sqrt(t) - K/2``; the authors' code
+  uses ``min N <= max(sqrt(t) - K/2, 0)`` (they differ only when ``sqrt(t) - K/2`` is a
+  whole number).
+
+Cost per step: one :func:`jbandits.policies.blocks.tstar.optimal_weights` (Bernoulli
+about ``1500 K`` flops in float32, Gaussian ``~100 K``: its docstring), the GLR
+(``O(K)``) and, for C-Tracking, a sort of the K weights.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms
+from jbandits.policies.fixed_confidence import _tracking
+
+TRACKINGS = ("d", "c")
+
+
+class TrackAndStopState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool
+    t: Array  # [] int32: samples observed
+    constant: Array  # [] the time-free part of beta (delta, K)
+    deficit: Array  # [K] C-Tracking: sum_s w^eps_s - N (0 for D-Tracking)
+    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
+
+
+def project(w: Array, eps: ArrayLike, arm_mask: Array) -> Array:
+    """``max(w - lam, eps)`` over the real arms (0 on padded ones), ``lam`` such that
+    the real entries sum to 1: the projection of C-Tracking (module docstring).
+
+    With the real weights sorted in decreasing order ``u_1 >= ... >= u_K``, ``lam =
+    lam_j`` for the largest ``j`` with ``u_j - lam_j > eps``, ``lam_j = (u_1 + ... + u_j
+    - 1 + (K - j) eps) / j``. Needs ``eps <= 1/K`` (C-Tracking's ``eps_t <= 1/(2K)``).
+    """
+    dtype = w.dtype
+    num_real = jnp.sum(arm_mask).astype(dtype)
+    u = -jnp.sort(jnp.where(arm_mask, -w, jnp.inf))  # real arms first, decreasing
+    real = jnp.isfinite(u)
+    partial = jnp.cumsum(jnp.where(real, u, 0.0))
+    j = jnp.arange(1, w.shape[-1] + 1, dtype=dtype)
+    lam_j = (partial - 1.0 + (num_real - j) * eps) / j
+    valid = real & (u - lam_j > eps)
+    last = jnp.max(jnp.where(valid, jnp.arange(w.shape[-1]), 0))
+    return jnp.where(arm_mask, jnp.maximum(w - lam_j[last], eps), 0.0).astype(dtype)
+
+
+@registry.policy("track_and_stop")
+def track_and_stop(
+    num_arms: int,
+    *,
+    delta: ArrayLike = 0.1,
+    family: str = "bernoulli",
+    sigma: ArrayLike = 1.0,
+    threshold: str = "practical",
+    tracking: str = "d",
+    projection: bool = True,
+) -> Policy:
+    """Track-and-Stop (GK16 Sec. 3): D- or C-Tracking of ``w*(mu_hat)`` with Chernoff's
+    stopping rule; recommends the empirical best.
+
+    Args:
+      num_arms: static K (including padded arms).
+      delta: confidence, 0 < delta < 1 (traced).
+      family: static, "bernoulli" or "gaussian" (known ``sigma``).
+      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli; ``w*``
+        does not depend on it, the GLR does).
+      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
+        (default "practical", ``log((log t + 1)/delta)``, GK16 Sec. 6 and the authors'
+        code; not covered by a theorem: "delta_correct" is).
+      tracking: static, "d" (D-Tracking) or "c" (C-Tracking).
+      projection: static, C-Tracking only: True (the paper's ``Sigma^eps`` projection)
+        or False (the authors' code: raw weights and D-Tracking's forced exploration).
+
+    Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
+    stopping time and the run's budget its cap.
+    """
+    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    _validate.choice("tracking", tracking, TRACKINGS)
+    if not isinstance(projection, bool):
+        raise ValueError(f"projection must be a bool, got {projection!r}")
+
+    def init_fn(key, arm_mask):
+        del key
+        stats = arms.init_stats(num_arms, variance=False)
+        return TrackAndStopState(
+            stats,
+            arm_mask,
+            jnp.zeros((), jnp.int32),
+            _tracking.threshold_constant(threshold, delta, arm_mask, family),
+            jnp.zeros((num_arms,), stats.counts.dtype),
+            arms.round_robin(0, arm_mask),
+        )
+
+    def step_fn(state, key, reward):
+        del key
+        mask = state.arm_mask
+        # the pull just made was a decision of the tracking rule when t >= K
+        decided = state.t >= jnp.sum(mask)
+        deficit = state.deficit - jnp.where(
+            decided, arms.one_hot(state.arm, num_arms), 0.0
+        )
+        obs = _tracking.observe(
+            state.stats, state.arm, reward, state.t, mask, state.constant,
+            family=family, sigma=sigma, delta=delta, threshold=threshold,
+        )  # fmt: skip
+        counts = obs.stats.counts
+        unique, w = _tracking.weights_of(family, arms.mean(obs.stats), mask, sigma)
+        under, least = _tracking.undersampled(counts, obs.t, mask)
+        tf = obs.t.astype(counts.dtype)
+        if tracking == "d":
+            tracked = arms.argmax_masked(tf * w - counts, mask)
+            rule = jnp.where(unique, tracked, obs.stat.leader)
+        else:
+            if projection:
+                eps = 0.5 / jnp.sqrt(jnp.sum(mask).astype(tf.dtype) ** 2 + tf)
+                w = project(w, eps, mask)
+            live = ~obs.forced & ~obs.stop
+            deficit = jnp.where(live, deficit + w, deficit)
+            rule = arms.argmax_masked(deficit, mask)
+        if tracking == "d" or not projection:
+            rule = jnp.where(under, least, rule)
+        arm = jnp.where(obs.forced, obs.rr, jnp.where(obs.stop, -1, rule))
+        return TrackAndStopState(
+            obs.stats, mask, obs.t, state.constant, deficit, arm.astype(jnp.int32)
+        )
+
+    def output_fn(state):
+        return _tracking.recommend(state.stats, state.arm_mask)
+
+    return Policy(init_fn, step_fn, output_fn, "identification")
