@@ -107,8 +107,8 @@ def divergence(
     family: str, x: ArrayLike, y: ArrayLike, sigma: ArrayLike = 1.0
 ) -> Array:
     """``d(x, y)``: Bernoulli ``kl(x, y)`` (exact at 0 and 1, as
-    :func:`jbandits.policies.blocks.numerics.kl_bernoulli`) or Gaussian ``(x - y)^2 / (2 sigma^2)``
-    (``sigma`` is ignored for Bernoulli). Broadcasts."""
+    :func:`jbandits.policies.blocks.numerics.kl_bernoulli`) or Gaussian
+    ``(x - y)^2 / (2 sigma^2)`` (``sigma`` is ignored for Bernoulli). Broadcasts."""
     _validate.choice("family", family, FAMILIES)
     if family == "bernoulli":
         return numerics.kl_bernoulli(x, y)
