@@ -185,10 +185,10 @@ def engine_step_kernels(
     instance (``params`` unbatched), compiled for ``lanes`` replications (nothing is
     run). XLA compiles a one-lane program somewhat differently (a few more small
     index kernels) from the many-lane program a simulation runs."""
-    from jbandits.sim import engine
+    from jbandits.sim import segments
 
     text = engine_program_text(policy, bandit, params, budget, lanes)
-    return step_kernels(text, engine.default_segment(None))
+    return step_kernels(text, segments.default_segment(None))
 
 
 def engine_program_text(policy, bandit, params, budget: int, lanes: int = 1) -> str:
@@ -206,16 +206,14 @@ def engine_program(policy, bandit, params, budget: int, lanes: int = 1):
     import jax
     import numpy as np
 
-    from jbandits import sim as sweeps
     from jbandits.core import prng
-    from jbandits.sim import runner
+    from jbandits.sim import entry, runner
 
     source, numeric = runner.source_of(policy)
     hp = {k: np.asarray([v] * lanes) for k, v in numeric.items()}
     # host-side schedules (SH and the other phase policies), as simulate builds them
     real = np.full(lanes, int(np.sum(np.asarray(params.arm_mask))))
-    hp.update(sweeps._prepared(source, numeric, real[0], real, np.full(lanes, budget)))
-    hp = source.fold_defaults(hp)  # as the runner does
+    hp.update(entry.prepared(source, numeric, real[0], real, np.full(lanes, budget)))
     fn = runner._program(
         source, bandit, runner.Options(), tuple(params._fields), fold=True
     )

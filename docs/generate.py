@@ -43,16 +43,27 @@ API = [
     ("jbandits.analysis.oracles", "Oracle constants", None),
     ("jbandits.core.numbers", "Structure and numbers (params as data)", None),
     ("jbandits.core.execution", "Execution options", None),
-    ("jbandits.tuning", "Tuning (also importable as jbandits.tuning)", None),
+    ("jbandits.tuning", "Tuning", None),
     ("jbandits.sim.runner", "Runner (low-level tier)", None),
     ("jbandits.analysis.store", "Results store", None),
-    ("jbandits.sim", "Sweep helpers", None),
+    ("jbandits.sim", "Batched entry points", None),
+    ("jbandits.sim.replication", "One replication (shared by both backends)", None),
     ("jbandits.sim.engine", "Engine", None),
     ("jbandits.core.types", "Types", None),
     ("jbandits.analysis.plotting", "Plotting", None),
     ("jbandits.policies.blocks.arms", "Arm building blocks", None),
     ("jbandits.policies.blocks.schedules", "Host schedules", None),
     ("jbandits.policies.blocks.numerics", "Numerics", None),
+    ("jbandits.policies.blocks.index", "Author tier: the index-policy skeleton", None),
+    ("jbandits.policies.blocks.phases", "Author tier: phases and eliminations", None),
+    ("jbandits.policies.blocks.rounds", "Author tier: rounds", None),
+    ("jbandits.policies.blocks.sampling", "Author tier: the Beta sampler", None),
+    ("jbandits.policies.blocks.glr", "Author tier: GLR stopping", None),
+    ("jbandits.policies.blocks.tstar", "Author tier: optimal weights", None),
+    ("jbandits.policies.blocks.posterior", "Author tier: posteriors", None),
+    ("jbandits.policies.blocks.kl_bounds", "Author tier: KL confidence bounds", None),
+    ("jbandits.envs.common", "Defining a reward family", None),
+    ("jbandits.analysis.fixed_confidence", "Fixed-confidence verdicts", None),
 ]
 
 
@@ -167,9 +178,9 @@ def _reference_name(ref) -> str:
 
 def _kind(name: str, param: inspect.Parameter) -> str:
     """How the runner treats an argument, from the registry and the annotation."""
-    from jbandits.core import registry
+    from jbandits.core import numbers, registry
 
-    static = set(getattr(registry, "STATIC_INTS", ())) | set(
+    static = set(numbers.STATIC_INTS) | set(
         getattr(getattr(registry, "_ENTRIES", {}).get(name), "static", ())
     )
     default = param.default

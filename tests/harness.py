@@ -23,7 +23,7 @@ import pytest
 
 import jbandits
 from jbandits.envs import REPLAY, ReplayParams
-from jbandits.sim.engine import split_key, step_key
+from jbandits.sim.replication import split_key, step_key
 
 
 class Instance(NamedTuple):

@@ -101,7 +101,7 @@ def test_reward_stack_is_common_across_policies():
     """The j-th reward of arm i depends only on (key, i, j): two policies see the same."""
     bandit, params = jbandits.envs.gaussian([0.0, 1.0, 2.0], [1.0, 1.0, 1.0])
     key = jax.random.key(3)
-    _, _, key_env, _ = jbandits.sim.engine.split_key(key)
+    _, _, key_env, _ = jbandits.sim.replication.split_key(key)
     direct = [
         [float(bandit.sample(params, key_env, i, j)) for j in range(4)]
         for i in range(3)

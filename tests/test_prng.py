@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jbandits.core import prng as _prng
-from jbandits.envs import _common
+from jbandits.envs import common as _common
 
 N = 4096
 

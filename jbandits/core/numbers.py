@@ -1,4 +1,15 @@
-"""A registered policy as structure plus numbers: the numbers are data, in the state.
+"""Which arguments are numbers, and how a registered policy carries them: the one home.
+
+**The rule.** A keyword argument of a policy factory is *static* (it fixes the
+compiled program: shapes, control flow) when it is ``num_arms``, an integer the
+policy declares with ``static=`` at registration, or a string, a bool, ``None`` or
+an :class:`~jbandits.core.execution.Execution` (:func:`is_static`). Every other
+argument is a *number* (τ, ε, α, ρ, δ, priors, budgets, horizons, host schedules) and
+is traced: a sweep, a loop of ``simulate`` calls or a tuner over it compiles one
+program, its default value included (defaults are traced like any other value).
+
+**How numbers travel.** A registered policy splits into its *structure*
+(:class:`Structure`) and its numbers.
 
 Every registered policy splits into its *structure* (name, K, tie rule, variant, the
 integers it declares static, its :class:`~jbandits.core.execution.Execution`), which fixes
@@ -32,7 +43,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits.core.execution import Execution
 from jbandits.core.types import Policy, PolicySpec
+
+# Integer arguments that fix shapes for every policy (a policy adds its own with
+# ``static=``; strings, bools, None and an Execution are static too).
+STATIC_INTS = frozenset({"num_arms"})
+
+
+def is_static(key: str, value: Any, declared: frozenset | tuple = ()) -> bool:
+    """Whether keyword ``key = value`` fixes the program (the rule above);
+    ``declared``: the integers the policy registered as static."""
+    if key in STATIC_INTS or key in declared:
+        return True
+    return value is None or isinstance(value, (str, bool, np.bool_, Execution))
 
 
 class WithParams(NamedTuple):

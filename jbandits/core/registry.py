@@ -28,13 +28,9 @@ from typing import Any
 import numpy as np
 
 from jbandits.core.arguments import SharedArguments
-from jbandits.core.execution import Execution
 from jbandits.core.numbers import Structure
+from jbandits.core.numbers import is_static as _is_static
 from jbandits.core.types import Policy
-
-# Integer arguments that fix shapes for every policy (strings, bools, None: static too;
-# a policy adds its own with ``static=``). Every other number is traced by the runner.
-STATIC_INTS = frozenset({"num_arms"})
 
 
 @dataclass(frozen=True)
@@ -369,11 +365,10 @@ def check_kwargs(name: str, kwargs: dict) -> None:
 
 
 def is_static(key: str, value: Any, name: str = "") -> bool:
-    """Whether a keyword argument of policy ``name`` fixes the program."""
+    """Whether a keyword argument of policy ``name`` fixes the program (the rule of
+    :mod:`jbandits.core.numbers`, with the integers ``name`` declared static)."""
     entry = _ENTRIES.get(name)
-    if key in STATIC_INTS or (entry is not None and key in entry.static):
-        return True
-    return value is None or isinstance(value, (str, bool, np.bool_, Execution))
+    return _is_static(key, value, entry.static if entry is not None else ())
 
 
 def split_kwargs(kwargs: dict, name: str = "") -> tuple[dict, dict]:

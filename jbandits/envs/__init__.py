@@ -1,7 +1,11 @@
-"""Reward families (bandit environments) and instance utilities."""
+"""Reward families (bandit environments), the named problem instances of the papers
+(:mod:`jbandits.envs.problems`), instance utilities, and the public helper to define
+a reward family of one's own (:func:`family`, :func:`reward_uniform`,
+:func:`reward_normal`; :mod:`jbandits.envs.common`)."""
 
-from jbandits.envs import movielens  # module: loader, ALS completion, instances
+from jbandits.envs import common, movielens, problems  # noqa: F401  (modules)
 from jbandits.envs.bernoulli import BERNOULLI, BernoulliParams, bernoulli
+from jbandits.envs.common import family, reward_normal, reward_uniform
 from jbandits.envs.gaussian import GAUSSIAN, GaussianParams, gaussian
 from jbandits.envs.movielens import MOVIELENS, MovieLensParams
 from jbandits.envs.replay import REPLAY, ReplayParams, replay
@@ -17,9 +21,12 @@ __all__ = [
     "MovieLensParams",
     "ReplayParams",
     "bernoulli",
+    "family",
     "gaussian",
     "movielens",
     "pad_arms",
     "replay",
+    "reward_normal",
+    "reward_uniform",
     "stack_instances",
 ]

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbandits.core.types import Array, ArrayLike, Bandit, Key
-from jbandits.envs import _common
+from jbandits.envs import common as _common
 
 
 class BernoulliParams(NamedTuple):

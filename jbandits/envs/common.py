@@ -1,5 +1,24 @@
-"""Shared pieces of the reward families: the Bandit record, reward-stack keys,
-validation, padding."""
+"""The pieces a reward family is made of (public: a user's own family uses them as
+the built-in ones do): :func:`family` builds the :class:`~jbandits.core.types.Bandit`
+record; :func:`reward_uniform` / :func:`reward_normal` / :func:`stack_key` give the
+``j``-th reward of arm ``i`` of the reward stack (a deterministic function of the
+replication key, ``i`` and ``j``: common random numbers and exact replay); the
+remaining helpers validate and pad params.
+
+A family's ``sample(params, key, arm, pull_index)`` must be a pure function of its
+arguments; example (an exponential family with means ``params.means``)::
+
+    class ExpParams(NamedTuple):
+        means: jax.Array
+        arm_mask: jax.Array
+
+    def sample(params, key, arm, pull_index):
+        u = common.reward_uniform(key, arm, pull_index, params.means.dtype)
+        return -params.means[arm] * jnp.log1p(-u)
+
+    EXPONENTIAL = common.family("exponential", ExpParams, sample,
+                                stds=lambda p: p.means)
+"""
 
 from __future__ import annotations
 
@@ -31,7 +50,11 @@ def check_budget_only(params, budget) -> None:
 def family(
     name: str, params_type, sample, *, stds=stds_leaf, check=check_budget_only
 ) -> Bandit:
-    """The :class:`~jbandits.core.types.Bandit` of a family of :mod:`jbandits.envs`.
+    """The :class:`~jbandits.core.types.Bandit` of a reward family.
+
+    ``name``: shown in results and errors; ``params_type``: the family's params
+    NamedTuple (with ``means`` and ``arm_mask`` leaves); ``sample(params, key, arm,
+    pull_index) -> reward``.
 
     Its true means are the params' ``means`` leaf; its standard deviations the
     ``stds`` leaf unless ``stds`` computes them (Bernoulli); its ``check`` refuses a

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbandits.core.types import Array, ArrayLike, Bandit, Key
-from jbandits.envs import _common
+from jbandits.envs import common as _common
 from jbandits.envs.movielens_data import (  # noqa: F401  (re-exported)
     ENV_VAR,
     FILES,

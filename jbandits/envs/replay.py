@@ -14,7 +14,7 @@ import numpy as np
 
 from jbandits.core.types import Array, ArrayLike, Bandit, Key
 from jbandits.core.validate import is_concrete
-from jbandits.envs import _common
+from jbandits.envs import common as _common
 
 
 class ReplayParams(NamedTuple):

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits.envs._common import pad_last
+from jbandits.envs.common import pad_last
 
 
 def pad_arms(params, num_arms: int):

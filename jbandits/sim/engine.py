@@ -18,12 +18,8 @@ to ``policy.step`` passes through one function per level of the compiled loop.
 Every batch axis (replications, instances, grid points) is added by the one batched
 runner, :mod:`jbandits.sim.runner` (``simulate``, ``sweep``, ``sweep_grid``).
 
-Randomness of one replication: ``key`` splits into (init, steps, rewards, permutation).
-The policy's step after pull ``t`` (0-based) gets ``fold_in(steps_key, t)``; the
-``j``-th reward of arm ``i`` comes from the reward stack of the rewards key, shared by
-every policy run with the same key (common random numbers). It is drawn at the end of
-the step that chose arm ``i`` and carried to the next step (see
-:func:`jbandits.sim.segments.draw`); the rewards are the same as if drawn at the pull.
+The replication itself (keys, arm order, the pull, the read-outs) is
+:mod:`jbandits.sim.replication`, shared with the fused backend.
 """
 
 from __future__ import annotations
@@ -43,14 +39,10 @@ from jbandits.core import validate as _validate
 from jbandits.core.numbers import outside_loop
 from jbandits.core.types import Array, Bandit, Key, Policy, State
 from jbandits.sim import checks as _checks
+from jbandits.sim import replication
 from jbandits.sim import segments as _segments
 from jbandits.sim.compiler import _known_option, compiler_options  # noqa: F401
-from jbandits.sim.segments import (  # noqa: F401  (re-exported)
-    UNROLL,
-    _to_bandit_numbering,
-    step_key,
-    step_reads_key,
-)
+from jbandits.sim.segments import default_segment, step_reads_key
 
 
 class RunResult(NamedTuple):
@@ -67,12 +59,6 @@ class RunResult(NamedTuple):
     perm: Any = None  # [K] policy arm a is bandit arm perm[a] (if return_state)
     segments: Any = None  # [C] int32 segments of the inner loop this lane needed
     diagnostics: Any = None  # {name: [C, ...]} policy.diagnostics at each checkpoint
-
-
-def split_key(key: Key) -> tuple[Key, Key, Key, Key]:
-    """(init, steps, rewards, permutation) keys of one replication."""
-    k = jax.random.split(key, 4)
-    return k[0], k[1], k[2], k[3]
 
 
 def lane_varying(carry: Any, lane: Array) -> Any:
@@ -103,9 +89,6 @@ def lane_varying(carry: Any, lane: Array) -> Any:
     return jax.tree_util.tree_map(vary, carry)
 
 
-SEGMENT = 32  # steps per inner segment when the horizon is traced
-
-
 def _check_run(policy: Policy, bandit: Bandit, params, key, budget, horizon) -> None:
     """Host-side checks of a run's arguments (budget checks skipped when traced)."""
     _validate.bandit_params(bandit, params)
@@ -129,16 +112,6 @@ def _check_run(policy: Policy, bandit: Bandit, params, key, budget, horizon) -> 
         if spec is not None:
             registry.check_budgets(spec.name, dict(spec.kwargs), [b], [real])
     _checks.built_budget(spec, b)
-
-
-def default_segment(inner: int | None) -> int:
-    """Steps per inner-loop segment: for a static checkpoint interval of ``inner``
-    steps, at most 32 segments of >= ~32 steps that tile it with little overshoot;
-    :data:`SEGMENT` when the horizon is traced (``inner`` None)."""
-    if inner is None:
-        return SEGMENT
-    count = min(32, max(1, -(-inner // 32)))
-    return -(-inner // count)
 
 
 def run(
@@ -232,7 +205,7 @@ class Loop(NamedTuple):
     checkpoint: Any  # the scan body ``(carry, c) -> (carry, read-outs)``
     carry: tuple  # the loop carry before the first pull
     checkpoints: Array  # [C] int32: 0 .. C - 1
-    play: _segments.Play
+    play: replication.Play
     budget: Array
     inner: Any  # steps between checkpoints (traced with the horizon)
     horizon: Any
@@ -288,20 +261,17 @@ def start(
     metrics.check_setting(metric, policy)
     mask = params.arm_mask
     num_arms = mask.shape[-1]
-    key_init, key_steps, key_env, key_perm = split_key(key)
+    keys = replication.split_key(key)
     # True on every lane, and batched wherever the key or the budget is
     lane = (jax.random.key_data(key).reshape(-1)[0] >= 0) & (jnp.asarray(budget) >= 0)
-    perm = _arm_order(key_perm, num_arms, permute)
-    means = bandit.means(params)
-    readout = _segments.Readout(
-        metric, means, mask, jnp.max(jnp.where(mask, means, -jnp.inf)) - means, diag
-    )  # fmt: skip
+    lane0 = replication.begin(policy, bandit, params, keys, permute)
+    readout = _segments.Readout(metric, lane0.means, mask, lane0.gaps, diag)
     budget = jnp.asarray(budget, jnp.int32)
-    play = _segments.Play(
-        policy, bandit, params, key_steps, key_env, perm, jnp.result_type(float),
-        seg, record_arms, axis_name,
+    play = replication.Play(
+        policy, bandit, params, lane0.key_steps, lane0.key_env, lane0.perm,
+        jnp.result_type(float), seg, record_arms, axis_name,
     )  # fmt: skip
-    state0 = policy.init(key_init, mask[perm])
+    state0 = lane0.state
     given = policy
     policy, state0, wrap = outside_loop(policy, state0)
     play = play._replace(policy=policy)
@@ -310,7 +280,7 @@ def start(
     keyed = axis_name is None or step_reads_key(
         policy,
         state0,
-        _segments.draw(play, state0, counts0),
+        replication.draw(play, state0, counts0),
         None if key_cache is None else (key_cache, num_arms),
     )
     play = play._replace(keyed=keyed)
@@ -338,29 +308,21 @@ def _spacing(horizon, num_checkpoints: int, segment, record_arms: bool):
     return horizon, inner, _validate.static_int("segment", seg, minimum=1)
 
 
-def _arm_order(key_perm: Key, num_arms: int, permute: bool) -> Array:
-    """``perm`` [K]: policy arm ``a`` is bandit arm ``perm[a]`` (random if
-    ``permute``, else the identity)."""
-    if permute:
-        return jax.random.permutation(key_perm, num_arms).astype(jnp.int32)
-    return jnp.arange(num_arms, dtype=jnp.int32)
-
-
-def _initial_carry(play: _segments.Play, state0, counts0, budget) -> tuple:
+def _initial_carry(play: replication.Play, state0, counts0, budget) -> tuple:
     """The loop carry before the first pull (see :mod:`jbandits.sim.segments`)."""
     return (
         state0,
         counts0,
         jnp.zeros((), jnp.int32),
         jnp.zeros((), play.ftype),  # realised reward so far
-        _segments.draw(play, state0, counts0),  # the reward of the next pull
+        replication.draw(play, state0, counts0),  # the reward of the next pull
         # the unguarded step's count increment, 1, carried from a value XLA
         # cannot fold (a folded 1 is broadcast again in every step: a kernel)
         (budget >= 0).astype(jnp.int32),
     )
 
 
-def _result(play: _segments.Play, given, carry, outs, budget, inner, horizon,
+def _result(play: replication.Play, given, carry, outs, budget, inner, horizon,
             return_state):  # fmt: skip
     """The :class:`RunResult` of the final carry and the checkpoints' read-outs
     (guarded against ``jax.grad`` with respect to the numbers of ``given``)."""
@@ -371,10 +333,10 @@ def _result(play: _segments.Play, given, carry, outs, budget, inner, horizon,
     values, regret, total = _grad_guard.guard_outputs((values, regret, total), given)
     times = jnp.minimum(jnp.arange(1, num_checkpoints + 1) * inner, budget)
     times = times.astype(jnp.int32)
-    pulls = _to_bandit_numbering(counts, perm)
+    pulls = replication.to_bandit_numbering(counts, perm)
     num_pulls = jnp.sum(counts)
     stopped = state.arm < 0
-    output = _to_bandit_numbering(policy.output(state), perm)
+    output = replication.to_bandit_numbering(policy.output(state), perm)
     return RunResult(
         times, values, regret, total, pulls, num_pulls, stopped, output,
         arms=None if arms is None else arms.reshape(-1)[:horizon],

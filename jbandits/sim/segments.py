@@ -25,31 +25,24 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbandits.core import prng as _prng
-from jbandits.core.types import Array, Bandit, Key, Policy, State
+from jbandits.core.types import Array, Policy, State
+from jbandits.sim import replication
+from jbandits.sim.replication import Play, draw, step_key
 
 UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
 
 
-class Play(NamedTuple):
-    """What every step of one replication reads; the same for the whole run."""
-
-    policy: Policy
-    bandit: Bandit
-    params: Any  # the instance
-    key_steps: Key  # step keys: fold_in(key_steps, t)
-    key_env: Key  # the reward stacks
-    perm: Array  # [K] policy arm a is bandit arm perm[a]
-    ftype: Any  # float dtype of the reward total
-    seg: int  # static steps per segment
-    record_arms: bool  # guarded steps output the pulled arm (bandit numbering)
-    axis_name: str | None  # the named vmap axis over replications, if any
-    keyed: bool = True  # an unguarded step advances the step counter itself
+SEGMENT = 32  # steps per inner segment when the horizon is traced
 
 
-def step_key(steps_key: Key, t: Any) -> Key:
-    """Key passed to ``policy.step`` after pull ``t`` (0-based)."""
-    return _prng.fold_in(steps_key, t)
+def default_segment(inner: int | None) -> int:
+    """Steps per inner-loop segment: for a static checkpoint interval of ``inner``
+    steps, at most 32 segments of >= ~32 steps that tile it with little overshoot;
+    :data:`SEGMENT` when the horizon is traced (``inner`` None)."""
+    if inner is None:
+        return SEGMENT
+    count = min(32, max(1, -(-inner // 32)))
+    return -(-inner // count)
 
 
 _READS_KEY: dict = {}  # (cache, x64) -> step_reads_key
@@ -83,17 +76,6 @@ def step_reads_key(
     if cache is not None:
         _READS_KEY[cache] = reads
     return reads
-
-
-def draw(play: Play, state: State, counts: Array) -> Array:
-    """The reward of the arm ``state`` pulls next: the ``counts[a]``-th of the
-    reward stack of bandit arm ``perm[a]``, for policy arm ``a``. Drawn at the end
-    of the step that chose the arm and carried into the next one, so that it is
-    computed once, in a kernel of its own, and read from the carry by every
-    statistic it updates (computed inside the step, XLA fused the hash into each
-    consumer and repeated it there)."""
-    a = jnp.maximum(state.arm, 0)
-    return play.bandit.sample(play.params, play.key_env, play.perm[a], counts[a])
 
 
 def _first(out: tuple, *_) -> tuple:
@@ -155,22 +137,18 @@ class Segments(NamedTuple):
         return jax.tree_util.tree_map(lambda n, o: jnp.where(done, o, n), out, carry)
 
     def guarded_step(self, carry: tuple, _) -> tuple:
-        """One pull (a scan body): a lane past ``limit`` or idle keeps its carry (a
-        select over the whole carry). Outputs the pulled arm if ``record_arms``."""
+        """One pull (a scan body; :func:`jbandits.sim.replication.pull`): a lane past
+        ``limit`` or idle keeps its carry (a select over the whole carry). Outputs
+        the pulled arm if ``record_arms``."""
         play = self.play
         state, counts, t, total, reward, one = carry
-        a = jnp.maximum(state.arm, 0)  # counts are kept in policy numbering
-        new = play.policy.step(state, step_key(play.key_steps, t), reward)
-        gained = jnp.asarray(reward).astype(play.ftype)
-        live = (t < self.limit) & (state.arm >= 0)
-        state = jax.tree_util.tree_map(lambda n, o: jnp.where(live, n, o), new, state)
-        counts = counts.at[a].add(live.astype(jnp.int32))
-        total = total + jnp.where(live, gained, 0.0)
-        reward = jnp.where(live, draw(play, state, counts), reward)
+        state, counts, t, total, reward, a, live = replication.pull(
+            play, self.limit, state, counts, t, total, reward
+        )
         ys = None
         if play.record_arms:
             ys = jnp.where(live, play.perm[a], -1).astype(jnp.int32)
-        return (state, counts, t + live.astype(jnp.int32), total, reward, one), ys
+        return (state, counts, t, total, reward, one), ys
 
     def unguarded_step(self, carry: tuple, _) -> tuple:
         """One pull (a scan body) for segments in which every lane is known to stay
@@ -204,12 +182,6 @@ class Readout(NamedTuple):
     diagnostics: bool  # read policy.diagnostics
 
 
-def _to_bandit_numbering(out: Array, perm: Array) -> Array:
-    if out.ndim == 0:
-        return jnp.where(out >= 0, perm[jnp.maximum(out, 0)], out).astype(out.dtype)
-    return jnp.zeros_like(out).at[perm].set(out)
-
-
 def check_diagnostics(policy: Policy) -> None:
     """Refuse ``diagnostics=True`` for a policy without a diagnostics channel."""
     if policy.diagnostics is None:
@@ -237,14 +209,6 @@ def _read_diagnostics(policy: Policy, state: Any, perm: Array) -> dict:
     return out
 
 
-def _regret(play: Play, gaps: Array, counts: Array) -> Array:
-    """Pseudo-regret ``sum_i n_i (mu* - mu_i)`` of the pull counts (policy
-    numbering): the per-step sum ``sum_t (mu* - mu_{A_t})`` regrouped by arm, read
-    at checkpoints instead of gathered every step."""
-    pulled = counts > 0
-    return jnp.sum(jnp.where(pulled, counts.astype(play.ftype) * gaps[play.perm], 0.0))
-
-
 def checkpoint(play: Play, readout: Readout, budget, inner, carry, c):
     """Checkpoint ``c`` (a scan body): the pulls up to it, then its read-outs
     ``(metrics, regret, reward, arms, segments, diagnostics)``."""
@@ -259,10 +223,9 @@ def checkpoint(play: Play, readout: Readout, budget, inner, carry, c):
             segments.live, segments.segment, (carry, jnp.zeros((), jnp.int32))
         )
     policy, perm = play.policy, play.perm
-    out = _to_bandit_numbering(policy.output(carry[0]), perm)
-    values = {}
-    if readout.metric is not None:
-        values = readout.metric(out, readout.means, readout.mask)
+    values = replication.read(
+        play, readout.metric, readout.means, readout.mask, carry[0]
+    )
     diag = _read_diagnostics(policy, carry[0], perm) if readout.diagnostics else None
-    regret = _regret(play, readout.gaps, carry[1])
+    regret = replication.regret(play.ftype, readout.gaps[perm], carry[1])
     return carry, (values, regret, carry[3], arms, used, diag)

@@ -6,6 +6,7 @@ import numpy as np
 from harness import Instance, TraceCase, basic_instance, random_mask, random_table
 from reference.thresholding import apt_authors_code, augucb, csar, optkg, ucbe, ucbev
 
+from jbandits.analysis.oracles import ucbe_oracle_a, ucbev_oracle_a
 from jbandits.policies.blocks import schedules
 from jbandits.policies.blocks.schedules import num_rounds
 from jbandits.policies.thresholding import apt
@@ -15,7 +16,6 @@ from jbandits.policies.thresholding import optkg as optkg_fn
 from jbandits.policies.thresholding import ucbe as ucbe_fn
 from jbandits.policies.thresholding import ucbev as ucbev_fn
 from jbandits.policies.thresholding.augucb import AugUCBTables, augucb_tables
-from jbandits.analysis.oracles import ucbe_oracle_a, ucbev_oracle_a
 
 K_MAX = 8
 HORIZON = 64

@@ -18,7 +18,7 @@ def rollout(policy, table, budget, arm_mask=None, key=None):
     num_arms = table.shape[0]
     mask = jnp.ones(num_arms, bool) if arm_mask is None else jnp.asarray(arm_mask)
     key = jax.random.key(0) if key is None else key
-    from jbandits.sim.engine import split_key, step_key
+    from jbandits.sim.replication import split_key, step_key
 
     key_init, key_steps, _, _ = split_key(key)
 

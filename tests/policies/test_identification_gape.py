@@ -11,17 +11,9 @@ import pytest
 from harness import arm_stats, play_table
 
 from jbandits.analysis import truth
-from jbandits.policies.identification.gape import (
-    empirical_gaps,
-    gape,
-    gape_index,
-    gape_oracle_params,
-)
-from jbandits.policies.identification.gape_v import (
-    gape_v,
-    gape_v_index,
-    gape_v_oracle_params,
-)
+from jbandits.analysis.oracles import gape_oracle_params, gape_v_oracle_params
+from jbandits.policies.identification.gape import empirical_gaps, gape, gape_index
+from jbandits.policies.identification.gape_v import gape_v, gape_v_index
 
 
 @pytest.fixture(autouse=True)

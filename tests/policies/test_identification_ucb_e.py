@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from harness import play_table
 
+from jbandits.analysis.oracles import ucb_e_oracle_a
 from jbandits.policies.blocks import arms
-from jbandits.policies.identification.ucb_e import ucb_e, ucb_e_index, ucb_e_oracle_a
+from jbandits.policies.identification.ucb_e import ucb_e, ucb_e_index
 
 
 @pytest.fixture(autouse=True)

@@ -12,13 +12,13 @@ from harness import arm_stats, play_table
 
 import jbandits
 from jbandits.analysis import truth
+from jbandits.analysis.oracles import ugapeb_oracle_a
 from jbandits.policies.blocks import arms
 from jbandits.policies.identification import ugape
 from jbandits.policies.identification.ugape import (
     select_arm,
     ugape_width,
     ugapeb,
-    ugapeb_oracle_a,
     ugapec,
     ugapec_exploration,
 )

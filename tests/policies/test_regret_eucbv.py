@@ -134,7 +134,7 @@ def _elimination_runs(elim_count, num_reps=200, horizon=10_000):
     bandit, params = jbandits.envs.bernoulli([0.25, 0.75])
 
     def one(key):
-        from jbandits.sim.engine import split_key, step_key
+        from jbandits.sim.replication import split_key, step_key
 
         key_init, key_steps, key_env, _ = split_key(key)
 

@@ -75,7 +75,7 @@ def test_zero_alpha_is_greedy(name):
 # EUCBV's eager run (9 s on 2 cores) runs in CI's slow step
 @pytest.mark.parametrize("name", slow_where(sorted(FACTORIES), {"eucbv"}))
 def test_jit_matches_eager(name):
-    from jbandits.sim.engine import split_key, step_key
+    from jbandits.sim.replication import split_key, step_key
 
     table = np.random.default_rng(2).random((4, 12))
     with warnings.catch_warnings():

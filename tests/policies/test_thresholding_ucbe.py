@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from jbandits.policies.thresholding import ucbe, ucbe_oracle_a, ucbev, ucbev_oracle_a
+from jbandits.analysis.oracles import ucbe_oracle_a, ucbev_oracle_a
+from jbandits.policies.thresholding import ucbe, ucbev
 
 # S000 Expt 1 (K = 100, tau = 0.5, T = 10^4)
 MEANS = np.r_[

@@ -8,7 +8,7 @@ signature and the same results as the XLA program of
 :mod:`jbandits.sim.fused.kernel` the kernel body and the ``pallas_call`` plumbing):
 
 1. *before* (XLA, once per lane): the lane's key (folded with its replication),
-   split as :func:`jbandits.sim.engine.split_key` splits it; the arm permutation (a sort:
+   split as :func:`jbandits.sim.replication.split_key` splits it; the arm permutation (a sort:
    not in the kernel); the true means and gaps; ``policy.init``; the first reward.
    Everything here runs once per lane, so it stays out of the kernel;
 2. *the kernel* (:func:`pl.pallas_call`, a grid over blocks of
@@ -35,7 +35,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from jbandits.sim.engine import RunResult, _to_bandit_numbering
+from jbandits.sim.engine import RunResult
 from jbandits.sim.fused import lowering as _lowering
 from jbandits.sim.fused.kernel import (
     _from_mem,
@@ -55,6 +55,7 @@ from jbandits.sim.fused.lane import (
     take,
     to_bandit,
 )
+from jbandits.sim.replication import to_bandit_numbering
 
 __all__ = ["LANES_AXIS", "Spec", "program", "step_key_data", "take", "to_bandit"]
 
@@ -131,7 +132,7 @@ def _result(num_checkpoints: int, inner, budget, perm, results) -> RunResult:
         jnp.arange(1, num_checkpoints + 1, dtype=jnp.int32)[None, :] * inner[:, None],
         budget[:, None],
     )
-    to_b = jax.vmap(_to_bandit_numbering)
+    to_b = jax.vmap(to_bandit_numbering)
     return RunResult(
         times=times.astype(jnp.int32),
         metrics=values,

@@ -15,8 +15,9 @@ from jax import lax
 from jbandits.analysis import metrics
 from jbandits.core import prng as _prng
 from jbandits.core.types import Bandit
-from jbandits.sim.engine import _arm_order, default_segment, split_key
+from jbandits.sim import replication
 from jbandits.sim.fused import lowering as _lowering
+from jbandits.sim.segments import default_segment
 
 LANES_AXIS = "lanes"  # the vmap axis over a block's lanes (as the runner's)
 
@@ -50,7 +51,7 @@ def take(x, i):
 
 
 def to_bandit(out, perm):
-    """:func:`jbandits.sim.engine._to_bandit_numbering` without gather or scatter: a
+    """:func:`jbandits.sim.replication.to_bandit_numbering` without gather or scatter: a
     scalar arm ``a >= 0`` becomes ``perm[a]``; a ``[K]`` array ``y`` becomes
     ``z[perm[a]] = y[a]`` (a [K, K] one-hot sum)."""
     out = jnp.asarray(out)
@@ -80,6 +81,21 @@ def step_key_data(key_steps, t):
     return jnp.where(first, o1, o2)
 
 
+def add_at(x, i, v):
+    """``x.at[i].add(v)`` for a scalar ``i`` as a one-hot sum (no scatter)."""
+    hit = lax.broadcasted_iota(jnp.int32, x.shape, x.ndim - 1) == i
+    return x + jnp.where(hit, v, jnp.zeros((), x.dtype)).astype(x.dtype)
+
+
+def _step_key(key_steps, t):
+    return jax.random.wrap_key_data(step_key_data(key_steps, t))
+
+
+KERNEL = replication.Ops(take, add_at, to_bandit, _step_key, jax.random.wrap_key_data)
+"""The kernel-safe primitives of :class:`jbandits.sim.replication.Ops`: no gather,
+scatter or typed key inside the kernel."""
+
+
 # ---------------------------------------------------------------------- one lane
 class Lane(NamedTuple):
     """What every step of one lane reads (per-lane values inside the kernel)."""
@@ -100,41 +116,32 @@ def policy_of(spec: Spec, hp):
     return spec.build(hp, spec.execution)
 
 
-def _draw(spec: Spec, lane: Lane, state, counts):
-    """The reward of the arm ``state`` pulls next (:func:`jbandits.sim.segments.draw`)."""
-    a = jnp.maximum(state.arm, 0)
-    key_env = jax.random.wrap_key_data(lane.key_env)
-    return spec.bandit.sample(lane.params, key_env, take(lane.perm, a), take(counts, a))
+def play_of(spec: Spec, lane: Lane) -> replication.Play:
+    """The lane as the shared replication reads it (key data, kernel-safe ops)."""
+    policy = policy_of(spec, lane.hp)
+    ftype = jnp.result_type(float)
+    return replication.Play(
+        policy, spec.bandit, lane.params, lane.key_steps, lane.key_env, lane.perm,
+        ftype, 0, False, None, ops=KERNEL,
+    )  # fmt: skip
 
 
 def step(spec: Spec, lane: Lane, limit, carry):
-    """One guarded pull of one lane: a lane past ``limit`` or idle keeps its carry."""
+    """One guarded pull of one lane (:func:`jbandits.sim.replication.pull`)."""
     state, counts, t, total, reward = carry
-    policy = policy_of(spec, lane.hp)
-    ftype = total.dtype
-    a = jnp.maximum(state.arm, 0)
-    key = jax.random.wrap_key_data(step_key_data(lane.key_steps, t))
-    new = policy.step(state, key, reward)
-    live = (t < limit) & (state.arm >= 0)
-    state = jax.tree_util.tree_map(lambda n, o: jnp.where(live, n, o), new, state)
-    hit = lax.broadcasted_iota(jnp.int32, counts.shape, 0) == a
-    counts = counts + (hit & live).astype(counts.dtype)
-    total = total + jnp.where(live, jnp.asarray(reward).astype(ftype), 0.0)
-    reward = jnp.where(live, _draw(spec, lane, state, counts), reward)
-    return state, counts, t + live.astype(jnp.int32), total, reward
+    play = play_of(spec, lane)
+    state, counts, t, total, reward, _, _ = replication.pull(
+        play, limit, state, counts, t, total, reward
+    )
+    return state, counts, t, total, reward
 
 
 def readout(spec: Spec, lane: Lane, carry):
     """A checkpoint's read-outs of one lane: (metric values, regret, reward)."""
     state, counts, _, total, _ = carry
-    policy = policy_of(spec, lane.hp)
-    values = {}
-    if spec.metric is not None:
-        out = to_bandit(policy.output(state), lane.perm)
-        values = dict(spec.metric(out, lane.means, lane.mask))
-    pulled = counts > 0
-    regret = jnp.sum(jnp.where(pulled, counts.astype(total.dtype) * lane.gaps, 0.0))
-    return values, regret, total
+    play = play_of(spec, lane)
+    values = replication.read(play, spec.metric, lane.means, lane.mask, state)
+    return values, replication.regret(total.dtype, lane.gaps, counts), total
 
 
 def segment_length(spec: Spec) -> int:
@@ -152,15 +159,13 @@ def before(spec: Spec, hp, params, kdata, rep, budget, horizon):
     k = jax.random.wrap_key_data(kdata)
     if spec.fold:
         k = jax.random.fold_in(k, rep)
-    key_init, key_steps, key_env, key_perm = split_key(k)
-    mask = params.arm_mask
-    num_arms = mask.shape[-1]
-    perm = _arm_order(key_perm, num_arms, spec.permute)
-    means = spec.bandit.means(params)
-    gaps = jnp.max(jnp.where(mask, means, -jnp.inf)) - means
     policy = policy_of(spec, hp)
     metrics.check_setting(spec.metric, policy)
-    state0 = policy.init(key_init, mask[perm])
+    keys = replication.split_key(k)
+    lane0 = replication.begin(policy, spec.bandit, params, keys, spec.permute)
+    perm, means, state0 = lane0.perm, lane0.means, lane0.state
+    mask = params.arm_mask
+    num_arms = mask.shape[-1]
     ftype = jnp.result_type(float)
     budget = jnp.asarray(budget, jnp.int32)
     c = spec.num_checkpoints
@@ -171,17 +176,20 @@ def before(spec: Spec, hp, params, kdata, rep, budget, horizon):
     lane = Lane(
         hp,
         None,  # the instance is set after the vmap (shared fields stay shared)
-        jax.random.key_data(key_steps),
-        jax.random.key_data(key_env),
+        jax.random.key_data(lane0.key_steps),
+        jax.random.key_data(lane0.key_env),
         perm,
-        gaps[perm],
+        lane0.gaps[perm],
         means,
         mask,
         budget,
         inner,
     )
     counts0 = jnp.zeros((num_arms,), jnp.int32)
-    a = jnp.maximum(state0.arm, 0)
-    reward0 = spec.bandit.sample(params, key_env, perm[a], counts0[a])
+    first = replication.Play(
+        policy, spec.bandit, params, lane0.key_steps, lane0.key_env, perm, ftype,
+        0, False, None,
+    )  # fmt: skip
+    reward0 = replication.draw(first, state0, counts0)
     carry0 = (state0, counts0, jnp.zeros((), jnp.int32), jnp.zeros((), ftype), reward0)
     return lane, carry0, inner

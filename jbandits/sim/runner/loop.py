@@ -19,7 +19,6 @@ import jax
 import numpy as np
 
 from jbandits.core.types import Bandit
-from jbandits.sim.engine import default_segment
 from jbandits.sim.runner.chunking import (
     LANE_BYTES,
     abstract_chunk,
@@ -39,6 +38,7 @@ from jbandits.sim.runner.results import (
 )
 from jbandits.sim.runner.resume import _auto_store
 from jbandits.sim.runner.work import Lanes, Work, _check_numbers, per_cell
+from jbandits.sim.segments import default_segment
 
 
 def execute(
@@ -87,7 +87,6 @@ def execute(
         raise ValueError("fold_reps=False needs num_reps == 1")
     hp = per_cell(hp, lanes.num_cells)
     name = _check_numbers(source, hp, lanes.num_cells)
-    hp = source.fold_defaults(hp)
     work = Work(lanes, hp, order)
     sizing = _sizing(work, batch_size, memory_budget)
     fn, probe = _probe(source, bandit, opts, work, sizing)

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
-import numpy as np
 
 from jbandits.core import registry
 from jbandits.core.execution import Execution
@@ -62,27 +61,6 @@ class Source:
         """Numbers given with the static arguments (``registered(name, {"gamma":
         1.96})``): constants of the program, part of its cache key."""
         return registry.split_kwargs(dict(self.static), self.ident[1])[1]
-
-    def fold_defaults(self, hp: dict) -> dict:
-        """``hp`` without the scalar numbers that every cell leaves at the factory's
-        default: the program takes those as constants, as the factory's code does
-        (a default such as Bayes-UCB's ``c = 0`` then simplifies it); a sweep that
-        moves a number off its default traces it for every cell."""
-        if not storable(self):
-            return hp
-        defaults = dict(self._structure(dict(self.static)).defaults)
-        out = {}
-        for key, value in hp.items():
-            if not _all_equal(value, defaults.get(key)):
-                out[key] = value
-        return out
-
-
-def _all_equal(value, default) -> bool:
-    if isinstance(default, bool) or not isinstance(default, (int, float)):
-        return False
-    arr = np.asarray(value)
-    return arr.dtype.kind in "iuf" and bool(np.all(arr == default))
 
 
 def _hashable(value):
