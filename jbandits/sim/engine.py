@@ -71,13 +71,9 @@ def lane_varying(carry: Any, lane: Array) -> Any:
     once to find that the body makes them batched, once more with them batched, and
     every loop nested in the body repeats this, so the engine's four nested levels
     (checkpoints, segments, the fast/guarded ``cond``, steps) were batched several
-    times over. With every leaf batched from the start, each is batched once: the
-    batching work of one program fell from 3368 to 1765 primitives (LSA, K = 10) and
-    the tracing of a second ``lsa-fig1 --quick`` run from 18.4 to 9.4 s (37.4 ->
-    27.3 s wall), with identical results and optimised step HLO; a user's ``vmap`` of
-    :func:`run` over keys alone (K = 7, budget 200): 16 -> 7 batching calls for UCB1
-    (tracing 0.53 -> 0.29-0.44 s), 29 -> 11 for Sequential Halving (0.45 -> 0.28 s),
-    27 -> 15 for Bayes-UCB (1.57 -> 1.15-1.26 s). PRNG key
+    times over. With every leaf batched from the start, each is batched once (about
+    half the batching work and tracing time, the same results and step HLO; see
+    benchmarks/notes_sim.md). PRNG key
     leaves are left as they are (they derive from the lane's key already).
     """
 

@@ -166,7 +166,7 @@ class Segments(NamedTuple):
         ahead = draw(play, new, counts)
         # a policy that reads its key needs the step counter every step (step keys
         # from the segment's first step plus the scan index let XLA fuse the key's
-        # hash into its consumers: UCB1 ran 15 % slower); for the others the
+        # hash into its consumers, which was slower: benchmarks/notes_sim.md); for the others the
         # segment adds its length once (the fast segment)
         t = t + 1 if play.keyed else t
         return (new, counts, t, total + gained, ahead, one), None
