@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from jbandits.analysis import truth
+from jbandits.analysis.tstar import characteristic_time as characteristic_time
 from jbandits.core import validate as _validate
 
 VARIANTS = ("paper", "authors_code")

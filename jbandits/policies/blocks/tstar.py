@@ -1,0 +1,289 @@
+"""Optimal proportions ``w*(mu)`` and characteristic time ``T*(mu)`` of best-arm
+identification, traced and fixed-iteration (JAX).
+
+Garivier & Kaufmann, "Optimal Best Arm Identification with Fixed Confidence", COLT 2016
+(GK16), Sec. 2.2 (Lemma 4, Theorem 5, Appendix A.2). With arm 1 the unique best,
+``m_a(x) = (mu_1 + x mu_a) / (1 + x)``, ``g_a(x) = d(mu_1, m_a(x)) + x d(mu_a, m_a(x))``
+and ``x_a = g_a^-1``::
+
+    F(y) = sum_{a >= 2} d(mu_1, m_a(x_a(y))) / d(mu_a, m_a(x_a(y))) = 1   at y = y*
+    w*_a = x_a(y*) / (1 + sum_b x_b(y*))  (x_1 = 1),   T* = (1 + sum_a x_a(y*)) / y*
+
+:func:`beta_optimal_weights` fixes the best arm's proportion to ``beta`` and equalises
+the others' transportation costs (Russo, Operations Research 2020, ``Gamma*_beta``;
+Shang et al., AISTATS 2020, eq. (6)): ``sum_{a >= 2} x_a(y) = (1 - beta) / beta``,
+``w_a = beta x_a(y)``, ``T*_beta = 1 / (beta y)``. The host oracle, with Brent's
+method in float64, is :func:`jbandits.analysis.tstar.characteristic_time`.
+
+How it is solved (everything elementwise over arms plus sums over arms, unrolled
+Python loops of fixed length: no while loop, no data-dependent shape; jit / vmap /
+Pallas-safe; every number traced):
+
+* Gaussian (``d = (x - y)^2 / (2 sigma^2)``): ``x_a(y) = y / (d_a - y)`` in closed form.
+  With ``u = y / d_2`` (``d_2`` of the second-best mean) and ``c_a = (Delta_2 /
+  Delta_a)^2``, ``x_a = c_a u / (1 - c_a u)``; ``sqrt(sum x_a^2) = 1`` (resp. ``sum x_a
+  = (1 - beta) / beta``) is solved by Newton's method from ``u = 1/2`` (resp. ``1 -
+  beta``), where ``x_2 = 1`` (resp. ``(1 - beta) / beta``) so the start is at or right of
+  the root. Both left-hand sides are convex increasing in ``u``, so the iterates
+  decrease monotonically to the root. :data:`GAUSS_NEWTON` steps.
+* Bernoulli (``d = kl``): the outer unknown is ``y``, the inner ``x_a(y)``. ``g_a`` is
+  concave increasing with ``g_a'(x) = d(mu_a, m_a(x))`` (GK16 A.2), so a Newton step on
+  ``g_a(x) = y`` lands at or left of the root, from where Newton increases
+  monotonically to it; a step is kept no lower than half the previous iterate (so a
+  step from far right cannot leave ``(0, inf)``). The outer Newton runs on ``F(y) = 1``
+  (``F`` is convex in ``y``: checked numerically on 300 random instances, not proved)
+  resp. ``sum_a x_a(y) = (1 - beta) / beta`` (a sum of convex ``x_a``), with
+  ``F'(y) = sum_a Delta_a^2 y / ((1 + x_a)^3 m_a (1 - m_a) d(mu_a, m_a)^3)`` and
+  ``x_a'(y) = 1 / d(mu_a, m_a)``, from the right: ``y_0 = g_2(x_c)`` with ``m_2(x_c)``
+  the Chernoff point of the two best arms (``d(mu_1, m) = d(mu_2, m)``, where the
+  second arm's term of ``F`` is 1) resp. ``y_0 = g_2((1 - beta) / beta)``. Each outer
+  step warm-starts the inner iterates from the previous ones:
+  :data:`BERNOULLI_ITERS` = (outer steps, inner steps per outer step, inner steps at
+  ``y_0``, inner steps at the final ``y``).
+
+``kl`` is evaluated as ``(p - q)^2 / (q (1 - q)) + p L((p - q) / q) + (1 - p) L((q - p)
+/ (1 - q))``, ``L(e) = ln(1 + e) - e`` (:func:`jbandits.policies.blocks.numerics.log1pmx`),
+which has no cancellation for ``q`` near ``p`` (the textbook form loses all float32
+digits for means 1e-3 apart).
+
+Defined outputs for the empirical means a running policy meets (``K`` = real arms):
+
+* unique best, ``K >= 2``: the solution above (padded arms weight exactly 0).
+* the largest real mean shared by two or more arms (ties, all means equal): ``T* =
+  +inf`` and ``w`` uniform over the real arms (``T*`` is infinite; GK16's authors'
+  Julia code, spec section 10, instead samples a random tied arm and skips the stopping
+  test; a policy that wants that rule tests ``isinf(T*)``).
+* ``K = 1``: ``T* = 0``, ``w`` = that arm (nothing to identify); ``K = 0``: ``T* = +inf``,
+  ``w = 0``.
+* Bernoulli means exactly 0 or 1: computed exactly, no clipping. With a unique best,
+  every ``m_a(x)`` (``0 < x < inf``) lies strictly inside ``(0, 1)``, where all the
+  divergences used are finite, so ``w*`` and ``T*`` are finite (a best mean 1 and a
+  second mean 0 give ``w* = (1/2, 1/2)``, ``T* = 1 / ln 2``). The authors' Julia code
+  (spec section 10: BestArm.jl ``optimal_weights``; Kaufmann's ``BAI_epsBAI_code``)
+  evaluates ``kl`` on means clipped to ``[eps, 1 - eps]`` and, in Koolen's code, keeps
+  sampling a Bernoulli arm while its mean is 0 or 1; we do neither: the exact limit is
+  finite. A Bernoulli mean outside ``[0, 1]`` gives NaN (not clipped).
+
+Accuracy (``tests/test_tstar.py``, against the float64 host oracle on random instances
+with arms in random order and padded arms): float64 to 1e-9 relative, float32 to about
+1e-5 relative on ``w*`` and ``T*`` (the float32 rounding of the means' gaps sets the
+floor for close means).
+
+Cost per call, ``K`` arms (all arms are processed, padded or not): Gaussian about
+``12 K`` flops per Newton step, ``GAUSS_NEWTON`` steps; Bernoulli about ``60 K`` flops per
+inner step (two ``kl``: two ``log1p``, two 5-term (float32) / 10-term (float64) series
+and eight divisions) and ``30 K`` per outer step, ``outer * inner + first + last`` inner
+steps: float32 ``~ 6 * 2 + 8 + 3 = 23`` inner steps, ``~ 1500 K`` flops including the
+Chernoff point and the outer steps.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from jax.scipy.special import xlogy
+
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike
+from jbandits.policies.blocks import numerics
+
+FAMILIES = ("bernoulli", "gaussian")
+# Newton steps of the Gaussian solve
+GAUSS_NEWTON = {"float32": 6, "float64": 8}
+# Bernoulli: (outer Newton steps, inner steps per outer step, inner steps at y_0,
+# inner steps at the final y)
+BERNOULLI_ITERS = {"float32": (6, 2, 8, 3), "float64": (8, 2, 10, 4)}
+_CHERNOFF_NEWTON = 2  # Newton corrections of the closed-form Chernoff point
+
+
+def optimal_weights(
+    family: str, means: ArrayLike, arm_mask: ArrayLike, sigma: ArrayLike = 1.0
+) -> tuple[Array, Array]:
+    """``(T*, w*)``: the characteristic time ``[]`` and the optimal proportions ``[K]``
+    of GK16 Theorem 5 (module docstring), for means ``[K]`` in any order.
+
+    ``family`` (static): ``"bernoulli"`` or ``"gaussian"`` (known ``sigma``; ``w*`` does
+    not depend on it and ``T*`` scales as ``sigma^2``). ``arm_mask [K]`` bool marks the
+    real arms. ``means`` and ``sigma`` may be tracers; batch with ``jax.vmap``.
+    """
+    return _weights(family, means, arm_mask, sigma, None)
+
+
+def beta_optimal_weights(
+    family: str,
+    means: ArrayLike,
+    arm_mask: ArrayLike,
+    beta: ArrayLike,
+    sigma: ArrayLike = 1.0,
+) -> tuple[Array, Array]:
+    """``(T*_beta, w^beta)``: the best arm's proportion fixed to ``beta`` in ``(0, 1)``
+    (traced), the others equalising their transportation costs (module docstring).
+
+    ``T*_beta = 1 / Gamma*_beta`` of Russo (2020) / Shang et al. (2020); the outputs for
+    ties, one arm and Bernoulli edge means are those of :func:`optimal_weights`. A
+    ``beta`` outside ``(0, 1)`` gives NaN (checked when concrete).
+    """
+    _validate.in_range("beta", beta, 0.0, 1.0, low_open=True, high_open=True)
+    return _weights(family, means, arm_mask, sigma, beta)
+
+
+class _Instance(NamedTuple):
+    mu1: Array  # [] best mean (a stand-in when there is no unique best)
+    mu2: Array  # [] second-best mean (idem)
+    mu: Array  # [K] means of the other real arms; mu2 elsewhere
+    gap: Array  # [K] mu1 - mu (> 0)
+    others: Array  # [K] bool: real arms other than the best
+    best: Array  # [K] bool: the unique best arm (all False without one)
+    real: Array  # [K] bool: arm_mask
+    ok: Array  # [] bool: a unique best among >= 2 real arms
+
+
+def _instance(family: str, means, arm_mask, dtype) -> _Instance:
+    means = jnp.asarray(means, dtype)
+    real = jnp.broadcast_to(jnp.asarray(arm_mask, bool), means.shape)
+    mu1 = jnp.max(jnp.where(real, means, -jnp.inf), axis=-1)
+    top = real & (means == mu1)
+    others = real & ~top
+    ok = (jnp.sum(top) == 1) & jnp.any(others)
+    mu2 = jnp.max(jnp.where(others, means, -jnp.inf), axis=-1)
+    stand_in = (0.75, 0.25) if family == "bernoulli" else (1.0, 0.0)
+    mu1 = jnp.where(ok, mu1, stand_in[0])
+    mu2 = jnp.where(ok, mu2, stand_in[1])
+    mu = jnp.where(others & ok, means, mu2)
+    return _Instance(mu1, mu2, mu, mu1 - mu, others & ok, top & ok, real, ok)
+
+
+def _weights(family: str, means, arm_mask, sigma, beta) -> tuple[Array, Array]:
+    _validate.choice("family", family, FAMILIES)
+    _validate.in_range("sigma", sigma, 0.0, low_open=True)
+    extra = () if beta is None else (beta,)
+    dtype = jnp.result_type(float, means, sigma, *extra)
+    inst = _instance(family, means, arm_mask, dtype)
+    sigma = jnp.asarray(sigma, dtype)
+    beta = None if beta is None else jnp.asarray(beta, dtype)
+    solve = _gaussian if family == "gaussian" else _bernoulli
+    t_star, x = solve(inst, beta, dtype)  # x: [K], 0 off the other real arms
+    if family == "gaussian":
+        t_star = t_star * sigma * sigma
+    if beta is None:
+        scale = 1.0 / (1.0 + jnp.sum(x))
+        w = jnp.where(inst.best, scale, x * scale)
+    else:
+        w = jnp.where(inst.best, beta, beta * x)
+    n_real = jnp.sum(inst.real)
+    uniform = jnp.where(inst.real, 1.0 / jnp.maximum(n_real, 1), 0.0).astype(dtype)
+    w = jnp.where(inst.ok, w, uniform)
+    fallback = jnp.where(n_real == 1, 0.0, jnp.inf).astype(dtype)
+    return jnp.where(inst.ok, t_star, fallback), w
+
+
+# ------------------------------------------------------------------ Gaussian
+def _gaussian(inst: _Instance, beta, dtype) -> tuple[Array, Array]:
+    """``(T*`` at ``sigma = 1``, ``x [K])``: Newton on ``u = y / d_2`` (module docstring)."""
+    gap2 = (inst.mu1 - inst.mu2) ** 2
+    c = jnp.where(inst.others, gap2 / (inst.mu1 - inst.mu) ** 2, 0.0)
+    target = None if beta is None else (1.0 - beta) / beta
+    u = jnp.asarray(0.5, dtype) if beta is None else 1.0 - beta
+    steps = GAUSS_NEWTON["float64" if dtype == jnp.float64 else "float32"]
+    for _ in range(steps):
+        den = 1.0 - c * u
+        x = c * u / den
+        dx = c / (den * den)
+        if beta is None:
+            norm = jnp.sqrt(jnp.sum(x * x))
+            u = u - (norm - 1.0) * norm / jnp.sum(x * dx)
+        else:
+            u = u - (jnp.sum(x) - target) / jnp.sum(dx)
+    x = c * u / (1.0 - c * u)
+    y = u * gap2 / 2.0
+    t_star = (1.0 + jnp.sum(x)) / y if beta is None else 1.0 / (beta * y)
+    return t_star, x
+
+
+# ------------------------------------------------------------------ Bernoulli
+def _kl(p, pc, q, qc, diff) -> Array:
+    """Bernoulli ``kl(p, q)`` from ``p``, ``pc = 1 - p``, ``q``, ``qc = 1 - q`` (``q``,
+    ``qc > 0``) and ``diff = p - q``, each computed where it is accurate (module
+    docstring); ``p`` or ``pc = 0`` is exact (``0 ln 0 = 0``)."""
+    low = numerics.log1pmx(jnp.where(p > 0.0, diff / q, 0.0))
+    high = numerics.log1pmx(jnp.where(pc > 0.0, -diff / qc, 0.0))
+    return diff * diff / (q * qc) + p * low + pc * high
+
+
+def _pair(inst: _Instance, x):
+    """``(d(mu_1, m), d(mu_a, m), m (1 - m))`` at ``m = m_a(x)``, with ``mu_1 - m = x
+    Delta_a / (1 + x)``, ``mu_a - m = -Delta_a / (1 + x)`` and ``1 - m = ((1 - mu_1) + x
+    (1 - mu_a)) / (1 + x)``."""
+    s = 1.0 + x
+    m = (inst.mu1 + x * inst.mu) / s
+    mc = ((1.0 - inst.mu1) + x * (1.0 - inst.mu)) / s
+    d1 = _kl(inst.mu1, 1.0 - inst.mu1, m, mc, x * inst.gap / s)
+    da = _kl(inst.mu, 1.0 - inst.mu, m, mc, -inst.gap / s)
+    return d1, da, m * mc
+
+
+def _inner(inst: _Instance, y, x, steps: int):
+    """``steps`` safeguarded Newton steps on ``g_a(x) = y``, from ``x``."""
+    for _ in range(steps):
+        d1, da, _ = _pair(inst, x)
+        x = jnp.maximum(x + (y - d1 - x * da) / da, 0.5 * x)
+    return x
+
+
+def _chernoff_x(inst: _Instance) -> Array:
+    """``x_c`` with ``m_2(x_c) = m*``, ``d(mu_1, m*) = d(mu_2, m*)``, for the two best
+    means. ``logit(m*) = (phi(mu_1) - phi(mu_2)) / (mu_1 - mu_2)`` with ``phi(p) = p ln p
+    + (1 - p) ln(1 - p)`` starts Newton's method on ``D(t) = d(mu_1, m) - d(mu_2, m)``,
+    ``m = mu_2 + t (mu_1 - mu_2)``, ``D'(t) = -(mu_1 - mu_2)^2 / (m (1 - m))``, which
+    undoes the formula's cancellation for close means; ``t`` is kept in
+    ``[1e-3, 1 - 1e-3]``."""
+    mu1, mu2 = inst.mu1, inst.mu2
+    gap = mu1 - mu2
+
+    def phi(p):
+        return xlogy(p, p) + xlogy(1.0 - p, 1.0 - p)
+
+    m = 1.0 / (1.0 + jnp.exp(-(phi(mu1) - phi(mu2)) / gap))
+    t = jnp.clip((m - mu2) / gap, 1e-3, 1.0 - 1e-3)
+    for _ in range(_CHERNOFF_NEWTON):
+        m, mc = mu2 + t * gap, (1.0 - mu2) - t * gap
+        diff = _kl(mu1, 1.0 - mu1, m, mc, (1.0 - t) * gap) - _kl(
+            mu2, 1.0 - mu2, m, mc, -t * gap
+        )
+        t = jnp.clip(t + diff * m * mc / (gap * gap), 1e-3, 1.0 - 1e-3)
+    return (1.0 - t) / t
+
+
+def _g2(inst: _Instance, x):
+    """``g_2(x)`` for the second-best mean."""
+    two = inst._replace(mu=inst.mu2, gap=inst.mu1 - inst.mu2)
+    d1, d2, _ = _pair(two, x)
+    return d1 + x * d2
+
+
+def _bernoulli(inst: _Instance, beta, dtype) -> tuple[Array, Array]:
+    """``(T*, x [K])``: outer Newton on ``y`` from the right, inner on ``x_a(y)``."""
+    outer, inner, first, last = BERNOULLI_ITERS[
+        "float64" if dtype == jnp.float64 else "float32"
+    ]
+    target = None if beta is None else (1.0 - beta) / beta
+    x0 = _chernoff_x(inst) if beta is None else target
+    y0 = _g2(inst, x0)
+    y_cap = _g2(inst, 2.0 * x0 + 1.0)  # stays left of the pole d(mu_1, mu_2)
+    x = _inner(inst, y0, jnp.full(inst.mu.shape, x0, dtype), first)
+    y = y0
+    for _ in range(outer):
+        d1, da, var = _pair(inst, x)
+        if beta is None:
+            value = jnp.sum(jnp.where(inst.others, d1 / da, 0.0)) - 1.0
+            term = inst.gap**2 * y / ((1.0 + x) ** 3 * var * da**3)
+        else:
+            value = jnp.sum(jnp.where(inst.others, x, 0.0)) - target
+            term = 1.0 / da
+        slope = jnp.sum(jnp.where(inst.others, term, 0.0))
+        y = jnp.clip(y - value / slope, 0.25 * y, y_cap)
+        x = _inner(inst, y, x, inner)
+    x = jnp.where(inst.others, _inner(inst, y, x, last), 0.0)
+    t_star = (1.0 + jnp.sum(x)) / y if beta is None else 1.0 / (beta * y)
+    return t_star, x
