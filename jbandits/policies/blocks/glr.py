@@ -30,10 +30,12 @@ be a tracer):
   (before any pull, the first real arm), the challenger the lowest-index minimiser of
   ``W``. Policies whose paper breaks ties at random permute arms or call
   :func:`transport_costs` with their own random arg-min.
-* The Bernoulli midpoint is clipped to ``[min(mu_a, mu_b), max(mu_a, mu_b)]``, where it
-  lies exactly; the clip only removes the rounding of the weighted average, so that equal
-  means give exactly ``Z = 0`` and ``Z_{a,b} = -Z_{b,a}`` holds bit for bit. Bernoulli
-  means must lie in ``[0, 1]`` (a mean outside gives NaN: it is not clipped).
+* Every pair is evaluated sorted by mean (so ``Z_{a,b} = -Z_{b,a}`` bit for bit, and
+  equal means give exactly 0). The Bernoulli ``kl`` to the midpoint is evaluated from
+  the differences ``mu_a - m = (mu_a - mu_b) N_b / (N_a + N_b)`` in a form without
+  cancellation (``_kl_gap``): within 1e-6 of Z in float32 at 1e6 pulls per arm, where
+  the textbook form loses 3e-3. Bernoulli means must lie in ``[0, 1]`` (a mean outside
+  gives NaN: it is not clipped).
 
 Thresholds ``beta(t, delta)`` (:func:`threshold`; ``t`` = the number of samples observed,
 ``K`` = the number of real arms, ``C_G`` = :func:`c_gaussian`). Each is evaluated as
@@ -136,24 +138,54 @@ def pairwise_glr(
     n_a, mu_a, n_b, mu_b = (jnp.asarray(v, dtype) for v in (n_a, mu_a, n_b, mu_b))
     n_a, mu_a, n_b, mu_b = jnp.broadcast_arrays(n_a, mu_a, n_b, mu_b)
     pulled = (n_a > 0) & (n_b > 0)
-    # unpulled arms: stand-in counts and means (the result is 0 there), so that no NaN
-    # or inf is formed, even in the branch that jnp.where discards
+    # unpulled arms: stand-in counts and means (the result is 0 there), so that
+    # garbage in their means (NaN, out of range) reaches no arithmetic
     n_a, n_b = jnp.where(pulled, n_a, 1.0), jnp.where(pulled, n_b, 1.0)
     mu_a, mu_b = jnp.where(pulled, mu_a, 0.0), jnp.where(pulled, mu_b, 0.0)
     a_first = mu_a >= mu_b
     hi, lo = jnp.where(a_first, mu_a, mu_b), jnp.where(a_first, mu_b, mu_a)
     n_hi, n_lo = jnp.where(a_first, n_a, n_b), jnp.where(a_first, n_b, n_a)
     total = n_hi + n_lo
+    gap = hi - lo
     if family == "gaussian":
         sigma = jnp.asarray(sigma, dtype)
-        gap = hi - lo
         z = (n_hi * n_lo / total) * (gap * gap) / (2.0 * sigma * sigma)
     else:
-        mid = jnp.clip((n_hi * hi + n_lo * lo) / total, lo, hi)
-        z = n_hi * numerics.kl_bernoulli(hi, mid) + n_lo * numerics.kl_bernoulli(
-            lo, mid
-        )
+        z = _bernoulli_pair(hi, lo, gap, n_hi / total, n_lo / total)
+        z = jnp.where(gap > 0, n_hi * z[0] + n_lo * z[1], 0.0)
     return jnp.where(pulled, jnp.where(a_first, z, -z), 0.0)
+
+
+def _kl_gap(x: Array, one_minus_x: Array, y: Array, one_minus_y: Array, d: Array):
+    """``kl(x, y)`` from ``d = x - y`` (and ``1 - x``, ``y``, ``1 - y``) given
+    separately, ``0 < y < 1``: ``d^2 / (y (1 - y)) + x L(d / y) + (1 - x) L(-d / (1 -
+    y))`` with ``L(e) = ln(1 + e) - e`` (:func:`jbandits.policies.blocks.numerics.
+    log1pmx`), the textbook ``x ln(x/y) + (1-x) ln((1-x)/(1-y))`` regrouped: its two
+    terms cancel to ``~ d^2 / (2 y (1 - y))`` when x is close to y, which in float32
+    loses 1e-3 of Z at N = 1e6 pulls, and this form does not. ``x = 0`` or ``x = 1``
+    drop their term (``0 ln 0 = 0``; there ``L`` is evaluated at -1)."""
+    first = jnp.where(x > 0, x * numerics.log1pmx(d / y), 0.0)
+    second = jnp.where(
+        one_minus_x > 0, one_minus_x * numerics.log1pmx(-d / one_minus_y), 0.0
+    )
+    return d * d / (y * one_minus_y) + first + second
+
+
+def _bernoulli_pair(hi: Array, lo: Array, gap: Array, w_hi: Array, w_lo: Array):
+    """``(kl(hi, m), kl(lo, m))`` at ``m = w_hi hi + w_lo lo`` (``w_hi + w_lo = 1``),
+    for ``gap = hi - lo > 0`` (other entries are discarded by the caller).
+
+    The differences to the midpoint are formed from ``gap`` (``hi - m = gap w_lo``,
+    ``lo - m = -gap w_hi``) and ``m``, ``1 - m`` from the nearer end (``m = lo + gap
+    w_hi``, ``1 - m = (1 - hi) + gap w_lo``), so that none carries the rounding of the
+    weighted average and both are positive whenever ``gap > 0``."""
+    up, down = gap * w_lo, gap * w_hi  # hi - m, m - lo
+    safe = gap > 0
+    m = jnp.where(safe, lo + down, 0.5)
+    one_minus_m = jnp.where(safe, (1.0 - hi) + up, 0.5)
+    kl_hi = _kl_gap(hi, 1.0 - hi, m, one_minus_m, up)
+    kl_lo = _kl_gap(lo, 1.0 - lo, m, one_minus_m, -down)
+    return kl_hi, kl_lo
 
 
 def transport_costs(
