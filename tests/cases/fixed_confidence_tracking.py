@@ -13,12 +13,16 @@ import functools
 
 import numpy as np
 from harness import Instance, TraceCase, random_mask
+from reference.fixed_confidence import best_challenger as ref_bc
 from reference.fixed_confidence import racing as ref_racing
 from reference.fixed_confidence import track_and_stop as ref_tas
+from reference.fixed_confidence import uniform_glr as ref_uniform
 
+from jbandits.policies.fixed_confidence.best_challenger import best_challenger
 from jbandits.policies.fixed_confidence.chernoff_racing import chernoff_racing
 from jbandits.policies.fixed_confidence.kl_racing import kl_racing
 from jbandits.policies.fixed_confidence.track_and_stop import track_and_stop
+from jbandits.policies.fixed_confidence.uniform_glr import uniform_glr
 
 K_MAX = 6
 HORIZON = 160
@@ -52,9 +56,15 @@ def _instance(rng, k_max, horizon, family, hp, loose=False):
     return Instance(num_arms, mask, table, budget, hp, {})
 
 
-def _sampler(family, loose=False, **extra):
+def _sampler(family, loose=False, posterior=False):
+    """``posterior``: draw the posterior rule's confidence too, uniformly in [0.5,
+    0.99]: with a round level such as 0.9 the small-count Beta posteriors give exact
+    rational ``alpha`` values on it (Beta(1, 3) vs Beta(2, 1): 9/10), which the two
+    implementations round to either side."""
+
     def sample(rng, k_max, horizon):
-        return _instance(rng, k_max, horizon, family, extra, loose)
+        hp = {"confidence": float(rng.uniform(0.5, 0.99))} if posterior else {}
+        return _instance(rng, k_max, horizon, family, hp, loose)
 
     return sample
 
@@ -114,5 +124,50 @@ for _family, _threshold, _tracking, _projection in (
             _k(track_and_stop, **_static),
             _sampler(_family, loose=_threshold != "practical"),
             functools.partial(ref_tas.track_and_stop, **_static),
+        )
+    )
+
+# --------------------------------------------------------------- Best Challenger
+for _family, _threshold, _rule in (
+    ("bernoulli", "practical", "weights"),
+    ("gaussian", "practical", "weights"),
+    ("bernoulli", "gk16", "divergences"),
+    ("gaussian", "kk21", "divergences"),
+):
+    _static = {"family": _family, "threshold": _threshold, "rule": _rule}
+    CASES.append(
+        _case(
+            f"best_challenger-{_rule}-{_family}-{_threshold}",
+            "best_challenger",
+            _k(best_challenger, **_static),
+            _sampler(_family, loose=_threshold != "practical"),
+            functools.partial(ref_bc.best_challenger, **_static),
+        )
+    )
+
+# ----------------------------------------------------------------------- uniform
+for _family, _threshold, _sampling, _stopping in (
+    ("bernoulli", "practical", "round_robin", "glr"),
+    ("gaussian", "kk21", "random", "glr"),
+    ("bernoulli", "practical", "random", "posterior"),
+    ("gaussian", "practical", "round_robin", "posterior"),
+):
+    _static = {
+        "family": _family,
+        "threshold": _threshold,
+        "sampling": _sampling,
+        "stopping": _stopping,
+    }
+    CASES.append(
+        _case(
+            f"uniform_glr-{_sampling}-{_stopping}-{_family}-{_threshold}",
+            "uniform_glr",
+            _k(uniform_glr, **_static),
+            _sampler(
+                _family,
+                loose=_threshold != "practical",
+                posterior=_stopping == "posterior",
+            ),
+            functools.partial(ref_uniform.uniform_glr, **_static),
         )
     )

@@ -81,7 +81,7 @@ def undersampled(counts: Array, t: Array, arm_mask: Array) -> tuple[Array, Array
     """D-Tracking's forced exploration (GK16 Sec. 3.1): ``U_t = {a : N_a(t) < sqrt(t) -
     K/2}``; ``(U_t non-empty, argmin_{a in U_t} N_a(t))``, lowest index on ties."""
     num_real = jnp.sum(arm_mask).astype(counts.dtype)
-    level = jnp.sqrt(t.astype(counts.dtype)) - num_real / 2.0
+    level = jnp.sqrt(jnp.asarray(t, counts.dtype)) - num_real / 2.0
     under = arm_mask & (counts < level)
     return jnp.any(under), arms.least_pulled(counts, under)
 

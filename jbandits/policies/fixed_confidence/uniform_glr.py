@@ -1,0 +1,138 @@
+"""Uniform sampling with a fixed-confidence stopping rule: the baseline of Garivier &
+Kaufmann (COLT 2016, Sec. 6 discussion), Shang et al. ("Fixed-Confidence Guarantees for
+Bayesian Best-Arm Identification", AISTATS 2020, Sec. 6, "Uniform") and Russo ("Simple
+Bayesian Algorithms for Best-Arm Identification", Operations Research 68(6), 2020,
+Sec. 7, "Unif").
+
+Every real arm is pulled once (round robin); then, at every time ``t`` (samples
+observed), the policy stops by one of two rules (static ``stopping``):
+
+* ``"glr"`` (default): Chernoff's ``Z(t) > beta(t, delta)`` (GK16 Sec. 3.2,
+  :mod:`jbandits.policies.blocks.glr`); recommend the empirical best. Shang et al.'s
+  Uniform uses this rule (their eq. (5)).
+* ``"posterior"``: Russo's Bayesian rule ``max_i alpha_i >= c``, ``alpha_i =
+  Pi_n(theta_i > max_{j != i} theta_j)`` (:func:`jbandits.policies.blocks.posterior.
+  best_arm_probabilities`; Beta(1, 1) priors for Bernoulli, the flat prior and known
+  ``sigma`` for Gaussian), ``c = confidence`` (default ``1 - delta``, Russo's
+  "max_i alpha_{n,i} > 1 - delta"); recommend ``argmax_i alpha_i`` (Shang et al. eq.
+  (4)). It is not a frequentist delta-correct rule. Russo's Gaussian experiments use
+  N(0, 1) priors, which are not provided.
+
+Otherwise pull the next arm (static ``sampling``):
+
+* ``"round_robin"`` (default): the real arms in index order, pull ``t`` going to arm
+  ``t mod K`` (equal allocation, every arm within one sample of ``t / K``);
+* ``"random"``: a real arm drawn uniformly at random (Russo's uniform allocation,
+  ``psi_{n,i} = 1/k``; BestArm.jl's ``uniform_c``) from the step key: the
+  ``randint(key, 0, K)``-th real arm.
+
+Ties: lowest index (the batched entry points permute the arms). Cost per step: ``O(K)``
+for the GLR; the posterior rule adds the quadrature of
+:func:`~jbandits.policies.blocks.posterior.best_arm_probabilities` (``O(K^2)`` nodes).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jbandits.core import registry
+from jbandits.core import validate as _validate
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import arms, posterior
+from jbandits.policies.fixed_confidence import _tracking
+
+SAMPLINGS = ("round_robin", "random")
+STOPPINGS = ("glr", "posterior")
+
+
+class UniformState(NamedTuple):
+    stats: arms.ArmStats
+    arm_mask: Array  # [K] bool
+    t: Array  # [] int32: samples observed
+    constant: Array  # [] the time-free part of beta (delta, K)
+    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
+
+
+def _choose(t, key, arm_mask, sampling: str) -> Array:
+    forced, rr = arms.forced_arm(t, arm_mask)
+    if sampling == "round_robin":
+        return rr
+    drawn = arms.nth_active(arm_mask, jax.random.randint(key, (), 0, jnp.sum(arm_mask)))
+    return jnp.where(forced, rr, drawn)
+
+
+@registry.policy("uniform_glr")
+def uniform_glr(
+    num_arms: int,
+    *,
+    delta: ArrayLike = 0.1,
+    family: str = "bernoulli",
+    sigma: ArrayLike = 1.0,
+    threshold: str = "practical",
+    sampling: str = "round_robin",
+    stopping: str = "glr",
+    confidence: ArrayLike | None = None,
+) -> Policy:
+    """Uniform sampling with Chernoff's (or Russo's posterior) stopping rule.
+
+    Args:
+      num_arms: static K (including padded arms).
+      delta: confidence, 0 < delta < 1 (traced).
+      family: static, "bernoulli" or "gaussian" (known ``sigma``).
+      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
+      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
+        (``stopping="glr"``; default "practical", ``log((log t + 1)/delta)``).
+      sampling: static, "round_robin" or "random" (module docstring).
+      stopping: static, "glr" or "posterior" (module docstring).
+      confidence: the posterior rule's ``c`` in (0, 1) (traced); default ``1 -
+        delta``. Only with ``stopping="posterior"``.
+
+    Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
+    stopping time and the run's budget its cap.
+    """
+    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    _validate.choice("sampling", sampling, SAMPLINGS)
+    _validate.choice("stopping", stopping, STOPPINGS)
+    if confidence is not None and stopping != "posterior":
+        raise ValueError("confidence is the posterior rule's: use stopping='posterior'")
+    level = 1.0 - delta if confidence is None else confidence
+    _validate.in_range("confidence", level, 0.0, 1.0, low_open=True, high_open=True)
+
+    def init_fn(key, arm_mask):
+        t = jnp.zeros((), jnp.int32)
+        return UniformState(
+            arms.init_stats(num_arms, variance=False),
+            arm_mask,
+            t,
+            _tracking.threshold_constant(threshold, delta, arm_mask, family),
+            _choose(t, key, arm_mask, sampling).astype(jnp.int32),
+        )
+
+    def step_fn(state, key, reward):
+        mask = state.arm_mask
+        obs = _tracking.observe(
+            state.stats, state.arm, reward, state.t, mask, state.constant,
+            family=family, sigma=sigma, delta=delta, threshold=threshold,
+        )  # fmt: skip
+        stop = obs.stop
+        if stopping == "posterior":
+            alpha = posterior.best_arm_probabilities(family, obs.stats, mask, sigma)
+            stop = ~obs.forced & (jnp.max(jnp.where(mask, alpha, -jnp.inf)) >= level)
+        arm = jnp.where(stop, -1, _choose(obs.t, key, mask, sampling))
+        return UniformState(
+            obs.stats, mask, obs.t, state.constant, arm.astype(jnp.int32)
+        )
+
+    def output_fn(state):
+        best = _tracking.recommend(state.stats, state.arm_mask)
+        if stopping == "glr":
+            return best
+        mask = state.arm_mask
+        alpha = posterior.best_arm_probabilities(family, state.stats, mask, sigma)
+        pulled = jnp.all(~mask | (state.stats.counts > 0))
+        return jnp.where(pulled, arms.argmax_masked(alpha, mask), best)
+
+    return Policy(init_fn, step_fn, output_fn, "identification")
