@@ -13,10 +13,11 @@ observed), the policy stops by one of two rules (static ``stopping``):
 * ``"posterior"``: Russo's Bayesian rule ``max_i alpha_i >= c``, ``alpha_i =
   Pi_n(theta_i > max_{j != i} theta_j)`` (:func:`jbandits.policies.blocks.posterior.
   best_arm_probabilities`; Beta(1, 1) priors for Bernoulli, the flat prior and known
-  ``sigma`` for Gaussian), ``c = confidence`` (default ``1 - delta``, Russo's
-  "max_i alpha_{n,i} > 1 - delta"); recommend ``argmax_i alpha_i`` (Shang et al. eq.
-  (4)). It is not a frequentist delta-correct rule. Russo's Gaussian experiments use
-  N(0, 1) priors, which are not provided.
+  ``sigma`` for Gaussian), ``c = confidence`` (default ``1 - delta``: Russo's Sec. 8
+  "stop when max_i alpha_{n,i} > 1 - delta"; the inequality is ``>=`` as in his
+  experiments' "first n with max alpha >= c", spec §5); recommend ``argmax_i
+  alpha_i`` (Shang et al. eq. (4)). It is not a frequentist delta-correct rule.
+  Russo's Gaussian experiments use N(0, 1) priors, which are not provided.
 
 Otherwise pull the next arm (static ``sampling``):
 
