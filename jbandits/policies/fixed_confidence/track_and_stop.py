@@ -37,6 +37,11 @@ Ties and departures (decided here; the paper leaves them open):
 * ``w*`` is rounded to a multiple of ``2^-20`` before tracking
   (:func:`jbandits.policies.fixed_confidence._tracking.weights_of`): weights equal in
   exact arithmetic tie exactly.
+* C-Tracking's deficit: two arms whose deficits are equal in exact arithmetic but
+  were pulled at different times can differ in the last bit, so such a tie goes to
+  the larger rounded value, not always to the lowest index (the running sums ``sum_s
+  w^eps_s`` and ``N`` kept apart would tie exactly, at the cost of float32 digits
+  over long runs).
 * D-Tracking's test is the paper's strict ``N_a < sqrt(t) - K/2``; the authors' code
   uses ``min N <= max(sqrt(t) - K/2, 0)`` (they differ only when ``sqrt(t) - K/2`` is a
   whole number).
