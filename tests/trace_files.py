@@ -25,6 +25,24 @@ FILES = {
 # the "first" tie-break of the Beta and KL-UCB policies (the random one, their default,
 # stays in the default suite) takes 8-30 s on a 2-core machine: CI's slow step runs it
 SLOW = {"thompson-beta-first", "bayes_ucb-beta-first", "klucb-bernoulli-first"}
+# fixed-confidence cases over ~10 s each on a loaded 2-core machine (the Bernoulli w*
+# solver's and the posterior quadrature's compilations): CI's slow step runs them
+SLOW |= {
+    "ttts-bernoulli-glr-gk16-cap16",
+    "ttts-bernoulli-posterior-practical-cap2",
+    "t3c-bernoulli-posterior-practical",
+    "ttts-bernoulli-glr-practical-cap2",
+    "uniform_glr-round_robin-posterior-gaussian-practical",
+    "ttts-gaussian-posterior-practical-cap16",
+    "ttucb-bernoulli-random-gk16",
+    "track_and_stop-c-bernoulli-gk16",
+    "uniform_glr-random-posterior-bernoulli-practical",
+    "ttts-gaussian-glr-kk21-cap1",
+    "ttts-gaussian-glr-practical-cap0",
+    "track_and_stop-c-code-bernoulli-practical",
+    "ttucb-bernoulli-tracking-practical",
+    "t3c-bernoulli-glr-bounded",
+}
 
 
 def cases_of(family: str) -> list:
