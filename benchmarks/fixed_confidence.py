@@ -4,9 +4,10 @@ cost of lanes that stop at different times.
 Three parts (``--part``, default all):
 
 * ``throughput``: pulls/s of Track-and-Stop (D-Tracking), T3C and TTTS (Garivier and
-  Kaufmann, COLT 2016; Shang et al., AISTATS 2020; Russo, OR 2020) at K = 5 and
-  K = 100 Bernoulli arms beside UCB1 on the same instance, through
-  :func:`jbandits.simulate` (median of ``--repeats`` warm calls). The policies run
+  Kaufmann, COLT 2016; Shang et al., AISTATS 2020; Russo, OR 2020) at K = 5 (T =
+  ``--budget``, R = ``--reps``) and K = 100 (T / 5, R / 4) Bernoulli arms beside UCB1
+  on the same instance, through :func:`jbandits.simulate` (median of ``--repeats``
+  warm calls for UCB1, half as many for the others). The policies run
   with ``delta = 1e-30`` on an instance of close means, so that no lane stops
   inside the budget (the stopped fraction is printed: it must be 0, otherwise the
   row measures fewer pulls than it counts).
@@ -65,19 +66,25 @@ def policies(num_arms: int) -> dict:
     }
 
 
-def throughput(budget: int, reps: int, repeats: int, arms=(5, 100)) -> None:
+def sizes(budget: int, reps: int) -> tuple:
+    """``(K, T, R)`` of the throughput rows: K = 100 at a fifth of the budget and a
+    quarter of the replications (a w* solve there costs ~10x the K = 5 one)."""
+    return ((5, budget, reps), (100, max(budget // 5, 200), max(reps // 4, 16)))
+
+
+def throughput(budget: int, reps: int, repeats: int) -> None:
     cores = len(jax.devices())
-    for k in arms:
+    for k, t_k, r_k in sizes(budget, reps):
         bandit, params = jbandits.envs.bernoulli(close_means(k))
-        print(f"K={k} Bernoulli means 0.5..0.45, T={budget}, R={reps}")
+        print(f"K={k} Bernoulli means 0.5..0.45, T={t_k}, R={r_k}")
         base = None
         for label, pol in policies(k).items():
-            call = simulate_call(pol, bandit, params, budget, reps)
+            call = simulate_call(pol, bandit, params, t_k, r_k)
             t0 = time.perf_counter()
             res = call()
             first = time.perf_counter() - t0
-            t = median_time(call, repeats)
-            rate = budget * reps / t
+            t = median_time(call, repeats if label == "UCB1" else max(repeats // 2, 3))
+            rate = t_k * r_k / t
             base = rate if base is None else base
             stopped = float(np.mean(res.stopped))
             print(
@@ -134,6 +141,32 @@ def stopping(budget: int, reps: int) -> None:
             f"{pulls.max():7.0f}  sum/(R x budget) {useful:.3f}"
         )
     print(f"  (budget cap {budget}, {reps} lanes; (b) took {base * 1e3:.1f} ms)")
+    rounds(reps)
+
+
+def rounds(reps: int, cap: int = 200_000) -> None:
+    """Chernoff-Racing on GK16's mu2 (stopping times up to ~50x the median): one
+    simulate call at the cap against experiments._fc.run (rounds of growing caps,
+    only the unstopped replications re-run, chunks of 128 lanes)."""
+    import jax
+
+    from experiments import _core, _fc
+
+    means = np.array([0.3, 0.21, 0.2, 0.19, 0.18])
+    algo = _core.Algo("CR", "chernoff_racing", {"family": "bernoulli"}, {"delta": 0.1})
+    bandit, params = jbandits.envs.bernoulli(np.broadcast_to(means, (reps, 5)))
+    pol = jbandits.make("chernoff_racing", num_arms=5, family="bernoulli", delta=0.1)
+    one = simulate_call(pol, bandit, params, cap, 1, metric=None)
+    key = jax.random.key(1)
+    fc = lambda: _fc.run(algo, "bernoulli", means, key, reps, cap, first=3 * 1370)  # noqa: E731
+    one(), fc()  # compile
+    t_one, t_fc = median_time(one, 3), median_time(fc, 3)
+    stops = np.asarray(one().num_pulls, float).reshape(-1)
+    print(
+        f"  Chernoff-Racing, GK16 mu2, {reps} replications, cap {cap}: one call "
+        f"{t_one:6.2f} s, in rounds {t_fc:6.2f} s ({t_one / t_fc:4.1f}x); median stop "
+        f"{np.median(stops):.0f}, max {stops.max():.0f}"
+    )
 
 
 def main(argv=None) -> None:

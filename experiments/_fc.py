@@ -34,13 +34,19 @@ class Runs(NamedTuple):
     pulls: np.ndarray  # [R, K] final pull counts (bandit numbering)
 
 
-def instance(family: str, means, sigma: float = 1.0):
-    """``(bandit, params)`` of one instance of ``family`` ("bernoulli"/"gaussian")."""
+def instance(family: str, means, sigma: float = 1.0, num_arms: int | None = None):
+    """``(bandit, params)`` of one instance of ``family`` ("bernoulli"/"gaussian"),
+    padded to ``num_arms`` arms (padded arms are never pulled nor recommended), so
+    that instances of different K share one compiled program."""
     means = np.asarray(means, float)
+    pad = (num_arms or means.size) - means.size
+    mask = np.r_[np.ones(means.size, bool), np.zeros(pad, bool)]
+    means = np.r_[means, np.full(pad, means.min())]
     if family == "bernoulli":
-        return jbandits.envs.bernoulli(means)
+        return jbandits.envs.bernoulli(means, arm_mask=mask)
     if family == "gaussian":
-        return jbandits.envs.gaussian(means, np.full(means.shape, float(sigma)))
+        stds = np.full(means.shape, float(sigma))
+        return jbandits.envs.gaussian(means, stds, arm_mask=mask)
     raise ValueError(f"family must be 'bernoulli' or 'gaussian', got {family!r}")
 
 
@@ -56,7 +62,7 @@ def recommended_arm(output) -> np.ndarray:
 
 FIRST_CAP = 4  # the first round's cap, in units of T* log(1/delta) (at least 50 K)
 GROWTH = 4  # each later round's cap, times the previous one
-BATCH = 128  # lanes per chunk: one compiled program for every round
+BATCH = 128  # lanes per chunk (fewer for fewer replications)
 
 
 def caps(first: float, cap: int, num_arms: int) -> list[int]:
@@ -83,7 +89,16 @@ def _lanes(algo, params, keys, todo, budget, cap, total, num_arms) -> runner.Lan
 
 
 def run(
-    algo: _core.Algo, family, means, key, reps: int, cap: int, sigma=1.0, *, first=None
+    algo: _core.Algo,
+    family,
+    means,
+    key,
+    reps: int,
+    cap: int,
+    sigma=1.0,
+    *,
+    first=None,
+    num_arms: int | None = None,
 ) -> Runs:
     """``reps`` replications of ``algo`` (a registered policy, its static and numeric
     arguments) on one instance, each stopped by the policy or at ``cap`` pulls.
@@ -97,13 +112,15 @@ def run(
     chunks of :data:`BATCH` lanes. A replication's pulls do not depend on its budget
     until it reaches it, so the result is that of one run of every replication at
     ``cap`` (``tests/test_experiments_fixed_confidence.py`` checks it against
-    :func:`jbandits.simulate`).
+    :func:`jbandits.simulate`). ``num_arms``: pad the instance to that many arms
+    (:func:`instance`).
     """
     means = np.asarray(means, float)
     k = means.size
-    bandit, one = instance(family, means, sigma)
+    width = max(k, num_arms or k)
+    bandit, one = instance(family, means, sigma, width)
     params = type(one)(*[np.asarray(x)[None] for x in one])
-    source = algo.source(num_arms=k)
+    source = algo.source(num_arms=width)
     keys = runner.instance_keys(key, reps)
     opts = runner.Options(metric=None, permute=algo.permute)
     out = Runs(
@@ -111,12 +128,13 @@ def run(
         np.zeros(reps, bool), np.zeros((reps, k)),
     )  # fmt: skip
     todo = np.arange(reps)
+    # chunks of `batch` lanes and every round padded to at least that many (lanes at a
+    # budget of K, done at once), so that the rounds run one compiled program
+    batch = min(BATCH, 2 ** max(1, math.ceil(math.log2(reps))))
     for budget in caps(cap if first is None else first, cap, k):
         n = todo.size
-        # at least BATCH lanes (the others: budget K, done at once), so that every
-        # round runs chunks of one shape (one compiled program)
-        lanes = _lanes(algo, params, keys, todo, budget, cap, max(n, BATCH), k)
-        res = runner.execute(source, bandit, lanes, opts, batch_size=BATCH)
+        lanes = _lanes(algo, params, keys, todo, budget, cap, max(n, batch), width)
+        res = runner.execute(source, bandit, lanes, opts, batch_size=batch)
         res = {
             f: np.asarray(res[f])[:n]
             for f in ("stopped", "output", "num_pulls", "pulls")
@@ -129,7 +147,7 @@ def run(
         out.stop[done] = np.asarray(res["num_pulls"], float).reshape(n)[keep]
         out.stopped[done] = stopped[keep]
         out.recommended[done] = recommended_arm(output)[keep]
-        out.pulls[done] = np.asarray(res["pulls"]).reshape(n, k)[keep]
+        out.pulls[done] = np.asarray(res["pulls"]).reshape(n, width)[keep, :k]
         todo = todo[~keep]
         if not todo.size:
             break

@@ -22,6 +22,7 @@ from experiments import _claims as C
 from experiments import _core, _fc
 
 DELTA = 0.1
+K_MAX = 5  # mu1 (K = 4) runs padded to 5 arms: one program per algorithm
 INSTANCES = (
     ("mu1", np.array([0.5, 0.45, 0.43, 0.4])),
     ("mu2", np.array([0.3, 0.21, 0.2, 0.19, 0.18])),
@@ -35,9 +36,11 @@ ALGOS = (
     ("KL-LUCB", "kl_lucb", {"stopping": "lucb"}),
     ("KL-Racing", "kl_racing", {"clock": "round"}),
 )
-# extra rows, 'practical' threshold only, at the delta-correct runs' size: the racing
-# rate read at the global number of samples t, as the authors' code does
-CODE_CLOCK = (
+# extra rows, 'practical' threshold only, at the delta-correct runs' size: the authors'
+# code's variants (its best-challenger comparison of divergences, its racing rate read
+# at the global number of samples t)
+CODE_VARIANTS = (
+    ("T-a-S (BC) (authors' rule)", "best_challenger", {"rule": "divergences"}),
     ("Chernoff-Racing (rate at t)", "chernoff_racing", {"clock": "pulls"}),
     ("KL-Racing (rate at t)", "kl_racing", {"clock": "pulls"}),
 )
@@ -86,8 +89,8 @@ def _jobs(labels, reps: int, dc_reps: int) -> list:
         jobs += [
             (thr, lab, name, st, n, lab) for lab, name, st in ALGOS if lab in labels
         ]
-    for lab, name, st in CODE_CLOCK:
-        paper = lab.split(" (")[0]
+    for lab, name, st in CODE_VARIANTS:
+        paper = lab.rsplit(" (", 1)[0]
         if paper in labels:
             jobs.append(("practical", lab, name, st, dc_reps, paper))
     return jobs
@@ -110,7 +113,9 @@ def run(cfg: _core.Config) -> _core.Outcome:
             algo = _algo(label, name, static, thr)
             paper = PAPER[inst][paper_label]
             first = FIRST * paper * (1 if thr == "practical" else DC_SCALE)
-            runs = _fc.run(algo, "bernoulli", means, key, n, cap, first=first)
+            runs = _fc.run(
+                algo, "bernoulli", means, key, n, cap, first=first, num_arms=K_MAX
+            )
             stops[inst, thr, label] = runs.stop
             errors[inst, thr, label] = runs.error
             arrays[f"{inst}/{thr}/{label}/stop"] = runs.stop

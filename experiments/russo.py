@@ -48,7 +48,7 @@ def algos(c: float, labels=LABELS) -> list:
     bayes = {"family": "bernoulli", "stopping": "posterior"}
     table = {
         "TTTS": ("ttts", bayes, {"confidence": c, "beta": BETA}),
-        "Unif": ("uniform_glr", bayes, {"confidence": c}),
+        "Unif": ("uniform_glr", bayes | {"sampling": "round_robin"}, {"confidence": c}),
         "T3C": ("t3c", bayes, {"confidence": c, "beta": BETA}),
     }
     return [_core.Algo(lab, *table[lab]) for lab in labels]

@@ -12,8 +12,8 @@ defaults to log((log t + 1)/delta), the ``"practical"`` threshold used here.
 Differences from the paper's runs, stated in the report: the library's BC is GK16's
 best challenger (Sec. 6: the challenger is the arg-min of the transportation cost and
 is played when the leader is over-sampled relative to w*), not the paper's "top-two"
-BC (leader with probability beta, else "the maximizer of W_n" [sic]); the library's
-uniform rule is round robin (BestArm.jl draws a uniformly random arm); UGapE is
+BC (leader with probability beta, else "the maximizer of W_n" [sic]); uniform sampling
+draws a uniformly random arm (``sampling="random"``, as BestArm.jl); UGapE is
 ``ugapec`` (Hoeffding widths with a_t = c ln(c0 K t^3 / delta), c = 1/2, c0 = 4, range
 b = 1 for Bernoulli arms and b = 2 sigma for Gaussian ones, the sub-Gaussian width of
 the same size), whereas BestArm.jl's UGapE uses KL confidence bounds at the practical
@@ -62,7 +62,7 @@ def algos(family: str, labels=LABELS) -> list:
         "TTTS": ("ttts", glr | {"stopping": "glr"}, hp | {"beta": BETA}),
         "BC": ("best_challenger", glr, hp),
         "D-Tracking": ("track_and_stop", glr | {"tracking": "d"}, hp),
-        "Uniform": ("uniform_glr", glr | {"stopping": "glr"}, hp),
+        "Uniform": ("uniform_glr", glr | {"stopping": "glr", "sampling": "random"}, hp),
         "UGapE": (
             "ugapec",
             {"m": 1},
@@ -126,7 +126,7 @@ def run(cfg: _core.Config) -> _core.Outcome:
         "widths, theoretical a_t), not BestArm.jl's KL-UGapE at the practical rate: "
         "magnitudes not comparable.",
         "BC: GK16's best challenger (w*-ratio rule), not the paper's top-two BC; "
-        "Uniform: round robin (BestArm.jl: uniformly random arm).",
+        "Uniform: a uniformly random arm at every step (as BestArm.jl).",
     ]
     return _core.Outcome(panels, table, claims, arrays, notes)
 
