@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from jbandits.analysis import oracles
 from jbandits.envs import problems
-from jbandits.policies import thresholding as th
 
 EXACT = 1e-15  # one float64 rounding of the spec's arithmetic on numbers <= 1
 
@@ -114,7 +114,7 @@ def test_augucb_invalid_arguments():
 )  # fmt: skip
 def test_augucb_ucbe_oracle_a_matches_the_spec_file(number, variant, expected):
     p = problems.augucb_experiment(number, variant)
-    a = th.ucbe_oracle_a(p.means, threshold=0.5, budget=10_000, variant=variant)
+    a = oracles.ucbe_oracle_a(p.means, threshold=0.5, budget=10_000, variant=variant)
     assert abs(a - expected) <= 0.5e-4 * 10 ** np.ceil(np.log10(expected))
 
 
@@ -122,7 +122,7 @@ def test_augucb_ucbe_oracle_a_matches_the_spec_file(number, variant, expected):
 def test_augucb_ucbev_authors_a_matches_the_spec_file(number, expected):
     p = problems.augucb_experiment(number, "authors_code")
     _, listed = problems.augucb_listed_values(number, ranges="authors_code")
-    a = th.ucbev_oracle_a(
+    a = oracles.ucbev_oracle_a(
         p.means, listed, threshold=0.5, budget=10_000, variant="authors_code"
     )
     assert abs(a - expected) <= 0.5e-4
@@ -138,9 +138,9 @@ def test_augucb_ucbev_paper_a_lies_between_the_range_ends(number):
     def a_of(rest):
         var = listed.copy()
         var[10:] = rest
-        return th.ucbev_oracle_a(p.means, var, threshold=0.5, budget=10_000)
+        return oracles.ucbev_oracle_a(p.means, var, threshold=0.5, budget=10_000)
 
-    a = th.ucbev_oracle_a(p.means, listed, threshold=0.5, budget=10_000)
+    a = oracles.ucbev_oracle_a(p.means, listed, threshold=0.5, budget=10_000)
     assert a_of(hi) < a < a_of(lo)
 
 

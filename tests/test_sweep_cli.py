@@ -24,7 +24,7 @@ matplotlib.use("Agg")
 
 from jbandits.analysis import metrics, plotting
 from jbandits.analysis.store import Store  # noqa: E402
-from jbandits.cli.main import main as cli  # noqa: E402
+from jbandits.cli import main as cli  # noqa: E402
 from jbandits.sim import SweepResult  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
