@@ -23,10 +23,14 @@ g_a(w_a / beta)``; so ``w_a = beta x_a(y)`` with ``sum_{a >= 2} x_a(y) = (1 - be
 beta`` and ``Gamma*_beta = beta y``, ``T*_beta = 1 / (beta y)``.
 
 Divergences: Gaussian ``d(x, y) = (x - y)^2 / (2 sigma^2)`` (so ``w*`` does not depend on
-``sigma`` and ``T*`` scales as ``sigma^2``); Bernoulli ``kl(x, y)``, evaluated as
+``sigma`` and ``T*`` scales as ``sigma^2``); Bernoulli ``kl(x, y)``, from ``x``, ``1 -
+x``, ``y``, ``1 - y`` and ``x - y`` computed where each is accurate (``1 - m_a(x) = ((1 -
+mu_1) + x (1 - mu_a)) / (1 + x)``, ``mu_1 - m_a(x) = x Delta_a / (1 + x)``), as
 ``(x - y)^2 / (y (1 - y)) + x L((x - y) / y) + (1 - x) L((y - x) / (1 - y))`` with
-``L(e) = ln(1 + e) - e`` (the same number as the textbook form, without its cancellation
-between two terms when ``x`` is close to ``y``).
+``L(e) = ln(1 + e) - e`` when both arguments of ``L`` are at most 1 in absolute value
+(no cancellation between the textbook form's two terms when ``x`` is close to ``y``),
+as ``x ln(x / y) + (1 - x) ln((1 - x) / (1 - y))`` otherwise (where the first form
+would cancel; each ``ln(1 + e)`` as ``log1p(e)`` for ``|e| <= 1/2``).
 
 Bernoulli means 0 and 1 are allowed and computed exactly (``0 ln 0 = 0``): with a unique
 best arm every ``m_a(x)`` with ``0 < x < inf`` lies strictly inside ``(0, 1)``, where all
@@ -159,17 +163,29 @@ def _log1pmx(e: np.ndarray) -> np.ndarray:
     return np.where(small, near, far)
 
 
+def _log_ratio(e, ratio):
+    """``ln(ratio)``, ``ratio = 1 + e``: ``log1p(e)`` for ``|e| <= 1/2``."""
+    return np.where(np.abs(e) <= 0.5, np.log1p(e), np.log(ratio))
+
+
 def _kl_parts(p, pc, q, qc, diff) -> np.ndarray:
     """Bernoulli ``kl(p, q)`` from ``p``, ``pc = 1 - p``, ``q``, ``qc = 1 - q`` and
     ``diff = p - q``, each computed where it is accurate (the complements of means near
-    1 and the difference of close means are not recomputed from rounded values)."""
+    1 and the difference of close means are not recomputed from rounded values); the
+    two forms of the module docstring."""
     inside = (q > 0.0) & (qc > 0.0)
     qs, qcs = np.where(inside, q, 0.5), np.where(inside, qc, 0.5)
-    lead = diff * diff / (qs * qcs)
-    with np.errstate(invalid="ignore"):
-        low = np.where(p > 0.0, p * _log1pmx(diff / qs), 0.0)
-        high = np.where(pc > 0.0, pc * _log1pmx(-diff / qcs), 0.0)
-    return np.where(inside, lead + low + high, np.where(diff == 0.0, 0.0, np.inf))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e_low, e_high = (
+            np.where(p > 0.0, diff / qs, 0.0),
+            np.where(pc > 0.0, -diff / qcs, 0.0),
+        )
+        series = diff * diff / (qs * qcs) + p * _log1pmx(e_low) + pc * _log1pmx(e_high)
+        plain = np.where(p > 0.0, p * _log_ratio(e_low, p / qs), 0.0)
+        plain = plain + np.where(pc > 0.0, pc * _log_ratio(e_high, pc / qcs), 0.0)
+    close = (np.abs(e_low) <= 1.0) & (np.abs(e_high) <= 1.0)
+    value = np.where(close, series, plain)
+    return np.where(inside, value, np.where(diff == 0.0, 0.0, np.inf))
 
 
 def kl_bernoulli(p, q) -> np.ndarray:

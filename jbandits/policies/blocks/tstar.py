@@ -41,10 +41,16 @@ Pallas-safe; every number traced):
   :data:`BERNOULLI_ITERS` = (outer steps, inner steps per outer step, inner steps at
   ``y_0``, inner steps at the final ``y``).
 
-``kl`` is evaluated as ``(p - q)^2 / (q (1 - q)) + p L((p - q) / q) + (1 - p) L((q - p)
-/ (1 - q))``, ``L(e) = ln(1 + e) - e`` (:func:`jbandits.policies.blocks.numerics.log1pmx`),
-which has no cancellation for ``q`` near ``p`` (the textbook form loses all float32
-digits for means 1e-3 apart).
+``kl(p, q)`` is evaluated from ``p``, ``1 - p``, ``q``, ``1 - q`` and ``p - q``, each
+computed from the means where it is accurate (``1 - m_a(x) = ((1 - mu_1) + x (1 -
+mu_a)) / (1 + x)``, ``mu_1 - m_a(x) = x Delta_a / (1 + x)``), as ``(p - q)^2 / (q (1 -
+q)) + p L((p - q) / q) + (1 - p) L((q - p) / (1 - q))``, ``L(e) = ln(1 + e) - e`` (the
+series of :func:`jbandits.policies.blocks.numerics.log1pmx` for ``|e| <= 1/4``), when
+both ``|e| <= 1``, and as ``p ln(p / q) + (1 - p) ln((1 - p) / (1 - q))`` otherwise
+(each ``ln(1 + e)`` as ``log1p(e)`` for ``|e| <= 1/2``). The
+first form has no cancellation for ``q`` near ``p`` (where the textbook form loses all
+float32 digits for means 1e-3 apart), the second none for ``q`` far from ``p`` (where
+the first cancels: ``(p - q)^2 / (q (1 - q))`` grows like ``1 / (1 - q)``).
 
 Defined outputs for the empirical means a running policy meets (``K`` = real arms):
 
@@ -86,14 +92,13 @@ from jax.scipy.special import xlogy
 
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike
-from jbandits.policies.blocks import numerics
 
 FAMILIES = ("bernoulli", "gaussian")
 # Newton steps of the Gaussian solve
 GAUSS_NEWTON = {"float32": 6, "float64": 8}
 # Bernoulli: (outer Newton steps, inner steps per outer step, inner steps at y_0,
 # inner steps at the final y)
-BERNOULLI_ITERS = {"float32": (6, 2, 8, 3), "float64": (8, 2, 10, 4)}
+BERNOULLI_ITERS = {"float32": (8, 2, 8, 3), "float64": (8, 2, 10, 4)}
 _CHERNOFF_NEWTON = 2  # Newton corrections of the closed-form Chernoff point
 
 
@@ -202,32 +207,77 @@ def _gaussian(inst: _Instance, beta, dtype) -> tuple[Array, Array]:
 
 
 # ------------------------------------------------------------------ Bernoulli
+def _ln1p(e, ratio):
+    """``ln(1 + e)`` given ``e`` and ``ratio = 1 + e``, each computed accurately:
+    ``log1p(e)``, or ``ln(ratio)`` for ``e < -1/2`` (where ``e`` may round to -1)."""
+    low = e < -0.5
+    return jnp.where(
+        low, jnp.log(jnp.where(low, ratio, 1.0)), jnp.log1p(jnp.where(low, 0.0, e))
+    )
+
+
+def _series(e):
+    """``ln(1 + e) - e`` for ``|e| <= 1/4`` without transcendental functions: with ``s =
+    e / (2 + e)``, ``2 s^3 (1/3 + s^2/5 + ...) - 2 s^2 / (1 - s)`` (the series of
+    :func:`jbandits.policies.blocks.numerics.log1pmx`; ``|s| <= 1/7``, to ``s^8/11`` in
+    float32 and ``s^18/21`` in float64)."""
+    s = e / (2.0 + e)
+    s2 = s * s
+    terms = 10 if e.dtype == jnp.float64 else 5
+    total = jnp.zeros_like(s)
+    for k in range(terms - 1, -1, -1):
+        total = 1.0 / (2 * k + 3) + s2 * total
+    return 2.0 * s * s2 * total - 2.0 * s2 / (1.0 - s)
+
+
 def _kl(p, pc, q, qc, diff) -> Array:
     """Bernoulli ``kl(p, q)`` from ``p``, ``pc = 1 - p``, ``q``, ``qc = 1 - q`` (``q``,
     ``qc > 0``) and ``diff = p - q``, each computed where it is accurate (module
-    docstring); ``p`` or ``pc = 0`` is exact (``0 ln 0 = 0``)."""
-    low = numerics.log1pmx(jnp.where(p > 0.0, diff / q, 0.0))
-    high = numerics.log1pmx(jnp.where(pc > 0.0, -diff / qc, 0.0))
-    return diff * diff / (q * qc) + p * low + pc * high
+    docstring); ``p`` or ``pc = 0`` is exact (``0 ln 0 = 0``). Four logarithms."""
+    inv_q, inv_qc = 1.0 / q, 1.0 / qc
+    terms = []
+    for weight, e, ratio in (
+        (p, diff * inv_q, p * inv_q),
+        (pc, -diff * inv_qc, pc * inv_qc),
+    ):
+        real = weight > 0.0
+        e = jnp.where(real, e, 0.0)
+        log = _ln1p(e, jnp.where(real, ratio, 1.0))  # ln(1 + e)
+        small = jnp.abs(e) <= 0.25
+        lmx = jnp.where(small, _series(jnp.where(small, e, 0.0)), log - e)
+        terms.append((weight, e, log, lmx))
+    (p, e1, log1, lmx1), (pc, e2, log2, lmx2) = terms
+    close = (jnp.abs(e1) <= 1.0) & (jnp.abs(e2) <= 1.0)
+    series = diff * diff * inv_q * inv_qc + p * lmx1 + pc * lmx2
+    return jnp.where(close, series, p * log1 + pc * log2)
 
 
 def _pair(inst: _Instance, x):
     """``(d(mu_1, m), d(mu_a, m), m (1 - m))`` at ``m = m_a(x)``, with ``mu_1 - m = x
     Delta_a / (1 + x)``, ``mu_a - m = -Delta_a / (1 + x)`` and ``1 - m = ((1 - mu_1) + x
     (1 - mu_a)) / (1 + x)``."""
-    s = 1.0 + x
-    m = (inst.mu1 + x * inst.mu) / s
-    mc = ((1.0 - inst.mu1) + x * (1.0 - inst.mu)) / s
-    d1 = _kl(inst.mu1, 1.0 - inst.mu1, m, mc, x * inst.gap / s)
-    da = _kl(inst.mu, 1.0 - inst.mu, m, mc, -inst.gap / s)
+    inv_s = 1.0 / (1.0 + x)
+    m = (inst.mu1 + x * inst.mu) * inv_s
+    mc = ((1.0 - inst.mu1) + x * (1.0 - inst.mu)) * inv_s
+    d1 = _kl(inst.mu1, 1.0 - inst.mu1, m, mc, x * inst.gap * inv_s)
+    da = _kl(inst.mu, 1.0 - inst.mu, m, mc, -inst.gap * inv_s)
     return d1, da, m * mc
 
 
 def _inner(inst: _Instance, y, x, steps: int):
-    """``steps`` safeguarded Newton steps on ``g_a(x) = y``, from ``x``."""
+    """``steps`` safeguarded Newton steps on ``g_a(x) = y``, from ``x``.
+
+    ``g_a`` is concave with ``g_a(0) = 0``: the Newton step lands at or left of the root
+    (from either side), the chord through the origin ``x y / g_a(x)`` on the same side
+    as ``x``. From the right, the Newton step is taken unless it falls below half the
+    chord's (far from the root, where it could even be negative); then the chord's.
+    """
     for _ in range(steps):
         d1, da, _ = _pair(inst, x)
-        x = jnp.maximum(x + (y - d1 - x * da) / da, 0.5 * x)
+        g = d1 + x * da
+        newton = x + (y - g) / da  # <= the root (g concave)
+        chord = x * (y / g)  # on the side of x (g concave, g(0) = 0)
+        x = jnp.where((g > y) & (newton < 0.5 * chord), chord, newton)
     return x
 
 
