@@ -376,13 +376,14 @@ def test_jit_and_vmap():
 
 @pytest.mark.parametrize("family", ["bernoulli", "gaussian"])
 def test_defined_outputs(family):
-    """Ties (two best, all equal): T* = inf, uniform over the real arms; one real arm:
-    T* = 0, w = that arm; none: T* = inf, w = 0. Padded arms weigh 0 whatever they hold."""
+    """Ties (two best, all equal): T* = inf, uniform over the tied best arms (the
+    authors' OptimalWeights); one real arm: T* = 0, w = that arm; none: T* = inf, w = 0.
+    Padded arms weigh 0 whatever they hold."""
     nan = np.nan
     cases = [
-        ([0.3, 0.5, 0.5, 0.1], [1, 1, 1, 1], math.inf, [0.25] * 4),
+        ([0.3, 0.5, 0.5, 0.1], [1, 1, 1, 1], math.inf, [0, 0.5, 0.5, 0]),
         ([0.4, 0.4, 0.4], [1, 1, 1], math.inf, [1 / 3] * 3),
-        ([0.4, 0.9, 0.4, 0.2], [1, 0, 1, 1], math.inf, [1 / 3, 0, 1 / 3, 1 / 3]),
+        ([0.4, 0.9, 0.4, 0.2], [1, 0, 1, 1], math.inf, [0.5, 0, 0.5, 0]),
         ([0.4, 0.9], [0, 1], 0.0, [0, 1]),
         ([0.4, 0.9], [0, 0], math.inf, [0, 0]),
         ([nan, 0.6, 0.2, nan], [0, 1, 1, 0], None, None),
@@ -466,3 +467,45 @@ def test_kernel_safe(family):
     ):
         used = _primitives(jax.make_jaxpr(fn)(means, mask).jaxpr)
         assert not used & FORBIDDEN, used & FORBIDDEN
+
+
+HARD = [  # instances that broke earlier versions (float32 means)
+    # two best means 7e-6 apart near 1 and a mean 5e-6: x_a from 1e-9 to 1
+    [0.998255074, 4.61272612e-06, 0.834952176, 0.959975243, 0.998261869],
+    # a mean 4e-8: (p - q) / q rounds to -1 in float32
+    [6.65302097e-04, 0.321224898, 0.688158810, 6.55036047e-03, 4.26135678e-08, 0.533],
+    [0.978655517, 1e-9, 0.6, 3e-12],
+    # best means within 2e-5 of 1: 1 - m must not be recomputed from m
+    [0.12700227, 0.49888217, 0.99998826, 0.03871984, 0.92400503, 0.99999827, 0.0195],
+    [0.999998987, 0.834146917, 0.936369002, 4.58831229e-04, 0.985453308, 0.999970317],
+    # many arms, one of them close to the best
+    [0.5 + 0.04 * np.sin(i) for i in range(60)],
+]
+
+
+@pytest.mark.parametrize("mu", HARD)
+@pytest.mark.parametrize("beta", [None, 0.3])
+def test_hard_instances(mu, beta):
+    mu = np.asarray(mu, np.float32).astype(np.float64)
+    t, w = characteristic_time(mu, beta=beta)
+    for dtype, rel in ((jnp.float32, 2e-5), (jnp.float64, 1e-9)):
+        with jax.enable_x64(dtype == jnp.float64):
+            tj, wj = _jax("bernoulli", mu, beta=beta, dtype=dtype)
+        assert tj == pytest.approx(t, rel=rel)
+        np.testing.assert_allclose(wj, w, rtol=rel)
+
+
+@pytest.mark.parametrize("family", ["bernoulli", "gaussian"])
+@pytest.mark.parametrize("beta", [None, 0.3])
+def test_many_arms(family, beta):
+    """K = 300: the outer Newton starts far right of the root (the iteration counts:
+    with 5 float32 outer steps instead of 8 the Bernoulli beta = 0.3 case is 3e-3 off)."""
+    rng = np.random.default_rng(3)
+    mu = rng.uniform(0, 1, 300) if family == "bernoulli" else rng.normal(0, 1, 300)
+    mu = mu.astype(np.float32).astype(np.float64)
+    t, w = characteristic_time(mu, family, beta=beta)
+    for dtype, rel in ((jnp.float32, 2e-5), (jnp.float64, 1e-9)):
+        with jax.enable_x64(dtype == jnp.float64):
+            tj, wj = _jax(family, mu, beta=beta, dtype=dtype)
+        assert tj == pytest.approx(t, rel=rel)
+        np.testing.assert_allclose(wj, w, rtol=rel)

@@ -12,75 +12,90 @@ and ``x_a = g_a^-1``::
 :func:`beta_optimal_weights` fixes the best arm's proportion to ``beta`` and equalises
 the others' transportation costs (Russo, Operations Research 2020, ``Gamma*_beta``;
 Shang et al., AISTATS 2020, eq. (6)): ``sum_{a >= 2} x_a(y) = (1 - beta) / beta``,
-``w_a = beta x_a(y)``, ``T*_beta = 1 / (beta y)``. The host oracle, with Brent's
-method in float64, is :func:`jbandits.analysis.tstar.characteristic_time`.
+``w_a = beta x_a(y)``, ``T*_beta = 1 / (beta y)``. The host oracle (float64, Brent's
+method, run to convergence) is :func:`jbandits.analysis.tstar.characteristic_time`.
 
-How it is solved (everything elementwise over arms plus sums over arms, unrolled
-Python loops of fixed length: no while loop, no data-dependent shape; jit / vmap /
-Pallas-safe; every number traced):
+How it is solved: elementwise arithmetic over arms, sums over arms and ``where``, in
+Python-unrolled loops of fixed length (no while / scan / cond, no gather, no
+data-dependent shape: jit-, vmap- and kernel-safe; ``tests/test_tstar.py`` checks the
+primitives); every number (means, ``sigma``, ``beta``, ``arm_mask``) may be traced.
 
-* Gaussian (``d = (x - y)^2 / (2 sigma^2)``): ``x_a(y) = y / (d_a - y)`` in closed form.
+* Gaussian (``d = (x - y)^2 / (2 sigma^2)``): ``x_a(y) = y / (d_a - y)``, closed form.
   With ``u = y / d_2`` (``d_2`` of the second-best mean) and ``c_a = (Delta_2 /
-  Delta_a)^2``, ``x_a = c_a u / (1 - c_a u)``; ``sqrt(sum x_a^2) = 1`` (resp. ``sum x_a
-  = (1 - beta) / beta``) is solved by Newton's method from ``u = 1/2`` (resp. ``1 -
-  beta``), where ``x_2 = 1`` (resp. ``(1 - beta) / beta``) so the start is at or right of
-  the root. Both left-hand sides are convex increasing in ``u``, so the iterates
-  decrease monotonically to the root. :data:`GAUSS_NEWTON` steps.
-* Bernoulli (``d = kl``): the outer unknown is ``y``, the inner ``x_a(y)``. ``g_a`` is
-  concave increasing with ``g_a'(x) = d(mu_a, m_a(x))`` (GK16 A.2), so a Newton step on
-  ``g_a(x) = y`` lands at or left of the root, from where Newton increases
-  monotonically to it; a step is kept no lower than half the previous iterate (so a
-  step from far right cannot leave ``(0, inf)``). The outer Newton runs on ``F(y) = 1``
-  (``F`` is convex in ``y``: checked numerically on 300 random instances, not proved)
-  resp. ``sum_a x_a(y) = (1 - beta) / beta`` (a sum of convex ``x_a``), with
-  ``F'(y) = sum_a Delta_a^2 y / ((1 + x_a)^3 m_a (1 - m_a) d(mu_a, m_a)^3)`` and
-  ``x_a'(y) = 1 / d(mu_a, m_a)``, from the right: ``y_0 = g_2(x_c)`` with ``m_2(x_c)``
-  the Chernoff point of the two best arms (``d(mu_1, m) = d(mu_2, m)``, where the
-  second arm's term of ``F`` is 1) resp. ``y_0 = g_2((1 - beta) / beta)``. Each outer
-  step warm-starts the inner iterates from the previous ones:
-  :data:`BERNOULLI_ITERS` = (outer steps, inner steps per outer step, inner steps at
-  ``y_0``, inner steps at the final ``y``).
+  Delta_a)^2``, ``x_a = c_a u / (1 - c_a u)``; ``sqrt(sum x_a^2) = 1`` (resp. ``sum x_a =
+  (1 - beta) / beta``) is solved by Newton's method from ``u = 1/2`` (resp. ``1 -
+  beta``), where ``x_2 = 1`` (resp. ``(1 - beta) / beta``): the start is at or right of
+  the root, and both left-hand sides are convex increasing in ``u`` (a norm, resp. a
+  sum, of convex increasing ``x_a``), so the iterates decrease monotonically to the
+  root. :data:`GAUSS_NEWTON` steps (float32 reaches its floor in 4, float64 in 6 on
+  ``K = 1000`` instances).
+* Bernoulli (``d = kl``): outer unknown ``y``, inner ``x_a(y)``. ``g_a`` is concave
+  increasing with ``g_a(0) = 0`` and ``g_a'(x) = d(mu_a, m_a(x))`` (GK16 A.2): a Newton
+  step on ``g_a(x) = y`` lands at or left of the root from either side (then increases
+  monotonically to it), the chord through the origin ``x y / g_a(x)`` on the side of
+  ``x``; from the right the Newton step is taken unless it falls below half the chord's
+  (far from the root; it can be negative), then the chord's. The outer Newton solves
+  ``F(y) = 1`` (``F`` is convex in ``y``: checked numerically on 300 random instances,
+  not proved) resp. ``sum_a x_a(y) = (1 - beta) / beta`` (convex), with ``F'(y) =
+  sum_a Delta_a^2 y / ((1 + x_a)^3 m_a (1 - m_a) d(mu_a, m_a)^3)`` resp. ``x_a'(y) = 1 /
+  d(mu_a, m_a)``, from the right: ``y_0 = g_2(x_c)``, ``m_2(x_c)`` the Chernoff point of
+  the two best means (``d(mu_1, m) = d(mu_2, m)``: the second arm's term of ``F`` is 1
+  there), resp. ``y_0 = g_2((1 - beta) / beta)``; iterates are kept in ``[y / 4,
+  g_2(2 x_0 + 1)]`` (left of the pole ``d(mu_1, mu_2)``). Each outer step warm-starts
+  the inner iterates from the previous ones. :data:`BERNOULLI_ITERS` = (outer steps,
+  inner steps per outer step, inner steps at ``y_0``, inner steps at the final ``y``).
 
 ``kl(p, q)`` is evaluated from ``p``, ``1 - p``, ``q``, ``1 - q`` and ``p - q``, each
 computed from the means where it is accurate (``1 - m_a(x) = ((1 - mu_1) + x (1 -
-mu_a)) / (1 + x)``, ``mu_1 - m_a(x) = x Delta_a / (1 + x)``), as ``(p - q)^2 / (q (1 -
-q)) + p L((p - q) / q) + (1 - p) L((q - p) / (1 - q))``, ``L(e) = ln(1 + e) - e`` (the
-series of :func:`jbandits.policies.blocks.numerics.log1pmx` for ``|e| <= 1/4``), when
-both ``|e| <= 1``, and as ``p ln(p / q) + (1 - p) ln((1 - p) / (1 - q))`` otherwise
-(each ``ln(1 + e)`` as ``log1p(e)`` for ``|e| <= 1/2``). The
-first form has no cancellation for ``q`` near ``p`` (where the textbook form loses all
-float32 digits for means 1e-3 apart), the second none for ``q`` far from ``p`` (where
-the first cancels: ``(p - q)^2 / (q (1 - q))`` grows like ``1 / (1 - q)``).
+mu_a)) / (1 + x)``, ``mu_1 - m_a(x) = x Delta_a / (1 + x)``; ``1 - mu`` is exact for
+``mu >= 1/2``), as ``(p - q)^2 / (q (1 - q)) + p L(e_1) + (1 - p) L(e_2)`` with ``e_1 =
+(p - q) / q``, ``e_2 = (q - p) / (1 - q)`` and ``L(e) = ln(1 + e) - e`` (a series for
+``|e| <= 1/4``) when both ``|e| <= 1``, as ``p ln(1 + e_1) + (1 - p) ln(1 + e_2)``
+otherwise; ``ln(1 + e)`` takes one logarithm (:func:`_ln1p`). The first form has no
+cancellation for ``q`` near ``p`` (where the textbook form loses every float32 digit
+for means 1e-3 apart), the second none for ``q`` far from ``p`` relative to ``q`` or
+``1 - q`` (where the first cancels).
 
 Defined outputs for the empirical means a running policy meets (``K`` = real arms):
 
-* unique best, ``K >= 2``: the solution above (padded arms weight exactly 0).
-* the largest real mean shared by two or more arms (ties, all means equal): ``T* =
-  +inf`` and ``w`` uniform over the real arms (``T*`` is infinite; GK16's authors'
-  Julia code, spec section 10, instead samples a random tied arm and skips the stopping
-  test; a policy that wants that rule tests ``isinf(T*)``).
-* ``K = 1``: ``T* = 0``, ``w`` = that arm (nothing to identify); ``K = 0``: ``T* = +inf``,
-  ``w = 0``.
-* Bernoulli means exactly 0 or 1: computed exactly, no clipping. With a unique best,
-  every ``m_a(x)`` (``0 < x < inf``) lies strictly inside ``(0, 1)``, where all the
-  divergences used are finite, so ``w*`` and ``T*`` are finite (a best mean 1 and a
-  second mean 0 give ``w* = (1/2, 1/2)``, ``T* = 1 / ln 2``). The authors' Julia code
-  (spec section 10: BestArm.jl ``optimal_weights``; Kaufmann's ``BAI_epsBAI_code``)
-  evaluates ``kl`` on means clipped to ``[eps, 1 - eps]`` and, in Koolen's code, keeps
-  sampling a Bernoulli arm while its mean is 0 or 1; we do neither: the exact limit is
-  finite. A Bernoulli mean outside ``[0, 1]`` gives NaN (not clipped).
+* a unique best and ``K >= 2``: the solution above; padded arms weigh exactly 0,
+  whatever their means hold (NaN included).
+* the largest real mean shared by ``L >= 2`` arms (ties; all means equal): ``T* = +inf``
+  and ``w = 1/L`` on the tied arms, 0 elsewhere. This is the limit of ``w*`` as the tie
+  is approached (``x_2 -> 1``, the other ``x_a -> 0``) and what the authors' Julia code
+  returns (``OptimalWeights`` of Kaufmann's ``BAI_epsBAI_code``, ``BAIalgos.jl``;
+  ``optimal_weights`` of Shang's ``BestArm.jl``, which returns ``1/T* = 0``; spec
+  section 10). Their ``TrackAndStop`` (D-Tracking) samples a random tied arm and skips
+  the stopping test instead of using the weights, their ``TrackAndStopC`` adds these
+  weights; a policy tells the case by ``isinf(T*)``.
+* ``K = 1``: ``T* = 0`` and ``w = 1`` on that arm (nothing to identify); ``K = 0``:
+  ``T* = +inf``, ``w = 0``.
+* Bernoulli means exactly 0 or 1: computed exactly, not clipped. With a unique best,
+  ``m_a(x)`` lies strictly inside ``(0, 1)`` for ``0 < x < inf``, where every divergence
+  used is finite, so ``w*`` and ``T*`` are finite (best mean 1, second mean 0: ``w* =
+  (1/2, 1/2)``, ``T* = 1 / ln 2``). The authors' code (``dBernoulli`` of ``KLfunctions.jl``
+  / ``kl_functions.jl``) moves a first argument 0 or 1 to ``eps()`` / ``1 - eps()``
+  (2.2e-16 away), which changes ``T*`` and ``w*`` by about that much relative: the same
+  numbers. Their ``y`` bracket is ``[0, d(mu_1, mu_2)]``, doubled from 1/2 while
+  ``F < 1`` when that divergence is infinite; ours does not use it. Koolen's code
+  (spec section 8) keeps sampling a Bernoulli arm while its mean is 0 or 1 at the
+  start; that is a sampling rule, not this block's. A Bernoulli mean outside ``[0, 1]``
+  gives NaN.
 
-Accuracy (``tests/test_tstar.py``, against the float64 host oracle on random instances
-with arms in random order and padded arms): float64 to 1e-9 relative, float32 to about
-1e-5 relative on ``w*`` and ``T*`` (the float32 rounding of the means' gaps sets the
-floor for close means).
+Accuracy against the float64 host oracle (random instances, ``K`` up to 300, arms in
+random order, padded arms; ``tests/test_tstar.py`` and its sweeps): float64 within 1e-14
+relative on ``w*`` and ``T*``; float32 within 2e-6 (optimal weights) and 5e-6
+(``beta``-optimal, ``beta = 0.1``: ``x_a`` up to 9 amplify the rounding) relative, every
+weight included (the smallest are 1e-7).
 
-Cost per call, ``K`` arms (all arms are processed, padded or not): Gaussian about
-``12 K`` flops per Newton step, ``GAUSS_NEWTON`` steps; Bernoulli about ``60 K`` flops per
-inner step (two ``kl``: two ``log1p``, two 5-term (float32) / 10-term (float64) series
-and eight divisions) and ``30 K`` per outer step, ``outer * inner + first + last`` inner
-steps: float32 ``~ 6 * 2 + 8 + 3 = 23`` inner steps, ``~ 1500 K`` flops including the
-Chernoff point and the outer steps.
+Cost per call and per arm (padded arms included). Bernoulli: one ``kl`` is about 90
+flops and 2 logarithms, one inner step (two ``kl``, the Newton and chord steps) about
+200 flops and 4 logarithms, one outer step the same plus the two sums; float32 ``8 * 2
++ 8 + 3 = 27`` inner and 8 outer steps: about 7,000 flops and 140 logarithms (float64:
+30 inner steps, about 7,700 flops and 150 logarithms); plus a few hundred scalar flops
+for the Chernoff point. On the 2-core CPU of the tests, ``vmap`` over 1000 instances:
+about 0.5-0.7 us per instance and arm (K = 5 and 20). Gaussian: about 10 flops per arm
+per Newton step, 6 (float32) / 8 (float64) steps, no logarithm.
 """
 
 from __future__ import annotations
@@ -111,6 +126,9 @@ def optimal_weights(
     ``family`` (static): ``"bernoulli"`` or ``"gaussian"`` (known ``sigma``; ``w*`` does
     not depend on it and ``T*`` scales as ``sigma^2``). ``arm_mask [K]`` bool marks the
     real arms. ``means`` and ``sigma`` may be tracers; batch with ``jax.vmap``.
+
+    Ties for the best (``T* = +inf``, ``w`` uniform on the tied arms), one real arm
+    (``T* = 0``) and Bernoulli means 0 / 1 (exact) are defined: module docstring.
     """
     return _weights(family, means, arm_mask, sigma, None)
 
@@ -140,6 +158,7 @@ class _Instance(NamedTuple):
     gap: Array  # [K] mu1 - mu (> 0)
     others: Array  # [K] bool: real arms other than the best
     best: Array  # [K] bool: the unique best arm (all False without one)
+    top: Array  # [K] bool: the real arms of the largest mean (ties included)
     real: Array  # [K] bool: arm_mask
     ok: Array  # [] bool: a unique best among >= 2 real arms
 
@@ -156,7 +175,7 @@ def _instance(family: str, means, arm_mask, dtype) -> _Instance:
     mu1 = jnp.where(ok, mu1, stand_in[0])
     mu2 = jnp.where(ok, mu2, stand_in[1])
     mu = jnp.where(others & ok, means, mu2)
-    return _Instance(mu1, mu2, mu, mu1 - mu, others & ok, top & ok, real, ok)
+    return _Instance(mu1, mu2, mu, mu1 - mu, others & ok, top & ok, top, real, ok)
 
 
 def _weights(family: str, means, arm_mask, sigma, beta) -> tuple[Array, Array]:
@@ -176,10 +195,11 @@ def _weights(family: str, means, arm_mask, sigma, beta) -> tuple[Array, Array]:
         w = jnp.where(inst.best, scale, x * scale)
     else:
         w = jnp.where(inst.best, beta, beta * x)
-    n_real = jnp.sum(inst.real)
-    uniform = jnp.where(inst.real, 1.0 / jnp.maximum(n_real, 1), 0.0).astype(dtype)
-    w = jnp.where(inst.ok, w, uniform)
-    fallback = jnp.where(n_real == 1, 0.0, jnp.inf).astype(dtype)
+    # no unique best (or fewer than 2 real arms): uniform over the tied best arms
+    n_top = jnp.sum(inst.top)
+    tied = jnp.where(inst.top, 1.0 / jnp.maximum(n_top, 1), 0.0).astype(dtype)
+    w = jnp.where(inst.ok, w, tied)
+    fallback = jnp.where(jnp.sum(inst.real) == 1, 0.0, jnp.inf).astype(dtype)
     return jnp.where(inst.ok, t_star, fallback), w
 
 
@@ -208,12 +228,18 @@ def _gaussian(inst: _Instance, beta, dtype) -> tuple[Array, Array]:
 
 # ------------------------------------------------------------------ Bernoulli
 def _ln1p(e, ratio):
-    """``ln(1 + e)`` given ``e`` and ``ratio = 1 + e``, each computed accurately:
-    ``log1p(e)``, or ``ln(ratio)`` for ``e < -1/2`` (where ``e`` may round to -1)."""
+    """``ln(1 + e)`` given ``e`` and ``ratio = 1 + e``, each computed accurately, with one
+    logarithm: ``ln(ratio)`` for ``e < -1/2`` (where ``e`` may round to -1), else
+    ``ln(u) e / (u - 1)`` with ``u = 1 + e`` rounded (D. Goldberg, "What every computer
+    scientist should know about floating-point arithmetic", ACM Computing Surveys 23(1),
+    1991, Theorem 4: within a few ulp of ``log1p(e)``), ``e`` when ``u = 1``."""
     low = e < -0.5
-    return jnp.where(
-        low, jnp.log(jnp.where(low, ratio, 1.0)), jnp.log1p(jnp.where(low, 0.0, e))
-    )
+    u = jnp.where(low, ratio, 1.0 + e)
+    log = jnp.log(u)
+    step = u - 1.0
+    flat = step == 0.0
+    scaled = log * (e / jnp.where(flat, 1.0, step))
+    return jnp.where(low, log, jnp.where(flat, e, scaled))
 
 
 def _series(e):
@@ -233,7 +259,7 @@ def _series(e):
 def _kl(p, pc, q, qc, diff) -> Array:
     """Bernoulli ``kl(p, q)`` from ``p``, ``pc = 1 - p``, ``q``, ``qc = 1 - q`` (``q``,
     ``qc > 0``) and ``diff = p - q``, each computed where it is accurate (module
-    docstring); ``p`` or ``pc = 0`` is exact (``0 ln 0 = 0``). Four logarithms."""
+    docstring); ``p`` or ``pc = 0`` is exact (``0 ln 0 = 0``). Two logarithms."""
     inv_q, inv_qc = 1.0 / q, 1.0 / qc
     terms = []
     for weight, e, ratio in (
