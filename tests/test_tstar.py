@@ -430,6 +430,15 @@ def test_dtype_and_errors():
         beta_optimal_weights("bernoulli", jnp.array([0.2, 0.5]), jnp.ones(2, bool), 1.0)
     with pytest.raises(ValueError, match="sigma"):
         optimal_weights("gaussian", jnp.array([0.2, 0.5]), jnp.ones(2, bool), 0.0)
+    # traced invalid numbers cannot raise: NaN, not a silently wrong number
+    means, mask = jnp.array([0.2, 0.5, 0.4]), jnp.ones(3, bool)
+    for beta in (0.0, 1.0, 1.5):
+        t, w = jax.jit(lambda b: beta_optimal_weights("bernoulli", means, mask, b))(
+            beta
+        )
+        assert np.isnan(t) and np.isnan(w).all()
+    t, w = jax.jit(lambda s: optimal_weights("gaussian", means, mask, s))(-1.0)
+    assert np.isnan(t) and np.isnan(w).all()
 
 
 FORBIDDEN = {

@@ -39,14 +39,15 @@ the divergences involved are finite, so ``T*`` and ``w*`` are finite and well de
 that is not the unique best is a tie with the best (refused, below); ``d(mu_1, mu_2)``
 may be infinite (``mu_2 = 0``), which the bracket below does not use.
 
-Root finding: ``x_a(y)`` by bisection on ``g_a(x) = y`` over ``[0, X]`` (``X``
-doubled until ``g_a(X) > y``), with the Newton steps that stay inside the bracket, to
-2 ulp; ``y*`` by Brent's method over ``(0, y_c]``, where ``y_c =
-g_2(x_c)`` with ``m_2(x_c)`` the Chernoff point of arms 1 and 2 (``d(mu_1, m) =
-d(mu_2, m)``, so the second arm's term of ``F`` is 1 there and ``F(y_c) >= 1``):
-``m = (mu_1 + mu_2) / 2`` (Gaussian), ``logit(m) = (phi(mu_1) - phi(mu_2)) / (mu_1 -
-mu_2)`` with ``phi(p) = p ln p + (1 - p) ln(1 - p)`` (Bernoulli). Tolerances are at
-float64 resolution (``xtol = 1e-300``, ``rtol = 4 eps``).
+Root finding: ``x_a(y)`` by bisection on ``g_a(x) = y`` over ``[0, X]`` (``X`` doubled
+until ``g_a(X) > y``), taking the Newton steps that stay inside the bracket, to float64
+resolution (:func:`_xs`); ``y*`` by Brent's method (``xtol = 1e-300``, ``rtol = 4 eps``)
+over ``(0, y_c]``, where ``y_c = g_2(x_c)`` with ``m_2(x_c)`` the Chernoff point of arms 1
+and 2 (``d(mu_1, m) = d(mu_2, m)``, so the second arm's term of ``F`` is 1 there and
+``F(y_c) >= 1``): ``m = (mu_1 + mu_2) / 2`` (Gaussian), ``logit(m) = (phi(mu_1) -
+phi(mu_2)) / (mu_1 - mu_2)`` with ``phi(p) = p ln p + (1 - p) ln(1 - p)`` (Bernoulli);
+``x_c`` is doubled while rounding leaves ``F(y_c) <= 1``. ``tests/test_tstar.py`` checks
+the result against SLSQP on the max-min definition itself.
 
 The traced, fixed-iteration JAX version that policies call at every step is
 :mod:`jbandits.policies.blocks.tstar`; this module is the host oracle (experiments'

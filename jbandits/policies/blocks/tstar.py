@@ -125,7 +125,8 @@ def optimal_weights(
 
     ``family`` (static): ``"bernoulli"`` or ``"gaussian"`` (known ``sigma``; ``w*`` does
     not depend on it and ``T*`` scales as ``sigma^2``). ``arm_mask [K]`` bool marks the
-    real arms. ``means`` and ``sigma`` may be tracers; batch with ``jax.vmap``.
+    real arms. ``means`` and ``sigma`` may be tracers; batch with ``jax.vmap``. A
+    ``sigma <= 0`` raises ValueError, or gives NaN when traced.
 
     Ties for the best (``T* = +inf``, ``w`` uniform on the tied arms), one real arm
     (``T* = 0``) and Bernoulli means 0 / 1 (exact) are defined: module docstring.
@@ -145,7 +146,7 @@ def beta_optimal_weights(
 
     ``T*_beta = 1 / Gamma*_beta`` of Russo (2020) / Shang et al. (2020); the outputs for
     ties, one arm and Bernoulli edge means are those of :func:`optimal_weights`. A
-    ``beta`` outside ``(0, 1)`` gives NaN (checked when concrete).
+    ``beta`` outside ``(0, 1)`` raises ValueError, or gives NaN when traced.
     """
     _validate.in_range("beta", beta, 0.0, 1.0, low_open=True, high_open=True)
     return _weights(family, means, arm_mask, sigma, beta)
@@ -200,7 +201,12 @@ def _weights(family: str, means, arm_mask, sigma, beta) -> tuple[Array, Array]:
     tied = jnp.where(inst.top, 1.0 / jnp.maximum(n_top, 1), 0.0).astype(dtype)
     w = jnp.where(inst.ok, w, tied)
     fallback = jnp.where(jnp.sum(inst.real) == 1, 0.0, jnp.inf).astype(dtype)
-    return jnp.where(inst.ok, t_star, fallback), w
+    t_star = jnp.where(inst.ok, t_star, fallback)
+    # a traced sigma <= 0 or beta outside (0, 1) (concrete ones raise above): NaN
+    valid = sigma > 0.0
+    if beta is not None:
+        valid = valid & (beta > 0.0) & (beta < 1.0)
+    return jnp.where(valid, t_star, jnp.nan), jnp.where(valid, w, jnp.nan)
 
 
 # ------------------------------------------------------------------ Gaussian
