@@ -260,14 +260,15 @@ def kl_bernoulli(x: float, y: float) -> float:
 
 def bar_panel(title: str, labels: list, series: dict, ylabel="mean stopping time"):
     """A panel with the algorithms on the x axis (index into ``labels``, named in the
-    title) and one curve per series ``name -> [(mean, lo, hi)] per label``."""
+    x label) and one curve per series ``name -> [(mean, lo, hi)] per label``; log y."""
     x = np.arange(len(labels))
     curves = {}
     for name, vals in series.items():
         arr = np.asarray(vals, float).reshape(len(labels), 3)
         curves[name] = {"x": x, "mean": arr[:, 0], "lo": arr[:, 1], "hi": arr[:, 2]}
-    names = ", ".join(f"{i}={lab}" for i, lab in enumerate(labels))
-    return _core.panel(f"{title}\n({names})", "algorithm", ylabel, curves)
+    names = " ".join(f"{i}:{lab}" for i, lab in enumerate(labels))
+    out = _core.panel(title, names, ylabel + " (log)", curves)
+    return out | {"logy": True}
 
 
 def mean_ci(x) -> tuple[float, float, float]:

@@ -32,7 +32,12 @@ DEFAULT = ("apt", "thompson", "sequential_halving")  # + the ucb1-random variant
 
 #: registered policies that stay on XLA, with the reason (a substring of the
 #: fall-back's one-line message)
-NOT_FUSED: dict = {}
+NOT_FUSED: dict = {
+    # the posterior quadrature sorts the breakpoints of all arms' panels together
+    # (blocks/posterior._panels: [K, P + 1] -> [K (P + 1)]), a reshape across the
+    # kernel's arm axis
+    "ttts": "reshape",
+}
 
 #: extra variants: (id, registry name, factory keyword arguments)
 VARIANTS = [
