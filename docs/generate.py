@@ -49,6 +49,7 @@ API = [
     ("jbandits.sim", "Batched entry points", None),
     ("jbandits.sim.replication", "One replication (shared by both backends)", None),
     ("jbandits.sim.engine", "Engine", None),
+    ("jbandits.sim.trace", "Trace equivalence: check a policy arm for arm", None),
     ("jbandits.core.types", "Types", None),
     ("jbandits.analysis.plotting", "Plotting", None),
     ("jbandits.policies.blocks.arms", "Arm building blocks", None),
