@@ -15,6 +15,12 @@ and reused, so the resumed run ends bit-identical to an uninterrupted one. The
 manifest's ``status`` is ``"running"`` until :meth:`Store.finish` marks it
 ``"complete"``: an interrupted run is visible as such.
 
+Every part carries its identity and the manifest records the SHA-256 of its bytes, so
+a part that was damaged, truncated or swapped with another is refused with an error
+naming it (:class:`StoreDamaged`: delete it and rerun, and exactly its chunk is
+recomputed); see :mod:`jbandits.analysis.store_check`. Reading a finished store
+writes nothing (a read-only mount is fine).
+
 Array fields (``[C]`` checkpoints, ``[K]`` pulls) are Parquet fixed-size lists, so any
 Parquet reader (pandas, polars, DuckDB, Spark) opens the parts. Needs ``pyarrow``
 (``pip install "jbandits[sweeps]"``).
@@ -23,7 +29,6 @@ Parquet reader (pandas, polars, DuckDB, Spark) opens the parts. Needs ``pyarrow`
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
@@ -31,7 +36,15 @@ from typing import Any
 
 import numpy as np
 
-FORMAT = 1
+from jbandits.analysis import store_check as _check
+from jbandits.analysis.store_check import (  # noqa: F401  (re-exported)
+    FORMAT,
+    FORMATS,
+    StoreDamaged,
+    _folder,
+    _same_table,
+    digest,
+)
 
 
 class StoreMismatch(ValueError):
@@ -97,6 +110,11 @@ class Store:
       fingerprint: any JSON-able description of the work; reopening a store written
         for different work raises ValueError instead of mixing results.
       meta: extra JSON-able information kept in the manifest.
+
+    Raises:
+      TypeError / ValueError: ``path`` is not a path, is empty or names a file.
+      StoreMismatch: the folder holds a store of other work.
+      StoreDamaged: its manifest is not a manifest of a format this version reads.
     """
 
     def __init__(
@@ -106,8 +124,9 @@ class Store:
         meta: dict | None = None,
         writer: bool | None = None,
     ):
-        self.path = os.fspath(path)
-        os.makedirs(self.path, exist_ok=True)
+        self.path = _folder(path)
+        if not os.path.isdir(self.path):
+            os.makedirs(self.path, exist_ok=True)
         self._manifest_path = os.path.join(self.path, "manifest.json")
         # with several processes (jax.distributed) only process 0 writes the
         # manifest; the others read what it recorded (no read-modify-write races)
@@ -123,7 +142,8 @@ class Store:
                 "chunk_sizes": {},
                 "meta": meta or {},
             }
-            self._write_manifest(manifest)
+            with _check.locked(self.path):
+                self._write_manifest(manifest)
         elif fingerprint is not None and manifest.get("fingerprint") != fp:
             raise StoreMismatch(
                 f"store {self.path} holds results of different work; use another path "
@@ -132,16 +152,25 @@ class Store:
         elif manifest.get("status") == "complete" or not self.writer:
             pass
         else:
-            manifest["status"] = "running"
-            self._write_manifest(manifest)
+            self._update(lambda m: m.update(status="running"))
+        self.tag = _check.sha256(
+            json.dumps(manifest.get("fingerprint"), sort_keys=True).encode()
+        )[:16]
 
     # ---------------------------------------------------------------- manifest
     def manifest(self) -> dict | None:
-        try:
-            with open(self._manifest_path) as f:
-                return json.load(f)
-        except FileNotFoundError:
-            return None
+        """The manifest (None before one is written); StoreDamaged if it is not a
+        manifest of a format this version reads."""
+        return _check.parse_manifest(self._manifest_path, self.path)
+
+    def _update(self, change) -> dict:
+        """Re-read the manifest, ``change(manifest)`` it and write it back, under a
+        lock on the folder (two writers keep each other's records)."""
+        with _check.locked(self.path):
+            manifest = self.manifest()
+            change(manifest)
+            self._write_manifest(manifest)
+        return manifest
 
     def _wait_manifest(self, timeout: float = 600.0) -> dict:
         return _poll(self.manifest, timeout, 0.1, f"no manifest in {self.path}")
@@ -166,11 +195,13 @@ class Store:
         A non-writing process (not process 0) waits for process 0's record, so every
         process splits the work into the same chunks."""
         if self.writer:
-            manifest = self.manifest()
-            sizes = manifest.setdefault("chunk_sizes", {})
+            sizes = self.manifest().get("chunk_sizes", {})
             if group not in sizes:
-                sizes[group] = int(proposed)
-                self._write_manifest(manifest)
+                sizes = self._update(
+                    lambda m: m.setdefault("chunk_sizes", {}).setdefault(
+                        group, int(proposed)
+                    )
+                )["chunk_sizes"]
             return int(sizes[group])
         size = _poll(
             lambda: self.manifest().get("chunk_sizes", {}).get(group),
@@ -181,12 +212,17 @@ class Store:
         return int(size)
 
     def finish(self, **info) -> None:
-        """Mark the run complete (and record ``info`` in the manifest)."""
-        manifest = self.manifest()
-        manifest["status"] = "complete"
-        manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
-        manifest.setdefault("meta", {}).update(info)
-        self._write_manifest(manifest)
+        """Mark the run complete (and record ``info`` in the manifest); a store
+        already complete is left as it is (reading one back writes nothing)."""
+        if not self.writer or self.complete:
+            return
+
+        def done(manifest):
+            manifest["status"] = "complete"
+            manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+            manifest.setdefault("meta", {}).update(info)
+
+        self._update(done)
 
     # ------------------------------------------------------------------ chunks
     def _part(self, group: str, chunk: int) -> str:
@@ -195,8 +231,10 @@ class Store:
     def has(self, group: str, chunk: int) -> bool:
         return os.path.exists(self._part(group, chunk))
 
-    def write(self, group: str, chunk: int, part: dict) -> None:
-        """Write one chunk's ``{field: array [lanes, ...]}`` atomically."""
+    def write(self, group: str, chunk: int, part: dict, span=None) -> None:
+        """Write one chunk's ``{field: array [lanes, ...]}`` atomically, with its
+        identity (this store, ``group``, ``chunk``, the lane ``span`` ``(start,
+        stop)``), and record the SHA-256 of its bytes in the manifest."""
         pa, pq = _arrow()
         columns = {}
         for name, value in part.items():
@@ -211,15 +249,45 @@ class Store:
                 columns[name] = pa.FixedSizeListArray.from_arrays(flat, width)
         table = pa.table(columns)
         shapes = {n: list(np.shape(v)[1:]) for n, v in part.items() if n[0] != "_"}
-        table = table.replace_schema_metadata({"shapes": json.dumps(shapes)})
+        identity = self._identity(group, chunk, span)
+        table = table.replace_schema_metadata(
+            {"shapes": json.dumps(shapes), _check.IDENTITY: json.dumps(identity)}
+        )
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink)
+        data = sink.getvalue().to_pybytes()
         final = self._part(group, chunk)
         os.makedirs(os.path.dirname(final), exist_ok=True)
-        write_atomic(final, lambda tmp: pq.write_table(table, tmp))
 
-    def read(self, group: str, chunk: int) -> dict:
-        """One chunk back as ``{field: array [lanes, ...]}`` (exact dtypes)."""
-        _, pq = _arrow()
-        table = pq.read_table(self._part(group, chunk))
+        def put(tmp):
+            with open(tmp, "wb") as f:
+                f.write(data)
+
+        with _write_section(), _check.locked(self.path):  # the part and its record
+            write_atomic(final, put)
+            self._record(group, chunk, _check.sha256(data))
+
+    def _identity(self, group: str, chunk: int, span) -> dict:
+        start, stop = (None, None) if span is None else map(int, span)
+        return {"store": self.tag, "group": group, "chunk": int(chunk),
+                "start": start, "stop": stop}  # fmt: skip
+
+    def _record(self, group: str, chunk: int, sha: str) -> None:
+        """Record a part's digest (the writing process only; under the lock)."""
+        if not self.writer:
+            return
+        manifest = self.manifest()
+        manifest.setdefault("parts", {}).setdefault(group, {})[
+            _check.part_key(chunk)
+        ] = sha
+        self._write_manifest(manifest)
+
+    def read(self, group: str, chunk: int, span=None) -> dict:
+        """One chunk back as ``{field: array [lanes, ...]}`` (exact dtypes), checked:
+        :class:`StoreDamaged` (naming the file: delete it and rerun) unless its bytes
+        match the digest the manifest records and it is ``chunk`` of ``group`` of
+        this store (lanes ``span = (start, stop)`` when given)."""
+        table = self._checked_table(group, chunk, span)
         shapes = json.loads(table.schema.metadata[b"shapes"])
         out = {}
         for name in table.column_names:
@@ -231,6 +299,38 @@ class Store:
             else:
                 out[name] = col.to_numpy(zero_copy_only=False)
         return out
+
+    def _checked_table(self, group: str, chunk: int, span):
+        pa, pq = _arrow()
+        file = self._part(group, chunk)
+        try:
+            with open(file, "rb") as f:
+                data = f.read()
+        except OSError as err:
+            raise _check.damaged(file, f"cannot be read ({err})") from None
+        manifest = self.manifest() or {}
+        recorded = manifest.get("parts", {}).get(group, {}).get(_check.part_key(chunk))
+        sha = _check.sha256(data)
+        if recorded is not None and recorded != sha:
+            raise _check.damaged(
+                file,
+                f"is not the part the manifest recorded ({len(data)} bytes, SHA-256 "
+                f"{sha[:12]}..., recorded {recorded[:12]}...: changed, truncated or "
+                "swapped with another part)",
+            )
+        try:
+            table = pq.read_table(pa.BufferReader(data))
+        except Exception as err:  # noqa: BLE001  (pyarrow raises many kinds)
+            raise _check.damaged(
+                file, f"is not a readable Parquet file ({type(err).__name__}: {err})"
+            ) from None
+        want = self._identity(group, chunk, span)
+        rows = None if span is None else int(span[1]) - int(span[0])
+        _check.check_part(table, file, want, rows)
+        if recorded is None and self.writer and manifest.get("status") == "running":
+            with _check.locked(self.path):  # checked from now on
+                self._record(group, chunk, sha)
+        return table
 
     def wait(self, group: str, num_chunks: int, timeout: float = 86400.0) -> None:
         """Block until every chunk of ``group`` exists (other processes' share)."""
@@ -260,31 +360,9 @@ class Store:
         ]
         table = pa.Table.from_pylist(rows)
         final = os.path.join(self.path, "cells.parquet")
+        if self.complete and _same_table(pq, final, table):
+            return  # a finished store read back: nothing to write
         write_atomic(final, lambda tmp: pq.write_table(table, tmp))
-
-
-def digest(value) -> str:
-    """SHA-1 of a pytree's structure and leaf bytes (arrays, keys, numbers, strings).
-
-    A function has no digest (TypeError): its byte code does not identify what it
-    closes over, so stores are keyed on registered names, static arguments and
-    numbers instead."""
-    import jax
-
-    leaves, treedef = jax.tree_util.tree_flatten(value)
-    h = hashlib.sha1(str(treedef).encode())
-    for leaf in leaves:
-        if callable(leaf) and not hasattr(leaf, "shape"):
-            raise TypeError(f"cannot fingerprint the function {leaf!r}")
-        if hasattr(leaf, "shape") or isinstance(leaf, (list, tuple)):
-            if jax.dtypes.issubdtype(getattr(leaf, "dtype", None), jax.dtypes.prng_key):
-                leaf = jax.random.key_data(leaf)
-            arr = np.asarray(jax.device_get(leaf))
-            h.update(str((arr.shape, arr.dtype.str)).encode())
-            h.update(np.ascontiguousarray(arr).tobytes())
-        else:
-            h.update(repr(leaf).encode())
-    return h.hexdigest()
 
 
 def _poll(probe, timeout: float, interval: float, what: str):
