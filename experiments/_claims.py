@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from experiments import _write
 from experiments._core import Claim
 from jbandits.analysis import metrics
 
@@ -196,7 +197,9 @@ def rate(x) -> tuple[float, float, float]:
 
 
 def fmt_ci(mean: float, lo: float, hi: float, digits: int = 4) -> str:
-    return f"{mean:.{digits}g} [{lo:.{digits}g}, {hi:.{digits}g}]"
+    """``"mean [lo, hi]"`` at ``digits`` significant digits; a table prints its column
+    at one precision (:class:`experiments._write.Interval`)."""
+    return _write.Interval(mean, lo, hi, digits)
 
 
 def fmt_rate(x, digits: int = 3) -> str:

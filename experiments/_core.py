@@ -87,6 +87,9 @@ class Experiment:
     # rough wall time of the full and quick versions on a laptop-class CPU, shown by
     # ``python -m experiments list`` (e.g. "full ~5 min, quick ~1 min"; "" = unknown)
     estimate: str = ""
+    # labels of the paper's own algorithm(s): drawn to stand out in the figure
+    # (jbandits.analysis.plotting.plot_panels(highlight=...)); the others are baselines
+    highlight: tuple = ()
 
 
 EXPERIMENTS: dict[str, Experiment] = {}

@@ -1,4 +1,4 @@
-"""The fixed-budget BAI setup of Lalitha et al. (UAI 2023, seed 004), shared by
+"""The fixed-budget BAI setup of Lalitha et al. (UAI 2023), shared by
 ``shvar-fig2``, ``-fig2-parity``, ``-fig3`` (:mod:`experiments.shvar`) and
 ``shvar-fig5``, ``-fig6`` (:mod:`experiments.shvar_movielens`): the algorithms on a
 ``[P, N]`` grid (points x instances), the runner call and the claims of the

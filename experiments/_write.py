@@ -24,12 +24,71 @@ if TYPE_CHECKING:  # _core imports this module
     from experiments._core import Config, Experiment
 
 
+class Interval(str):
+    """``"mean [lo, hi]"`` as text (what :mod:`experiments._claims` formats) that keeps
+    its three numbers, so that :func:`markdown_table` can print a whole column at one
+    precision."""
+
+    values: tuple[float, float, float]
+
+    def __new__(cls, mean: float, lo: float, hi: float, digits: int = 4):
+        text = f"{mean:.{digits}g} [{lo:.{digits}g}, {hi:.{digits}g}]"
+        out = super().__new__(cls, text)
+        out.values = (float(mean), float(lo), float(hi))
+        return out
+
+
+SIGNIFICANT, MAX_DECIMALS = 3, 5  # the column's smallest value keeps 3 digits
+
+
+def _float_decimals(x: float) -> int:
+    """Decimals that print ``x`` as its 4 significant digits show it."""
+    text = f"{x:.4g}"
+    if "e" in text:
+        return max(0, -int(text.split("e")[1]) + 3)
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def column_decimals(cells: list) -> int | None:
+    """One number of decimals for a column's numbers: :class:`Interval` cells keep
+    :data:`SIGNIFICANT` digits in their smallest non-zero mean, float cells the
+    decimals their 4 significant digits need (both at most :data:`MAX_DECIMALS`);
+    None when the column has neither (text and integers print as they are)."""
+    means = [abs(c.values[0]) for c in cells if isinstance(c, Interval)]
+    floats = [c for c in cells if isinstance(c, float) and np.isfinite(c)]
+    if not means and not floats:
+        return None
+    decimals = [_float_decimals(x) for x in floats]
+    nonzero = [m for m in means if m > 0 and np.isfinite(m)]
+    if nonzero:
+        decimals.append(SIGNIFICANT - 1 - int(np.floor(np.log10(min(nonzero)))))
+    return int(min(max(decimals + [0]), MAX_DECIMALS))
+
+
+def _cell(value, decimals: int | None) -> str:
+    if decimals is None:
+        return str(value)
+    if isinstance(value, Interval):
+        m, lo, hi = value.values
+        return f"{m:.{decimals}f} [{lo:.{decimals}f}, {hi:.{decimals}f}]"
+    if isinstance(value, float) and np.isfinite(value):
+        return f"{value:.{decimals}f}"
+    return str(value)
+
+
 def markdown_table(rows: list[dict]) -> str:
+    """A Markdown table of ``rows`` (the first row's keys are the columns); numbers of
+    one column (:class:`Interval`, float) are printed with one number of decimals
+    (:func:`column_decimals`)."""
     if not rows:
         return ""
     cols = list(rows[0])
+    decimals = {c: column_decimals([r.get(c) for r in rows]) for c in cols}
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows]
+    lines += [
+        "| " + " | ".join(_cell(r.get(c, ""), decimals[c]) for c in cols) + " |"
+        for r in rows
+    ]
     return "\n".join(lines)
 
 
@@ -119,7 +178,12 @@ def run_into(exp: Experiment, cfg: Config, out: str) -> float:
     }
     with open(os.path.join(out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=2, default=str)
-    plot_panels(outcome.panels, os.path.join(out, "figure.png"), suptitle=exp.title)
+    plot_panels(
+        outcome.panels,
+        os.path.join(out, "figure.png"),
+        suptitle=exp.title,
+        highlight=exp.highlight,
+    )
     claims = [asdict(c) for c in outcome.claims]
     lines = [
         f"# {exp.title}",

@@ -217,8 +217,9 @@ for _n in range(1, 7):
             name=f"augucb-expt{_n}",
             title=f"Mukherjee et al. 2017, Fig. 1({'abcdef'[_n - 1]}): Expt {_n}, "
             f"{TITLES[_n]}",
-            source="seed 000 (Mukherjee, Naveen, Sudarsanam, Ravindran, IJCAI 2017), "
-            "Section 4 and Figure 1",
+            source="Mukherjee, Naveen, Sudarsanam, Ravindran, Thresholding Bandits "
+            "with Augmented UCB, IJCAI 2017, Section 4 and Figure 1",
             run=functools.partial(run_experiment, _n),
+            highlight=("AugUCB",),
         )
     )

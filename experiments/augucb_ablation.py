@@ -232,7 +232,9 @@ _core.register(
     _core.Experiment(
         name="augucb-ablation",
         title="AugUCB paper vs authors' code: one difference at a time (Expt 1, 5)",
-        source="seed 000 Section 4; spec thresholding-authors-code.md §1-§4",
+        source="Mukherjee, Naveen, Sudarsanam, Ravindran, Thresholding Bandits with "
+        "Augmented UCB, IJCAI 2017, Section 4, against the authors' published code",
         run=run,
+        highlight=("AugUCB paper", "AugUCB code"),
     )
 )

@@ -155,7 +155,10 @@ def _claims3(results: dict, arms: tuple) -> list:
     return rows
 
 
-SOURCE = "seed 002 (EUCBV, arXiv 1711.03591 v1), Section 5, "
+SOURCE = (
+    "Mukherjee, Naveen, Sudarsanam, Ravindran, Efficient-UCBV: An Almost Optimal "
+    "Algorithm using Variance Estimates, arXiv 1711.03591 v1 (2017), Section 5, "
+)
 for _n, _title, _figure in (
     (1, "20 Bernoulli arms, T = 60 000", "Figure 1(a)"),
     (2, "failure of TS, 100 Gaussian arms", "Figure 1(b)"),
@@ -178,5 +181,6 @@ for _n, _title, _figure in (
             f"Mukherjee et al. (EUCBV), Expt {_n}: {_title}",
             SOURCE + _figure,
             _run,
+            highlight=("EUCBV", "EUCBV (pulls)"),
         )
     )

@@ -252,7 +252,9 @@ _core.register(
     _core.Experiment(
         name="lsa-fig1",
         title="Tao et al. 2019, Fig. 1: thresholding with aggregate regret",
-        source="seed 001 (Tao, Blanco, Peng, Zhou, NeurIPS 2019), Section 5 and Figure 1",
+        source="Tao, Blanco, Peng, Zhou, Thresholding Bandit with Optimal Aggregate "
+        "Regret, NeurIPS 2019, Section 5 and Figure 1",
         run=run,
+        highlight=("LSA",),
     )
 )

@@ -1,4 +1,4 @@
-"""Lalitha et al. (UAI 2023, seed 004) Figures 2 and 3: Gaussian fixed-budget BAI.
+"""Lalitha et al. (UAI 2023) Figures 2 and 3: Gaussian fixed-budget BAI.
 
 * ``shvar-fig2``: Gaussian bandit of §5.1, K = 64, error vs budget n.
 * ``shvar-fig2-parity``: the same with the variances' parity read on 0-based indices.
@@ -85,7 +85,7 @@ def run_fig2(cfg: _core.Config) -> _core.Outcome:
     notes = [
         f"Arm-variance parity: {parity} (one_based = the paper's text: arm 1, the best, "
         "is odd and has variance 0.1).",
-        "A new perturbed instance per run (S004 §5.1); best arm = argmax of the realised means.",
+        "A new perturbed instance per run (Lalitha et al. 2023, Sec. 5.1); best arm = argmax of the realised means.",
         f"Budget grid {list(map(int, budgets))} is ours: the paper's grid is not in the text.",
         "VBR* = spec §5.9 provisional placeholder (SR schedule, widest-interval sampling, "
         "reject lowest upper bound); R-FFS was not available.",
@@ -128,7 +128,10 @@ def _parity(cfg: _core.Config) -> _core.Outcome:
     return run_fig2(_core.Config(**{**cfg.__dict__, "reps": reps, "extra": extra}))
 
 
-SOURCE = "seed 004 (Lalitha, Kalantari, Ma, Deoras, Kveton, UAI 2023), Section 5"
+SOURCE = (
+    "Lalitha, Kalantari, Ma, Deoras, Kveton, Fixed-Budget Best-Arm Identification "
+    "with Heterogeneous Reward Variances, UAI 2023, Section 5"
+)
 for _name, _title, _fn in (
     ("shvar-fig2", "Fig. 2: Gaussian bandit, K=64, error vs n", run_fig2),
     ("shvar-fig3", "Fig. 3: Gaussian bandit, n=5000, error vs K", run_fig3),
@@ -139,5 +142,11 @@ for _name, _title, _fn in (
     ),
 ):
     _core.register(
-        _core.Experiment(_name, f"Lalitha et al. 2023, {_title}", SOURCE, _fn)
+        _core.Experiment(
+            _name,
+            f"Lalitha et al. 2023, {_title}",
+            SOURCE,
+            _fn,
+            highlight=("SHVar", "SHAdaVar"),
+        )
     )

@@ -1,4 +1,4 @@
-"""Lalitha et al. (UAI 2023, seed 004) Figures 5 and 6: MovieLens fixed-budget BAI.
+"""Lalitha et al. (UAI 2023) Figures 5 and 6: MovieLens fixed-budget BAI.
 
 ``shvar-fig5`` / ``shvar-fig6``: the MovieLens bandit of §5.2 (a completed ratings
 matrix; each run draws new movies near a fresh synthetic instance), K = 64 / 128,
@@ -78,7 +78,10 @@ def run_movielens(cfg: _core.Config, fig: int) -> _core.Outcome:
     return S.outcome(err, budgets, "n", title, claims, notes)
 
 
-SOURCE = "seed 004 (Lalitha, Kalantari, Ma, Deoras, Kveton, UAI 2023), Section 5"
+SOURCE = (
+    "Lalitha, Kalantari, Ma, Deoras, Kveton, Fixed-Budget Best-Arm Identification "
+    "with Heterogeneous Reward Variances, UAI 2023, Section 5"
+)
 for _fig, _k in ((5, 64), (6, 128)):
     _core.register(
         _core.Experiment(
@@ -86,5 +89,6 @@ for _fig, _k in ((5, 64), (6, 128)):
             f"Lalitha et al. 2023, Fig. {_fig}: MovieLens, K={_k}, error vs n",
             SOURCE,
             functools.partial(run_movielens, fig=_fig),
+            highlight=("SHVar", "SHAdaVar"),
         )
     )

@@ -1,4 +1,4 @@
-"""Gabillon, Ghavamzadeh, Lazaric (NIPS 2012, seed 003): UGapEb and UGapEc.
+"""Gabillon, Ghavamzadeh, Lazaric (NIPS 2012): UGapEb and UGapEc.
 
 The paper's own experiments live in its technical report (Appendix C), which we do
 not have, so these are our problems, not a reproduction of the paper's figures:
@@ -92,14 +92,14 @@ def run_budget(cfg: _core.Config) -> _core.Outcome:
                 f"(ours, no paper figure) UGapEb vs SR/SAR/UCB-E, m={m}, eps={eps}",
                 f"UGapEb lowest or tied-lowest mean error at {wins}/{P} budgets",
                 C.NOT_TESTABLE,
-                "S003's experiments are in its technical report (not available)",
+                "Gabillon et al.'s experiments are in its technical report (not available)",
             )
         )
     arrays["budgets"] = budgets
     notes = [
-        "S003's own experiments live in its technical report (App. C), which we do not "
+        "Gabillon et al.'s own experiments live in its technical report (App. C), which we do not "
         "have: the problems and budgets here are ours.",
-        f"Bernoulli means {MEANS.tolist()}; UGapEb a = (n - K)/(4 H_eps) (S003 Thm 1); "
+        f"Bernoulli means {MEANS.tolist()}; UGapEb a = (n - K)/(4 H_eps) (Gabillon et al. 2012, Thm 1); "
         "UCB-E a = (n - K)/H1; SR/SAR exact schedules.",
         "Error = 1{r_Omega > eps} (spec AMB-1); for m = 1, SR/UCB-E output one arm.",
     ]
@@ -107,7 +107,7 @@ def run_budget(cfg: _core.Config) -> _core.Outcome:
 
 
 def claim_confidence(m: int, deltas, err) -> _core.Claim:
-    """S003 Thm 2, P(r_Omega > eps) <= delta, at every delta: ``err [P, N]`` are the
+    """Gabillon et al. (2012) Thm 2, P(r_Omega > eps) <= delta, at every delta: ``err [P, N]`` are the
     0/1 errors at stopping of the N runs at each of the P deltas. A delta holds when
     the Wilson 95% CI of its error is at or below it and fails when the CI is above
     it; one failing delta refutes the guarantee, and it is undecided while some CI
@@ -126,7 +126,7 @@ def claim_confidence(m: int, deltas, err) -> _core.Claim:
     if verdict is None:
         verdict, note = C.UNDECIDED, C.undecided_note(note, why)
     return _core.Claim(
-        f"S003 Thm 2 (m={m}): P(r_Omega > eps) <= delta at stopping",
+        f"Gabillon et al. 2012, Thm 2 (m={m}): P(r_Omega > eps) <= delta at stopping",
         f"error CI at or below delta at {ok}/{n} values of delta, above it at "
         f"{fails}/{n}",
         verdict,
@@ -169,7 +169,7 @@ def run_confidence(cfg: _core.Config) -> _core.Outcome:
         claims.append(claim_confidence(m, deltas, err))
     arrays["deltas"] = deltas
     notes = [
-        "S003's own experiments live in its technical report (not available): problem ours.",
+        "Gabillon et al.'s own experiments live in its technical report (not available): problem ours.",
         f"Bernoulli means {CONF_MEANS.tolist()}, eps={CONF_EPS}, c=1/2, horizon {horizon}.",
     ]
     return _core.Outcome(panels, table, claims, arrays, notes)
@@ -191,7 +191,10 @@ for _name, _title, _fn in (
         _core.Experiment(
             name=_name,
             title=_title,
-            source="seed 003 (Gabillon, Ghavamzadeh, Lazaric, NIPS 2012); problems ours",
+            source="Gabillon, Ghavamzadeh, Lazaric, Best Arm Identification: A "
+            "Unified Approach to Fixed Budget and Fixed Confidence, NIPS 2012; "
+            "problems ours",
             run=_fn,
+            highlight=("UGapEb",),
         )
     )
