@@ -264,7 +264,9 @@ def _stop_on_interrupt(folder: str):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="jbandits", description=__doc__.split("\n")[0]
+        prog="jbandits",
+        description="jbandits sweep CONFIG.toml: a declarative sweep -> resumable "
+        "store + figure.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     sw = sub.add_parser(

@@ -33,9 +33,10 @@ def lsa(
     Args:
       num_arms: static K.
       threshold: theta (traced).
-      alpha: universal parameter alpha > 0 (traced); Tao et al. (NeurIPS 2019) use 1.35
-      in their experiments.
-      tie_break: static, "first" (lowest index) or "random" (see :mod:`jbandits.policies`).
+      alpha: universal parameter alpha > 0 (traced); Tao et al. (NeurIPS 2019,
+        Sec. 5) use 1.35 in their experiments.
+      tie_break: static, "first" (lowest index) or "random" (see
+        :mod:`jbandits.policies`).
 
     References:
       Tao, Blanco, Peng, Zhou. Thresholding Bandit with Optimal Aggregate Regret.
