@@ -60,9 +60,14 @@ def recommended_arm(output) -> np.ndarray:
     return np.where(picked.any(-1), picked.argmax(-1), -1)
 
 
-FIRST_CAP = 4  # the first round's cap, in units of T* log(1/delta) (at least 50 K)
-GROWTH = 4  # each later round's cap, times the previous one
-BATCH = 128  # lanes per chunk (fewer for fewer replications)
+# speed settings only (the runs are the same whatever they are): a chunk runs until its
+# last lane stops, so its cost is (lanes) x (its largest stopping time, up to the
+# round's cap). Measured on GK16 Table 1 (benchmarks/notes_fixed_confidence.md §1):
+# chunks of 32 lanes and caps growing x3 from 1.5 x the expected mean run 2.07 lane-
+# steps per useful pull for the Track-and-Stop rows, against 2.89 with 128 lanes and x4
+# from 3 x the mean; a Track-and-Stop step costs no more per lane in chunks of 32.
+GROWTH = 3  # each later round's cap, times the previous one
+BATCH = 32  # lanes per chunk (fewer for fewer replications)
 
 
 def caps(first: float, cap: int, num_arms: int) -> list[int]:
@@ -77,7 +82,9 @@ def caps(first: float, cap: int, num_arms: int) -> list[int]:
 
 def _lanes(algo, params, keys, todo, budget, cap, total, num_arms) -> runner.Lanes:
     """The lanes of one round: the replications ``todo`` at ``budget``, padded to
-    ``total`` lanes with copies of the first one at a budget of K pulls."""
+    ``total`` lanes (a multiple of the chunk size) with copies of the first one at a
+    budget of K pulls: the runner would otherwise fill the last chunk with copies of
+    real lanes run in full."""
     pad = total - todo.size
     budgets = np.r_[np.full(todo.size, budget), np.full(pad, num_arms)]
     hp = {name: np.full(total, v, float) for name, v in dict(algo.hp).items()}
@@ -128,12 +135,13 @@ def run(
         np.zeros(reps, bool), np.zeros((reps, k)),
     )  # fmt: skip
     todo = np.arange(reps)
-    # chunks of `batch` lanes and every round padded to at least that many (lanes at a
+    # chunks of `batch` lanes and every round padded to a multiple of that (lanes at a
     # budget of K, done at once), so that the rounds run one compiled program
     batch = min(BATCH, 2 ** max(1, math.ceil(math.log2(reps))))
     for budget in caps(cap if first is None else first, cap, k):
         n = todo.size
-        lanes = _lanes(algo, params, keys, todo, budget, cap, max(n, batch), width)
+        total = -(-n // batch) * batch
+        lanes = _lanes(algo, params, keys, todo, budget, cap, total, width)
         res = runner.execute(source, bandit, lanes, opts, batch_size=batch)
         res = {
             f: np.asarray(res[f])[:n]

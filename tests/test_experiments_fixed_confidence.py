@@ -82,7 +82,7 @@ def test_rounds_give_the_runs_of_one_call_at_the_cap():
     """_fc.run re-runs the unstopped replications with growing caps: the same stopping
     times, recommendations and pull counts as jbandits.simulate on a stack of copies
     at the cap (Chernoff-Racing on GK16's mu2, whose stopping times reach 10-50 times
-    the median: rounds of caps 200, 800, 3200, 12800, 20000 run here)."""
+    the median: rounds of caps 250, 750, 2250, 6750, 20000 run here)."""
     import jax
 
     import jbandits
@@ -101,7 +101,7 @@ def test_rounds_give_the_runs_of_one_call_at_the_cap():
     np.testing.assert_array_equal(runs.recommended, np.asarray(res.output).reshape(-1))
     np.testing.assert_array_equal(runs.pulls, np.asarray(res.pulls).reshape(reps, 5))
     assert runs.stop.max() > 800 and np.median(runs.stop) < 3200  # several rounds ran
-    assert _fc.caps(200, cap, 5) == [250, 1000, 4000, 16000, cap]
+    assert _fc.caps(200, cap, 5) == [250, 750, 2250, 6750, cap]
 
 
 # ------------------------------------------------------------------ tiny runs
