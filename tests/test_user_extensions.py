@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import os
+import subprocess
 import sys
 
 import jax
@@ -20,8 +21,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture
 def examples():
-    """The examples/ modules, imported for one test (the policy registered, then
-    unregistered: the registry-wide tests must not see it)."""
+    """The examples/ modules, imported for one test (their policies and family
+    registered, then unregistered: the registry-wide tests must not see them)."""
     sys.path.insert(0, ROOT)
     try:
         eg = importlib.import_module("examples.epsilon_greedy")
@@ -29,9 +30,17 @@ def examples():
         yield eg, exp
     finally:
         sys.path.remove(ROOT)
-        sys.modules.pop("examples.epsilon_greedy", None)
-        if "epsilon_greedy" in jbandits.names():
-            jbandits.core.registry.unregister("epsilon_greedy")
+        for module in (
+            "examples.epsilon_greedy",
+            "examples.exponential_family",
+            "exponential_family",  # imported by a sweep config
+        ):
+            sys.modules.pop(module, None)
+        for name in ("epsilon_greedy", "epsilon_greedy_glr"):
+            if name in jbandits.names():
+                jbandits.core.registry.unregister(name)
+        if "exponential" in jbandits.envs.family_names():
+            jbandits.envs.unregister_family("exponential")
 
 
 def _imports(path):
@@ -72,7 +81,8 @@ def test_a_user_policy_sweeps_its_number_with_one_program(examples):
 
 
 def test_a_user_reward_family_runs_and_its_means_are_honoured(examples):
-    bandit, params = examples[1].exponential([0.5, 1.0, 2.0])
+    bandit, params = jbandits.envs.make_family("exponential", [0.5, 1.0, 2.0])
+    assert bandit is examples[1].EXPONENTIAL
     policy = jbandits.make("ucb1", num_arms=3)
     res = jbandits.simulate(
         policy, bandit, params, jax.random.key(3), budget=200, num_reps=256,
@@ -83,3 +93,76 @@ def test_a_user_reward_family_runs_and_its_means_are_honoured(examples):
     expected = float(np.dot(pulls, [0.5, 1.0, 2.0]) / pulls.sum())
     assert abs(per_pull - expected) < 0.05 * expected
     assert pulls[2] > pulls[0]
+
+
+def test_the_user_policy_matches_its_plain_python_version_arm_for_arm(examples):
+    case = examples[0].CASE
+    assert jbandits.sim.trace.check_case(case, seed=1, num_instances=40) == 40
+
+    # the harness can fail: a reference that explores with 1 - epsilon differs
+    def wrong(inst, draws):
+        hp = {"epsilon": 1.0 - float(inst.hp["epsilon"])}
+        return examples[0].reference(inst._replace(hp=hp), draws)
+
+    with pytest.raises(AssertionError, match="arms differ"):
+        jbandits.sim.trace.check_case(case._replace(reference=wrong), num_instances=40)
+
+
+def test_the_stopping_variant_stops_and_recommends(examples):
+    bandit, params = jbandits.envs.bernoulli([0.1, 0.9])
+    policy = jbandits.make("epsilon_greedy_glr", num_arms=2, epsilon=0.5, delta=0.1)
+    res = jbandits.simulate(
+        policy, bandit, params, jax.random.key(0), budget=5000, num_reps=32,
+        progress=False,
+    )  # fmt: skip
+    assert bool(np.all(res.stopped)) and int(np.max(res.num_pulls)) < 5000
+    assert int(np.sum(np.asarray(res.output) == 1)) >= 30  # delta = 0.1
+
+
+def test_families_by_name(examples):
+    from jbandits.envs import families
+
+    assert {"bernoulli", "gaussian", "exponential"} <= set(families.family_names())
+    bandit, params = families.make_family("gaussian", [0.0, 1.0], std=2.0)
+    np.testing.assert_array_equal(params.stds, [2.0, 2.0])
+    with pytest.raises(ValueError, match="unknown reward family 'poisson'; known: "):
+        families.make_family("poisson", [1.0, 2.0])
+    with pytest.raises(ValueError, match="takes no options, not 'std'|not 'std'"):
+        families.make_family("exponential", [1.0, 2.0], std=1.0)
+    with pytest.raises(ValueError, match="already registered"):
+        families.register_family("exponential", lambda means: None)
+    with pytest.raises(ValueError, match="must be"):
+        families.make_family("exponential", [1.0, -2.0])
+
+
+def test_a_sweep_config_names_a_users_family(examples, tmp_path):
+    from jbandits.cli import config
+
+    cfg = config.load(os.path.join(ROOT, "examples", "sweep_exponential.toml"))
+    assert cfg["bandit"] == "exponential"
+    path = tmp_path / "bad.toml"
+    with open(os.path.join(ROOT, "examples", "sweep_exponential.toml")) as f:
+        text = f.read().replace(
+            '"exponential_family.py"',
+            repr(os.path.join(ROOT, "examples", "exponential_family.py")),
+        )
+    path.write_text(text.replace('bandit = "exponential"', 'bandit = "exponentail"'))
+    with pytest.raises(config.ConfigError, match="did you mean 'exponential'.*known: "):
+        config.load(str(path))
+    path.write_text(text.replace("exponential_family.py", "no_such_file.py"))
+    with pytest.raises(config.ConfigError, match=r"imports\[0\]: cannot import"):
+        config.load(str(path))
+    path.write_text(text.replace("[instances]", "[instances]\nstd = 1.0"))
+    with pytest.raises(config.ConfigError, match="std does not apply"):
+        config.load(str(path))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["epsilon_greedy.py", "exponential_family.py"])
+def test_the_examples_run_as_scripts(script, tmp_path):
+    env = dict(os.environ, JAX_PLATFORMS="cpu", JBANDITS_PROGRESS="0")
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "examples", script)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -10,7 +10,11 @@ See :mod:`jbandits.cli.main` for the file's layout.
 from __future__ import annotations
 
 import difflib
+import importlib
+import importlib.util
 import math
+import os
+import sys
 
 try:  # Python >= 3.11
     import tomllib
@@ -93,6 +97,74 @@ class Name:
         ok = isinstance(value, str) and 0 < len(value) <= 128
         ok = ok and not value.startswith(".") and value.strip() == value
         if not ok or any(c in value for c in "/\\") or not value.isprintable():
+            raise ConfigError(f"{where} must be {self.what}, got {value!r}")
+
+
+class Family:
+    """A registered reward family (:mod:`jbandits.envs.families`): the built-in
+    ones, or one registered by a module the config ``imports``."""
+
+    what = "a registered reward family"
+
+    def check(self, value, where):
+        from jbandits.envs import families
+
+        known = families.family_names()
+        if not isinstance(value, str) or value not in known:
+            close = difflib.get_close_matches(str(value), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(
+                f"{where} must be {self.what}{hint}, got {value!r}; known: "
+                f"{', '.join(known)} (a family of your own: register it in a module "
+                "and name the module in `imports`)"
+            )
+
+
+def import_modules(entries, base: str) -> None:
+    """Import the config's ``imports``: a module name (importable from the current
+    folder or ``sys.path``), or a ``.py`` file (relative to ``base``, the config's
+    folder). Their registrations (policies, reward families) then apply; the
+    modules' code runs as on any import. ConfigError if one cannot be imported."""
+    ListOf(Str(), "a non-empty list of module names or .py files").check(
+        entries, "imports"
+    )
+    for i, entry in enumerate(entries):
+        try:
+            if entry.endswith(".py"):
+                path = os.path.abspath(os.path.join(base, entry))
+                name = os.path.splitext(os.path.basename(path))[0]
+                loaded = sys.modules.get(name)
+                if getattr(loaded, "__file__", None) == path:
+                    continue
+                spec = importlib.util.spec_from_file_location(name, path)
+                if spec is None or not os.path.isfile(path):
+                    raise FileNotFoundError(f"no file {path}")
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    del sys.modules[name]
+                    raise
+            else:
+                sys.path.insert(0, os.getcwd())
+                try:
+                    importlib.import_module(entry)
+                finally:
+                    sys.path.remove(os.getcwd())
+        except Exception as err:  # the user's module: report any failure, one line
+            raise ConfigError(
+                f"imports[{i}]: cannot import {entry!r}: {type(err).__name__}: {err}"
+            ) from None
+
+
+class Str:
+    """A non-empty string."""
+
+    what = "a non-empty string"
+
+    def check(self, value, where):
+        if not isinstance(value, str) or not value:
             raise ConfigError(f"{where} must be {self.what}, got {value!r}")
 
 
@@ -205,7 +277,8 @@ INSTANCES = Table(
 SCHEMA = Table(
     {
         "name": Name(),
-        "bandit": Choice("bernoulli", "gaussian"),
+        "imports": ListOf(Str(), "a non-empty list of module names or .py files"),
+        "bandit": Family(),
         "seed": Int(minimum=0, maximum=2**32 - 1),
         "reps": Int(minimum=1),
         "budgets": ListOf(Int(minimum=1), "a non-empty list of integers >= 1"),
@@ -230,9 +303,18 @@ def _unknown(key, known, where, noun="key") -> str:
     return f"unknown {noun} {key!r}{place} ({hint}known: {', '.join(map(str, known))})"
 
 
-def check(cfg: dict) -> dict:
+def check(cfg: dict, base: str | None = None) -> dict:
     """Check a parsed config against :data:`SCHEMA` and the rules between keys;
-    ConfigError (one line) on the first problem. Returns ``cfg``."""
+    ConfigError (one line) on the first problem. Returns ``cfg``.
+
+    The modules of ``imports`` are imported first (:func:`import_modules`; ``.py``
+    files relative to ``base``, default the current folder), so the policies and
+    reward families they register are known to the checks.
+    """
+    from jbandits.envs import families
+
+    if isinstance(cfg, dict) and "imports" in cfg:
+        import_modules(cfg["imports"], os.getcwd() if base is None else base)
     SCHEMA.check(cfg, "")
     inst = cfg["instances"]
     if ("K" in inst) == ("means" in inst):
@@ -246,8 +328,12 @@ def check(cfg: dict) -> dict:
             f"instances.low ({inst.get('low', 0.1)}) must be <= instances.high "
             f"({inst.get('high', 0.9)})"
         )
-    if "std" in inst and cfg.get("bandit", "bernoulli") != "gaussian":
-        raise ConfigError('instances.std applies to bandit = "gaussian" only')
+    family = cfg.get("bandit", "bernoulli")
+    if "std" in inst and "std" not in families.family_options(family):
+        raise ConfigError(
+            f"instances.std does not apply to bandit = {family!r} (its builder "
+            'takes no std; the built-in family that does is "gaussian")'
+        )
     metric = cfg.get("metric", {"kind": "regret"})
     required, optional = METRIC_ARGS[metric["kind"]]
     for key in metric:
@@ -280,7 +366,14 @@ def load(path: str) -> dict:
         raise ConfigError(f"config {path!r} is a folder, not a TOML file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"config {path}: not valid TOML: {err}") from None
+    base = os.path.dirname(os.path.abspath(path))
+    imports = cfg.get("imports")
+    if isinstance(imports, list):  # .py files: relative to the config's folder
+        cfg["imports"] = [
+            os.path.join(base, e) if isinstance(e, str) and e.endswith(".py") else e
+            for e in imports
+        ]
     try:
-        return check(cfg)
+        return check(cfg, base=base)
     except ConfigError as err:
         raise ConfigError(f"config {path}: {err}") from None

@@ -5,7 +5,8 @@ instance generator over a list of K, or explicit means), the budgets, replicatio
 and the metric; see ``examples/sweep.toml``::
 
     name = "apt-vs-lsa"
-    bandit = "bernoulli"          # or "gaussian" (then give `std`)
+    bandit = "bernoulli"          # a family's name; "gaussian" takes `std`
+    imports = ["my_family.py"]    # optional: modules that register families/policies
     seed = 0
     reps = 200
     budgets = [100, 1000, 10000]
@@ -22,6 +23,11 @@ and the metric; see ``examples/sweep.toml``::
     name = "apt"
     threshold = 0.5
     epsilon = [0.0, 0.05, 0.1]    # a list is a grid axis
+
+``bandit`` names a registered reward family (:func:`jbandits.envs.family_names`:
+"bernoulli", "gaussian", or one of your own registered with
+:func:`jbandits.envs.register_family` in a module that ``imports`` lists: a module
+name, or a ``.py`` file relative to the config's folder).
 
 The file is checked against :data:`jbandits.cli.config.SCHEMA` before anything runs: an unknown key (a
 typo) or a value of the wrong type is a one-line error (exit status 2) that names it.
@@ -60,8 +66,9 @@ from jbandits.sim import compile_cache as _compile_cache
 
 
 # --------------------------------------------------------------------------- run
-def _instances(cfg: dict, bandit: str):
-    import jbandits
+def _instances(cfg: dict, bandit: str) -> list[tuple]:
+    """``(bandit, params)`` of each instance of the config, family ``bandit``."""
+    from jbandits.envs import families
 
     inst = cfg["instances"]
     rng = np.random.default_rng(inst.get("seed", 0))
@@ -73,15 +80,11 @@ def _instances(cfg: dict, bandit: str):
             all_means = [rng.uniform(low, high, k) for k in inst["K"]]
         else:
             all_means = [np.linspace(low, high, k) for k in inst["K"]]
+    options = {"std": float(inst["std"])} if "std" in inst else {}
     out = []
     for i, means in enumerate(all_means):
         try:
-            if bandit == "bernoulli":
-                out.append(jbandits.envs.bernoulli(means)[1])
-            else:
-                std = float(inst.get("std", 1.0))
-                stds = np.full(means.shape, std)
-                out.append(jbandits.envs.gaussian(means, stds)[1])
+            out.append(families.make_family(bandit, means, **options))
         except ValueError as err:
             where = f"means[{i}]" if "means" in inst else f"K = {len(means)}"
             raise ConfigError(f"instances ({where}): {err}") from None
@@ -162,12 +165,7 @@ def run_sweep(cfg: dict, out: str, *, reps: int | None = None, progress=None):
     import jbandits
 
     check(cfg)
-    bandit_name = cfg.get("bandit", "bernoulli")
-    bandit = (
-        jbandits.envs.BERNOULLI
-        if bandit_name == "bernoulli"
-        else jbandits.envs.GAUSSIAN
-    )
+    instances = _instances(cfg, cfg.get("bandit", "bernoulli"))
     metric, headline = _metric(cfg)
     folder = result_folder(out, cfg["name"])
     t0 = time.perf_counter()
@@ -176,8 +174,8 @@ def run_sweep(cfg: dict, out: str, *, reps: int | None = None, progress=None):
             (e["name"], {k: v for k, v in e.items() if k != "name"})
             for e in cfg["policies"]
         ],
-        bandit,
-        _instances(cfg, bandit_name),
+        instances[0][0],  # the family's Bandit
+        [params for _, params in instances],
         jax.random.key(cfg.get("seed", 0)),
         budgets=cfg["budgets"],
         num_reps=reps if reps is not None else cfg["reps"],

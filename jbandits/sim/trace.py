@@ -25,7 +25,6 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -44,6 +43,7 @@ __all__ = [
     "Instance",
     "TraceCase",
     "basic_instance",
+    "CompileCount",
     "check_case",
     "count_compiles",
     "random_mask",
@@ -240,46 +240,46 @@ def check_case(case: TraceCase, seed: int = 0, num_instances: int | None = None)
 
 
 # ------------------------------------------------------------------ compile counts
-class _Counter(logging.Handler):
+_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+class CompileCount:
+    """The counter :func:`count_compiles` yields: ``.count`` compilations so far."""
+
     def __init__(self, name: str | None):
-        super().__init__(logging.DEBUG)
         self.function = name
         self.count = 0
 
-    def emit(self, record):
-        msg = record.getMessage()
-        if not msg.startswith("Finished XLA compilation"):
-            return
-        if self.function is None or f"jit({self.function})" in msg:
+    def __call__(self, event, duration, **kw):
+        del duration
+        name = str(kw.get("fun_name", ""))
+        if event == _COMPILE_EVENT and (
+            self.function is None or f"jit({self.function})" in name
+        ):
             self.count += 1
 
 
 @contextlib.contextmanager
 def count_compiles(name: str | None = "jbandits_lanes"):
-    """Count XLA compilations inside the block, from JAX's own compile log.
+    """Count XLA compilations inside the block (JAX's compile events).
 
-    Yields a counter whose ``.count`` is the number of compilations of the jitted
-    function ``name`` (default: the batched runner's program, ``jbandits_lanes``; None
-    counts every program). A program found in the runner's cache, or in JAX's
-    persistent cache, is not compiled again and not counted.
+    Yields a :class:`CompileCount` whose ``.count`` is the number of compilations of
+    the jitted function ``name`` (default: the batched runner's program,
+    ``jbandits_lanes``; None counts every program). A program found in the runner's
+    cache is not compiled again and not counted; one loaded from JAX's persistent
+    compilation cache is counted.
 
     Example::
 
         with count_compiles() as compiles:
             for eps in (0.0, 0.1):
-                jbandits.simulate(jbandits.make("epsilon_greedy", num_arms=4,
-                                  epsilon=eps), bandit, params, key, budget=100,
-                                  num_reps=8)
+                policy = jbandits.make("epsilon_greedy", num_arms=4, epsilon=eps)
+                jbandits.simulate(policy, bandit, params, key, budget=100, num_reps=8)
         compiles.count   # 1
     """
-    logger = logging.getLogger("jax._src.dispatch")
-    handler = _Counter(name)
-    old = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
+    counter = CompileCount(name)
+    jax.monitoring.register_event_duration_secs_listener(counter)
     try:
-        with jax.log_compiles():
-            yield handler
+        yield counter
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(old)
+        jax.monitoring.unregister_event_duration_listener(counter)
