@@ -39,6 +39,18 @@ def halving_share(dim: int) -> float:
     return HALVING_SHARE.get(dim, HALVING_SHARE_MULTI)
 
 
+def halving_spend(points: int, budget: int, keep: int) -> int:
+    """Simulations :func:`halve` spends on ``points`` points within ``budget``
+    (more than ``budget`` only where a round cannot give each survivor 2
+    replications): the same rounds and survivor counts, without running them."""
+    rounds = max(1, math.ceil(math.log2(max(points / max(keep, 1), 1.0))))
+    per_round, alive, spent = budget // rounds, points, 0
+    for _ in range(rounds):
+        spent += max(2, per_round // alive) * alive
+        alive = min(alive, max(keep, math.ceil(alive / 2)))
+    return spent
+
+
 def _means(per: np.ndarray) -> np.ndarray:
     m = per.mean(1)
     return np.where(np.isfinite(m), m, np.inf)

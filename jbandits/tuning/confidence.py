@@ -203,14 +203,43 @@ def attach(result, objective, space, report, num_reps, *, grid, key, chunk) -> N
         )
     if per is not None:
         result.confidence = statement(thetas, per, n, sims, grid_per)
-    result.warnings = landscape_warnings(space, result.extra["z"], result.confidence)
+    same = grid_per is not None and same_everywhere(grid_per)
+    result.warnings = landscape_warnings(
+        space, result.extra["z"], result.confidence, same=same
+    )
     emit(result.warnings, stacklevel=5)
 
 
-def landscape_warnings(space, z_tuned, conf: Confidence | None) -> tuple:
-    """The warnings of a result: a flat landscape, an optimum on the box's edge."""
+def same_everywhere(per) -> bool:
+    """Whether ``[G, R]`` losses are equal at every point, replication by
+    replication (the loss does not depend on theta; not noise)."""
+    per = np.asarray(per)
+    return per.shape[0] > 1 and bool(np.all(per == per[:1]))
+
+
+SAME_LOSS = (
+    "the loss is the same at every evaluated point, replication by replication: "
+    "it does not depend on the tuned parameters here (a parameter the policy does "
+    "not read, or one overridden by the run?), so the value returned is arbitrary; "
+    "tune a parameter that changes what the policy does"
+)
+
+
+def landscape_warnings(space, z_tuned, conf: Confidence | None, same=False) -> tuple:
+    """The warnings of a result: a loss that is the same at every point (``same``,
+    or every paired difference exactly 0), a flat landscape within noise, an optimum
+    on the box's edge."""
     out = []
-    if conf is not None:
+    if conf is not None and not same:  # distinct points, identical losses
+        thetas = [
+            repr(jax.tree_util.tree_map(float, t)) for t, _, _ in conf.rows.values()
+        ]
+        same = len(set(thetas)) > 1 and all(
+            p.mean == 0.0 and p.se == 0.0 for p in conf.paired.values()
+        )
+    if same:
+        out.append(SAME_LOSS)
+    elif conf is not None:
         tested = [conf.paired[k] for k in conf.paired if k.endswith("- start")]
         grid_flat = conf.grid_p is None or conf.grid_p >= FLAT_P
         if tested and grid_flat and not any(p.significant for p in tested):

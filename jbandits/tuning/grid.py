@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from jbandits.tuning.confidence import SAME_LOSS, emit, same_everywhere
 from jbandits.tuning.objective import Objective, as_key
-from jbandits.tuning.options import _reps
+from jbandits.tuning.options import _count, _reps
 from jbandits.tuning.results import GridResult
 from jbandits.tuning.space import Space
 
@@ -66,7 +67,12 @@ def grid_tune(
       A :class:`GridResult`.
 
     Raises:
-      ValueError: bad space, names, budget, ``points`` < 1 or ``num_reps`` < 2.
+      ValueError: bad space, names, budget, key, ``points`` not an integer >= 1,
+        ``num_reps`` < 2.
+
+    Warns:
+      TuningWarning: the loss is the same at every point, replication by
+        replication (it does not depend on the tuned parameters).
 
     Example::
 
@@ -82,6 +88,8 @@ def grid_tune(
         policy, bandit, instance, space, budget, loss, metric, fixed, permute
     )
     num_reps = _reps("num_reps", num_reps)
+    points = _count("points", points, 1)
+    chunk = _count("chunk", chunk, 1, none=True)
     z = space.grid(points)
     chunk = chunk or min(len(z) * num_reps, 1024)
     per_rep = objective.losses(
@@ -89,6 +97,8 @@ def grid_tune(
     )
     mean = per_rep.mean(1)
     se = per_rep.std(1, ddof=1) / math.sqrt(num_reps)
+    if same_everywhere(per_rep):
+        emit((SAME_LOSS,), stacklevel=3)
     best = int(np.nanargmin(mean))
     return GridResult(
         thetas=space.batch_from_z(z),

@@ -99,7 +99,12 @@ class Objective:
         if not isinstance(bandit, Bandit):
             raise ValueError(f"bandit must be a jbandits Bandit, got {bandit!r}")
         self.policy, own = _policy_parts(policy)
-        self.fixed = {**own, **(fixed or {})}
+        if fixed is not None and not isinstance(fixed, dict):
+            raise ValueError(
+                f"fixed must be a dict of keyword arguments, got {fixed!r}"
+            )
+        self.given = dict(fixed or {})  # the caller's fixed (not a Policy's own)
+        self.fixed = {**own, **self.given}
         self.bandit = bandit
         self.prior: Callable | None = None
         if callable(instance) and not hasattr(instance, "arm_mask"):
@@ -168,7 +173,15 @@ class Objective:
         return "budget" in _entry.accepted(self.policy)
 
     def check_names(self, names) -> None:
-        """Tuned names must be keyword arguments of the policy (registered ones)."""
+        """Tuned names must be numeric keyword arguments of the policy (registered
+        ones) that the run does not set otherwise: not also in ``fixed``, not a
+        static (structural) argument, not the ``budget`` the objective fills in."""
+        both = [n for n in names if n in self.given]
+        if both:
+            raise ValueError(
+                f"{', '.join(both)} is both in fixed and in the space: tune it or fix "
+                "it, not both (remove it from one of them)"
+            )
         if not isinstance(self.policy, str):
             return
         accepted = _entry.accepted(self.policy)
@@ -179,6 +192,21 @@ class Objective:
                 f"{self.policy} has no tunable parameter {unknown}; its arguments: "
                 f"{known}"
             )
+        for name in names:
+            if name == "budget" and self._takes_budget():
+                raise ValueError(
+                    f"budget cannot be tuned: {self.policy} is run with the "
+                    f"objective's budget={self.budget} (every replication's pull "
+                    "budget), so the loss is the same at every point of the space; "
+                    "to tune the policy for several budgets use tune_budgets"
+                )
+            if _structural(self.policy, name):
+                raise ValueError(
+                    f"{name} is a static (structural) argument of {self.policy} and "
+                    "cannot be tuned (it changes the compiled program, not a "
+                    f"number in it); fix it (fixed={{{name!r}: ...}}) and tune one "
+                    "setting per call"
+                )
 
     def _hp(self, theta: dict, num_cells: int, budget: int) -> dict:
         numeric = {**self.numeric_fixed(), **theta}
@@ -289,10 +317,40 @@ class Objective:
         return self.per_rep(self.run(theta, key, num_reps, chunk=chunk, **kw))
 
 
+def _structural(policy: str, name: str) -> bool:
+    """Whether keyword argument ``name`` of registered ``policy`` is static: declared
+    so, or not a number by its annotation (``str``, ``bool``, an ``Execution``, a
+    schedule ...) or its default (a string or a bool)."""
+    import inspect
+
+    entry = registry._ENTRIES.get(policy)
+    if entry is not None and name in entry.static:
+        return True
+    param = inspect.signature(registry.raw_factory(policy)).parameters.get(name)
+    if param is None:
+        return False
+    if isinstance(param.default, (str, bool)):
+        return True
+    ann = param.annotation
+    if ann is inspect.Parameter.empty:
+        return False
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+    return not any(word in text for word in ("ArrayLike", "float", "Array"))
+
+
 def as_key(key) -> jax.Array:
-    """A typed key from a key or an int seed."""
-    if isinstance(key, (int, np.integer)):
+    """A typed key from a key or an int seed; anything else is refused with the
+    entry points' one message (:func:`jbandits.core.prng.key_data`)."""
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         return jax.random.key(int(key))
-    if jnp.issubdtype(jnp.asarray(key).dtype, jax.dtypes.prng_key):
-        return key
-    return jax.random.wrap_key_data(jnp.asarray(prng.key_data(key)))
+    dtype = getattr(key, "dtype", None)
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
+        if getattr(key, "shape", None) == ():
+            return key
+    elif dtype is not None and np.dtype(dtype) == np.uint32 and key.shape == (2,):
+        return jax.random.wrap_key_data(jnp.asarray(prng.key_data(key)))
+    raise ValueError(
+        "key must be an int seed or one PRNG key: jax.random.key(seed) (a typed key, "
+        "shape ()) or jax.random.PRNGKey(seed) (uint32, shape (2,)); got "
+        f"{type(key).__name__} {key!r}"[:300]
+    )

@@ -36,6 +36,28 @@ def _reps(name: str, value) -> int:
     return int(value)
 
 
+def _count(name: str, value, least: int, none: bool = False) -> int | None:
+    """``value`` as an integer >= ``least`` (None kept when ``none``), else
+    ValueError naming ``name`` (a float, a bool or a smaller number is refused,
+    never rounded or replaced by a default)."""
+    if value is None and none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    if value < least:
+        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    return int(value)
+
+
+def _positive(name: str, value, none: bool = False) -> float | None:
+    if value is None and none:
+        return None
+    ok = isinstance(value, (int, float, np.integer, np.floating))
+    if isinstance(value, bool) or not ok or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class Search:
     """How the tuner spends its simulations and moves ``theta``.
@@ -103,8 +125,11 @@ class Search:
         not convex. Default off (``benchmarks/notes_tuning_tasks.md``, run 5).
 
     Raises:
-      ValueError: ``num_reps`` < 2, ``select`` outside [0, 1) or an unknown
-        ``allocation``.
+      ValueError: ``simulations`` not an integer >= 1 (and, in
+        :func:`~jbandits.tuning.tune`, fewer than the search needs: the coarse grid
+        or one step), ``num_reps`` < 2, ``init_points`` / ``starts`` / ``patience``
+        not integers >= 1, ``max_steps`` not an integer >= 0, ``snr_stop`` not a
+        number > 0, ``select`` outside [0, 1) or an unknown ``allocation``.
     """
 
     simulations: int = 4000
@@ -123,6 +148,16 @@ class Search:
 
     def __post_init__(self):
         object.__setattr__(self, "num_reps", _reps("num_reps", self.num_reps))
+        for name, least, none in (
+            ("simulations", 1, False),
+            ("init_points", 1, True),
+            ("starts", 1, False),
+            ("max_steps", 0, False),
+            ("patience", 1, False),
+        ):
+            value = _count(f"Search({name}=...)", getattr(self, name), least, none)
+            object.__setattr__(self, name, value)
+        _positive("Search(snr_stop=...)", self.snr_stop, none=True)
         if self.select is not None and not 0.0 <= float(self.select) < 1.0:
             raise ValueError(f"select must lie in [0, 1), got {self.select}")
         if self.allocation is not None and self.allocation not in ALLOCATIONS:
@@ -189,6 +224,7 @@ class ES:
     def __post_init__(self):
         if self.sigma is not None:
             _check_sigma(self.sigma)
+        _count("ES(num_pairs=...)", self.num_pairs, 1, none=True)
 
     def resolved(self, dim: int) -> ES:
         """The options with their defaults for a ``dim``-parameter space filled in."""
@@ -214,6 +250,9 @@ class PG:
 
     temperature: float = 1.0
 
+    def __post_init__(self):
+        _positive("PG(temperature=...)", self.temperature)
+
 
 @dataclass(frozen=True)
 class Report:
@@ -229,7 +268,7 @@ class Report:
         warning); with ``evaluate`` > 0 the evaluation's replications serve.
 
     Raises:
-      ValueError: ``confidence`` neither 0 nor an integer >= 2.
+      ValueError: ``evaluate`` or ``confidence`` neither 0 nor an integer >= 2.
     """
 
     evaluate: int = 0
@@ -237,6 +276,19 @@ class Report:
     confidence: int | None = None
 
     def __post_init__(self):
+        for name in ("evaluate", "confidence"):
+            value = getattr(self, name)
+            if value is None and name == "confidence":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                ok = False
+            else:
+                ok = value == 0 or value >= 2
+            if not ok:
+                raise ValueError(
+                    f"Report({name}=...) must be 0 (none) or an integer >= 2 "
+                    f"(replications per point), got {value!r}"
+                )
         if self.confidence not in (None, 0):
             object.__setattr__(self, "confidence", _reps("confidence", self.confidence))
 

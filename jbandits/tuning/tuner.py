@@ -31,7 +31,15 @@ from typing import Any
 import jax
 import optax
 
-from jbandits.tuning import choosing, confidence, estimators, options, relaxed, removed
+from jbandits.tuning import (
+    allocation,
+    choosing,
+    confidence,
+    estimators,
+    options,
+    relaxed,
+    removed,
+)
 from jbandits.tuning.confidence import evaluate_points  # re-exported
 from jbandits.tuning.descent import Descent, descend
 from jbandits.tuning.grid import grid_tune
@@ -116,6 +124,7 @@ def tune(
     """
     t0 = time.perf_counter()
     plan = _plan(objective, space, search, estimator, report)
+    _check_simulations(plan)
     space = plan.space
     k_init, k_steps, k_pick, k_eval = jax.random.split(as_key(key), 4)
     reserve = int(plan.select * search.simulations)
@@ -205,6 +214,55 @@ def _plan(objective, space, search, estimator, report) -> Plan:
         es = dataclasses.replace(es, crn=True)  # every step on the grid's keys
     chunk = 2 * es.num_pairs * search.num_reps
     return Plan(objective, space, search, es, objective, select, chunk, chunk)
+
+
+def _check_simulations(plan: Plan) -> None:
+    """ValueError unless ``search.simulations`` covers what the search spends
+    before it can stop (the coarse grid, the halving's first replications, or one
+    gradient estimate from ``start``): a budget it cannot honour is refused, never
+    overspent."""
+    search, dim = plan.search, plan.space.dim
+    if search.start is not None:
+        first = plan.cost
+        what = f"one gradient estimate from start ({first} simulations)"
+
+        def enough(sims):
+            return sims - int(plan.select * sims) >= first
+    else:
+        points = len(plan.space.grid(search.init_points_for(dim)))
+        if search.halving_for(dim):
+            keep = max(allocation.HALVING_KEEP, search.starts)
+            share = allocation.halving_share(dim)
+            first = 2 * points
+            what = (
+                f"successive halving of {points} grid points (at least 2 "
+                f"replications per survivor and round, within what "
+                f"select={plan.select:g} leaves)"
+            )
+
+            def enough(sims):  # the steps get what the halving leaves
+                available = sims - int(plan.select * sims)
+                budget = int(share * available)
+                return allocation.halving_spend(points, budget, keep) <= available
+        else:
+            first = points * search.num_reps
+            what = (
+                f"the coarse grid ({points} points x num_reps={search.num_reps} = "
+                f"{first} simulations, besides select={plan.select:g}'s reserve)"
+            )
+
+            def enough(sims):
+                return sims - int(plan.select * sims) >= first
+
+    if enough(search.simulations):
+        return
+    need = first
+    while not enough(need):
+        need += 1
+    raise ValueError(
+        f"Search(simulations={search.simulations}) cannot be honoured: {what} needs "
+        f"simulations >= {need}; raise simulations, or lower num_reps / init_points"
+    )
 
 
 def _estimate_fn(plan: Plan, k_init, seen: list):
