@@ -216,7 +216,7 @@ def test_a_batch_of_keys_or_a_number_is_not_a_key(key):
             num_reps=2,
         ),
     }  # fmt: skip
-    _raises_everywhere(runs, "key must be one jax.random.key")
+    _raises_everywhere(runs, r"key must be one PRNG key: jax.random.key\(seed\)")
 
 
 @pytest.mark.parametrize("hp", [{"epsilon": "0.05"}, {"epsilom": 0.05}])

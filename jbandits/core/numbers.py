@@ -43,6 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits.core import validate as _validate
 from jbandits.core.execution import Execution
 from jbandits.core.types import Policy, PolicySpec
 
@@ -101,13 +102,17 @@ class Structure:
         return {**dict(self.defaults), **params}
 
     def build(self, params: dict) -> Policy:
-        """The algorithm with ``params`` (defaults filled in) closed over."""
-        return self.factory(**dict(self.static), **self.numbers(params))
+        """The algorithm with ``params`` (defaults filled in) closed over (refused
+        unless the factory returns a usable Policy)."""
+        built = self.factory(**dict(self.static), **self.numbers(params))
+        who = f"the factory of {self.name!r} ({_qualname(self.factory)})"
+        return _validate.policy_object(built, who)
 
     def policy(self, params: dict) -> Policy:
         """The policy with numbers ``params`` (defaults filled in) as data: ``init``
         puts them into the state, ``step`` and ``output`` read them from it."""
         params = self.numbers(params)
+        _scalars(self.name, self.defaults, params)
         first = self.build(params)
         pinned = {
             k: params[k] for k in self.host if k in params and _concrete(params[k])
@@ -240,3 +245,25 @@ def _mask(arm_mask, static: tuple):
             f"arm_mask must have shape ({num_arms},) (num_arms), got shape {host.shape}"
         )
     return jnp.asarray(host)
+
+
+def _qualname(fn) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
+
+
+def _scalars(name: str, defaults: tuple, params: dict) -> None:
+    """A number whose factory default is a scalar (``threshold=0.5``) must be one:
+    an array there (``threshold=np.array([.5, .5])``) is broadcast against the
+    policy's per-arm arrays and fails deep in its trace, or silently changes the
+    shape of its state. Traced numbers are checked by shape only."""
+    for key, default in defaults:
+        value = params.get(key)
+        scalar_default = isinstance(default, (int, float)) and not isinstance(
+            default, bool
+        )
+        if scalar_default and value is not None and np.ndim(value) > 0:
+            raise ValueError(
+                f"{name}: {key} must be a scalar (its default is {default!r}), got "
+                f"an array of shape {tuple(np.shape(value))}; for several values, "
+                "sweep over them (jbandits.sweep, or a list in jbandits.sweep_grid)"
+            )

@@ -182,12 +182,49 @@ def normal(key: Key, shape: tuple[int, ...] = (), dtype=float) -> Array:
     return normal_from_bits(_bits(key, shape, jnp.finfo(dtype).bits), dtype)
 
 
+KEY_FORMS = (
+    "one PRNG key: jax.random.key(seed) (a typed key, shape ()) or "
+    "jax.random.PRNGKey(seed) (uint32, shape (2,)), of JAX's default threefry2x32 "
+    "implementation"
+)
+"""The key forms every entry point accepts (:func:`one_key`)."""
+
+
+def _described(key) -> str:
+    dtype = getattr(key, "dtype", None)
+    if dtype is None:
+        return f"{type(key).__name__} {key!r}"[:80]
+    shape = tuple(getattr(key, "shape", ()))
+    if jnp.issubdtype(dtype, jax.dtypes.prng_key):
+        impl = str(jax.random.key_impl(key))
+        return f"a typed key of implementation {impl}, shape {shape}"
+    return f"an array of {np.dtype(dtype).name}, shape {shape}"
+
+
+def one_key(key, name: str = "key") -> Key:
+    """``key`` as one typed threefry2x32 key (shape ()): a typed key as it is, legacy
+    uint32 ``[2]`` data wrapped (the same random numbers: both are the key's data).
+    Anything else is refused with one message (:data:`KEY_FORMS`): an int, None, a
+    list, int32 or float arrays, a batch of keys, another implementation (``rbg``:
+    the entry points derive every lane's key from threefry key data). Tracers are
+    checked by shape and dtype only."""
+    dtype = getattr(key, "dtype", None)
+    if dtype is not None and not isinstance(key, (list, tuple)):
+        shape = tuple(getattr(key, "shape", ()))
+        if jnp.issubdtype(dtype, jax.dtypes.prng_key):
+            impl = str(jax.random.key_impl(key))
+            if shape == () and impl == "threefry2x32":
+                return key
+        elif np.dtype(dtype) == np.uint32 and shape == (2,):
+            return jax.random.wrap_key_data(jnp.asarray(key), impl="threefry2x32")
+    raise ValueError(f"{name} must be {KEY_FORMS}; got {_described(key)}")
+
+
 def key_data(key: Key) -> np.ndarray:
-    """uint32 data ``[..., 2]`` of a typed or legacy key."""
+    """uint32 data ``[..., 2]`` of a typed or legacy key (a batch allowed)."""
     dtype = getattr(key, "dtype", None)  # read, not converted: no device array
     if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
         return np.asarray(jax.random.key_data(key))
-    arr = np.asarray(key)
-    if arr.dtype != np.uint32 or arr.shape[-1:] != (2,):
-        raise ValueError(f"key must be a jax.random.key, got {key!r}")
-    return arr
+    if dtype is None or np.dtype(dtype) != np.uint32 or key.shape[-1:] != (2,):
+        raise ValueError(f"key must be {KEY_FORMS}; got {_described(key)}")
+    return np.asarray(key)

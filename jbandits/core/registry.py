@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from jbandits.core import validate as _validate
 from jbandits.core.arguments import SharedArguments
 from jbandits.core.numbers import Structure
 from jbandits.core.numbers import is_static as _is_static
@@ -76,6 +77,12 @@ def register(
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"policy name must be a non-empty string, got {name!r}")
+    if not callable(factory):
+        raise ValueError(
+            f"register({name!r}, ...): the factory must be callable "
+            f"(factory(num_arms, **params) -> Policy), got {factory!r}"
+        )
+    _validate.static_names(f"register({name!r}, ...)", factory, static)
     old = _ENTRIES.get(name)
     if old is not None and not _same_function(old.factory, factory):
         raise ValueError(
@@ -358,6 +365,8 @@ def check_kwargs(name: str, kwargs: dict) -> None:
             raise ValueError(
                 f"{name}: unknown argument {key!r}; it takes {', '.join(known)}"
             )
+        if key in _ENTRIES[name].static and value is not None:
+            _validate.declared_static_int(name, key, value)
         param = params.get(key)
         numeric = param is not None and _numeric_annotation(param.annotation)
         if numeric and isinstance(value, (str, bytes)):

@@ -6,6 +6,7 @@ traced hyper-parameter is never forced to the host.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import os
 import sys
@@ -14,6 +15,8 @@ import warnings
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jbandits.core.types import SETTINGS, Policy
 
 INT32_MAX = int(np.iinfo(np.int32).max)  # budgets, horizons and counts run as int32
 
@@ -27,11 +30,13 @@ def is_concrete(value) -> bool:
 def static_int(
     name: str, value, *, minimum: int | None = None, maximum: int | None = None
 ) -> int:
-    """A Python int that fixes shapes; fails loudly on tracers and floats.
+    """A Python int that fixes shapes; fails loudly on tracers, floats and bools.
 
     ``maximum``: the largest value accepted (:data:`INT32_MAX` for a number the
     engine runs as int32, so that it is refused rather than wrapped).
     """
+    if isinstance(value, (bool, np.bool_)):  # operator.index(True) is 1
+        raise ValueError(f"{name} must be a Python int (static), got {value!r}")
     try:
         value = operator.index(value)
     except TypeError as err:
@@ -196,3 +201,63 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         level, frame = level + 1, frame.f_back
     warnings.warn(message, category, stacklevel=level)
+
+
+class PolicyError(ValueError):
+    """A policy broke its contract (an arm or an output out of range, a state that
+    changes shape, a Python ``if`` on a traced value): raised by the entry points
+    with the policy's name and what it did."""
+
+
+def policy_object(value, who: str):
+    """``value`` (what ``who`` built or was given) is a usable Policy: a
+    :class:`~jbandits.core.types.Policy` with callable ``init``, ``step`` and
+    ``output`` and a ``setting`` of :data:`~jbandits.core.types.SETTINGS`. Raises
+    :class:`PolicyError` naming ``who`` otherwise; returns ``value``."""
+    if not isinstance(value, Policy):
+        raise PolicyError(
+            f"{who} returned {type(value).__name__} {value!r:.60}, not a "
+            "jbandits.Policy (a factory must return Policy(init, step, output, "
+            "setting))"
+        )
+    for field in ("init", "step", "output"):
+        if not callable(getattr(value, field)):
+            raise PolicyError(
+                f"{who}: Policy.{field} must be callable, got "
+                f"{type(getattr(value, field)).__name__}"
+            )
+    if value.setting not in SETTINGS:
+        raise PolicyError(
+            f"{who}: Policy.setting must be one of {SETTINGS}, got {value.setting!r}"
+        )
+    return value
+
+
+def static_names(who: str, factory, static) -> None:
+    """Every name declared ``static=`` at registration is a parameter of the
+    factory (unless it takes ``**kwargs``)."""
+    if isinstance(static, str):
+        raise ValueError(
+            f"{who}: static must be a tuple of parameter names, got the string "
+            f"{static!r} (write static=({static!r},))"
+        )
+    params = inspect.signature(factory).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    missing = [k for k in static if k not in params]
+    if missing:
+        qualname = getattr(factory, "__qualname__", repr(factory))
+        raise ValueError(
+            f"{who}: static names {', '.join(map(repr, missing))}, which "
+            f"{qualname} does not take (it takes {', '.join(params)})"
+        )
+
+
+def declared_static_int(name: str, key: str, value) -> None:
+    """A declared static integer of policy ``name`` is an int (not a float, a bool
+    or an array)."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise ValueError(
+            f"{name}: {key} is a static integer (it fixes shapes or loop counts: "
+            f"declared static= at registration), got {value!r}; pass an int"
+        )

@@ -15,7 +15,7 @@ from jbandits.analysis import metrics
 from jbandits.core import prng as _prng
 from jbandits.core import registry
 from jbandits.core import validate as _validate
-from jbandits.core.types import Bandit
+from jbandits.core.types import Bandit, Policy
 
 
 # --------------------------------------------------------------------------- budgets
@@ -104,6 +104,24 @@ def counts(num_reps, num_checkpoints) -> tuple[int, int]:
     return num_reps, num_checkpoints
 
 
+def checkpoint_times(num_checkpoints: int, horizons) -> None:
+    """The ``num_checkpoints`` read-outs at ``min(c * ceil(h / C), h)`` are distinct
+    for every horizon ``h`` of ``horizons`` (an int or ints): more checkpoints than
+    steps, or a spacing that reaches ``h`` before the last one, would repeat a time
+    (the same pulls read twice, reported as two points of a curve)."""
+    c = int(num_checkpoints)
+    for h in sorted({int(x) for x in np.ravel(horizons)}):
+        if c > 1 and (c - 1) * -(-h // c) >= h:
+            fits = next(  # the most that fit (min(c, h) itself when c >= h)
+                d for d in range(min(c, h), 0, -1) if (d - 1) * -(-h // d) < h
+            )
+            raise ValueError(
+                f"num_checkpoints={c} repeats checkpoint times over a horizon of {h} "
+                f"pulls (checkpoint c is read after min(c * ceil({h} / {c}), {h}) "
+                f"pulls); use at most {fits} checkpoints here, or a divisor of {h}"
+            )
+
+
 def static_horizon(value) -> int:
     """``horizon`` (a checkpoint spacing) as an int the engine can count in int32."""
     return _validate.static_int(
@@ -160,22 +178,10 @@ def instances(family, items: list, budgets: np.ndarray) -> None:
 
 
 def one_key(key) -> np.ndarray:
-    """``key`` is one key (a typed ``jax.random.key`` of shape (), or legacy uint32
-    data of shape (2,)), not a batch of them; returns its uint32 data ``[2]`` (on the
-    host, for the entry points to derive the lanes' keys from)."""
-    try:
-        data = _prng.key_data(key)
-    except (TypeError, ValueError) as err:
-        raise ValueError(
-            f"key must be one jax.random.key (e.g. jax.random.key(0)), got {key!r}"
-        ) from err
-    if data.shape != (2,):
-        raise ValueError(
-            f"key must be one jax.random.key, got an array of keys of shape "
-            f"{data.shape[:-1]} (the entry points derive every replication's key "
-            "from one key)"
-        )
-    return data
+    """``key`` is one key (:func:`jbandits.core.prng.one_key`: ``jax.random.key(n)``
+    or ``jax.random.PRNGKey(n)``, nothing else); returns its uint32 data ``[2]`` (on
+    the host, for the entry points to derive the lanes' keys from)."""
+    return np.asarray(jax.random.key_data(_prng.one_key(key)))
 
 
 # --------------------------------------------------------------- policy and metric
@@ -191,6 +197,13 @@ def policy_fits(policy, num_arms: int, budgets: np.ndarray) -> None:
             f"K={num_arms} arms (padded instances: build with num_arms=K_max)"
         )
     built_budget(spec, budgets)
+
+
+def policy_given(policy) -> None:
+    """A Policy handed to an entry point has callable functions and a known
+    ``setting`` (a factory's result is checked where it is called)."""
+    if isinstance(policy, Policy):
+        _validate.policy_object(policy, "the policy given")
 
 
 def policy_list(policies) -> list:

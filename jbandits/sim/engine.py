@@ -34,11 +34,13 @@ import numpy as np
 
 from jbandits.analysis import metrics
 from jbandits.core import grad_guard as _grad_guard
+from jbandits.core import prng as _prng
 from jbandits.core import registry
 from jbandits.core import validate as _validate
 from jbandits.core.numbers import outside_loop
 from jbandits.core.types import Array, Bandit, Key, Policy, State
 from jbandits.sim import checks as _checks
+from jbandits.sim import contract as _contract
 from jbandits.sim import replication
 from jbandits.sim import segments as _segments
 from jbandits.sim.compiler import _known_option, compiler_options  # noqa: F401
@@ -59,6 +61,9 @@ class RunResult(NamedTuple):
     perm: Any = None  # [K] policy arm a is bandit arm perm[a] (if return_state)
     segments: Any = None  # [C] int32 segments of the inner loop this lane needed
     diagnostics: Any = None  # {name: [C, ...]} policy.diagnostics at each checkpoint
+    # [4] int32 contract violations of the policy (replication.VIOLATIONS); the
+    # entry points raise when any is nonzero (contract.policy_contract)
+    violations: Any = None
 
 
 def lane_varying(carry: Any, lane: Array) -> Any:
@@ -88,14 +93,8 @@ def lane_varying(carry: Any, lane: Array) -> Any:
 def _check_run(policy: Policy, bandit: Bandit, params, key, budget, horizon) -> None:
     """Host-side checks of a run's arguments (budget checks skipped when traced)."""
     _validate.bandit_params(bandit, params)
+    _checks.policy_given(policy)
     mask = params.arm_mask
-    shape = jnp.shape(key)
-    typed = jax.dtypes.issubdtype(jnp.result_type(key), jax.dtypes.prng_key)
-    if shape != (() if typed else (2,)):
-        raise ValueError(
-            f"key must be one jax.random.key (shape ()), got shape {shape}; vmap "
-            "run over a batch of keys, or use jbandits.simulate for replications"
-        )
     b = _validate.concrete_int("budget", budget, minimum=1, maximum=_validate.INT32_MAX)
     if b is None:
         return
@@ -171,11 +170,16 @@ def run(
         per name, number of arms and build, not once per compiled program.
 
     Returns:
-      A :class:`RunResult`.
+      A :class:`RunResult`. Its ``violations`` count the policy's breaches of its
+      contract (:data:`jbandits.sim.replication.VIOLATIONS`); called eagerly, ``run``
+      raises when any is nonzero; under ``jit`` / ``vmap`` pass them to
+      :func:`jbandits.sim.contract.policy_contract` after the call.
 
     Raises:
       ValueError: ``horizon``, ``num_checkpoints`` or ``segment`` not a positive int;
-        ``diagnostics=True`` for a policy without a diagnostics channel.
+        ``diagnostics=True`` for a policy without a diagnostics channel; a key that
+        is not one PRNG key (:func:`jbandits.core.prng.one_key`).
+      PolicyError: (eager calls) the policy pulled or output an arm out of range.
     """
     options = RunOptions(
         num_checkpoints, metric, diagnostics, record_arms, return_state, permute,
@@ -184,8 +188,28 @@ def run(
     loop = start(
         policy, bandit, params, key, budget, horizon, options, axis_name, key_cache
     )
-    carry, outs = jax.lax.scan(loop.checkpoint, loop.carry, loop.checkpoints)
-    return loop.result(carry, outs)
+    try:
+        carry, outs = jax.lax.scan(loop.checkpoint, loop.carry, loop.checkpoints)
+    except _validate.PolicyError:
+        raise
+    except (TypeError, ValueError, IndexError) as err:
+        raise _contract.policy_failure(err, loop.perm_size, *_rebuild(policy)) from err
+    result = loop.result(carry, outs)
+    if _validate.is_concrete(result.violations):  # an eager call: check it here
+        _contract.policy_contract(
+            result.violations, _contract.policy_name(policy), num_arms=loop.perm_size
+        )
+    return result
+
+
+def _rebuild(policy: Policy) -> tuple:
+    """``(policy_of, numbers)`` for :func:`jbandits.sim.contract.policy_failure`: a
+    registered policy rebuilt from its spec with other numbers, else itself."""
+    spec = policy.spec
+    if spec is None:
+        return (lambda numbers: policy), {}
+    static = dict(spec.static)
+    return (lambda numbers: registry.make(spec.name, **static, **numbers)), spec.params
 
 
 class Loop(NamedTuple):
@@ -208,6 +232,11 @@ class Loop(NamedTuple):
     return_state: bool
     wrap: Any  # the final state in the policy's own form (outside_loop)
     policy: Policy  # the policy as given (its numbers guard the outputs)
+
+    @property
+    def perm_size(self) -> int:
+        """K, the arms of the instance (padded ones included)."""
+        return self.play.perm.shape[-1]
 
     def result(self, carry, outs) -> RunResult:
         """The :class:`RunResult` of the final carry and the checkpoints' read-outs."""
@@ -251,6 +280,7 @@ def start(
         "num_checkpoints", num_checkpoints, minimum=1, maximum=_validate.INT32_MAX
     )
     horizon, inner, seg = _spacing(horizon, num_checkpoints, segment, record_arms)
+    key = _prng.one_key(key)  # legacy data wrapped: the same stream as simulate's
     _check_run(policy, bandit, params, key, budget, horizon)
     if diag:
         _segments.check_diagnostics(policy)
@@ -295,6 +325,7 @@ def _spacing(horizon, num_checkpoints: int, segment, record_arms: bool):
         horizon = _validate.static_int(
             "horizon", horizon, minimum=1, maximum=_validate.INT32_MAX
         )
+        _checks.checkpoint_times(num_checkpoints, horizon)
         inner = math.ceil(horizon / num_checkpoints)
         seg = default_segment(inner) if segment is None else segment
     else:  # traced horizon: checkpoint spacing computed in the program
@@ -322,7 +353,7 @@ def _result(play: replication.Play, given, carry, outs, budget, inner, horizon,
             return_state):  # fmt: skip
     """The :class:`RunResult` of the final carry and the checkpoints' read-outs
     (guarded against ``jax.grad`` with respect to the numbers of ``given``)."""
-    values, regret, total, arms, used, diag = outs
+    values, regret, total, arms, used, diag, outside = outs
     policy, perm = play.policy, play.perm
     num_checkpoints = regret.shape[0]
     state, counts = carry[0], carry[1]
@@ -333,6 +364,9 @@ def _result(play: replication.Play, given, carry, outs, budget, inner, horizon,
     num_pulls = jnp.sum(counts)
     stopped = state.arm < 0
     output = replication.to_bandit_numbering(policy.output(state), perm)
+    bad = replication.violations(
+        state, counts, carry[2], pulls, play.params.arm_mask, outside
+    )
     return RunResult(
         times, values, regret, total, pulls, num_pulls, stopped, output,
         arms=None if arms is None else arms.reshape(-1)[:horizon],
@@ -340,4 +374,5 @@ def _result(play: replication.Play, given, carry, outs, budget, inner, horizon,
         perm=perm if return_state else None,
         segments=used,
         diagnostics=diag,
+        violations=bad,
     )  # fmt: skip

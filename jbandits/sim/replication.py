@@ -29,6 +29,7 @@ import jax.numpy as jnp
 
 from jbandits.core import prng as _prng
 from jbandits.core.types import Array, Bandit, Key, Policy, State
+from jbandits.core.validate import PolicyError
 
 
 # ------------------------------------------------------------------ keys and arms
@@ -166,10 +167,90 @@ def regret(ftype, gaps: Array, counts: Array) -> Array:
     return jnp.sum(jnp.where(pulled, counts.astype(ftype) * gaps, 0.0))
 
 
-def read(play: Play, metric, means: Array, mask: Array, state: State) -> dict:
-    """The metric of the policy's output (bandit numbering) against the true means;
-    ``{}`` without a metric."""
-    out = play.ops.to_bandit(play.policy.output(state), play.perm)
+def read(play: Play, metric, means: Array, mask: Array, state: State) -> tuple:
+    """The metric of the policy's output (bandit numbering) against the true means
+    (``{}`` without a metric), and whether that output is outside its setting's
+    range (:func:`output_outside`, an int32 0 or 1)."""
+    raw = play.policy.output(state)
+    output_form(play.policy.setting, raw, mask.shape[-1])
+    out = play.ops.to_bandit(raw, play.perm)
+    bad = output_outside(play.policy, raw, out, mask)
     if metric is None:
-        return {}
-    return dict(metric(out, means, mask))
+        return {}, bad
+    return dict(metric(out, means, mask)), bad
+
+
+# ------------------------------------------------------------ the policy, checked
+VIOLATIONS = (
+    "pulls of an arm >= K",
+    "choices of an arm below -1 (the stop signal is -1)",
+    "pulls of a masked (padded) arm",
+    "checkpoints whose output is outside its setting's range",
+)
+"""What :func:`violations` counts per lane, in its order."""
+
+_ONE_ARM = ("identification", "regret")  # output: one arm [] (or -1: none)
+_ARM_SET = ("thresholding", "top_m")  # output: per-arm 0/1 [K]
+
+
+def output_outside(policy: Policy, raw: Array, out: Array, mask: Array) -> Array:
+    """1 (int32) if a policy's output is outside its setting's range, else 0:
+    identification and regret, one arm ``[]``: a real arm or -1 (none);
+    thresholding and top-m, per-arm 0/1 ``[K]`` with 0 on the masked arms. ``raw``
+    is the output in policy numbering, ``out`` in bandit numbering (the range is
+    read on ``raw``, which both backends number alike), ``mask`` in bandit
+    numbering. A shape or dtype that does not fit the setting raises PolicyError
+    (at trace time); a policy of another setting is not checked."""
+    setting = policy.setting
+    num_arms = mask.shape[-1]
+    output_form(setting, raw, num_arms)
+    if setting in _ONE_ARM:
+        real = play_take(mask, jnp.clip(out, 0, num_arms - 1))
+        good = (raw == -1) | ((raw >= 0) & (raw < num_arms) & real)
+    elif setting in _ARM_SET:
+        binary = (out == 0) | (out == 1) if out.dtype != jnp.bool_ else True
+        good = jnp.all(binary & (mask | (out == 0)))
+    else:
+        return jnp.zeros((), jnp.int32)
+    return (~good).astype(jnp.int32)
+
+
+def output_form(setting: str, raw: Array, num_arms: int) -> None:
+    """Raise PolicyError (at trace time) if an output's shape or dtype does not fit
+    its setting: one integer arm ``[]``, or per-arm values ``[K]``."""
+    if setting in _ONE_ARM:
+        if jnp.shape(raw) != () or not jnp.issubdtype(
+            jnp.result_type(raw), jnp.integer
+        ):
+            raise PolicyError(
+                f"a {setting} policy's output must be one arm (an integer scalar), "
+                f"got {jnp.result_type(raw)}{list(jnp.shape(raw))}"
+            )
+    elif setting in _ARM_SET and jnp.shape(raw) != (num_arms,):
+        raise PolicyError(
+            f"a {setting} policy's output must be per arm, shape ({num_arms},), "
+            f"got shape {tuple(jnp.shape(raw))}"
+        )
+
+
+def play_take(x: Array, i: Array) -> Array:
+    """``x[i]`` for a scalar ``i`` in range, as a masked sum (no gather: both
+    backends)."""
+    hit = jnp.arange(x.shape[-1]) == i
+    return jnp.any(hit & x)
+
+
+def violations(state: State, counts: Array, t: Array, pulls: Array, mask: Array,
+               outside: Array) -> Array:  # fmt: skip
+    """``[4]`` int32 counts of one lane's contract violations, in the order of
+    :data:`VIOLATIONS`, from its final values: pulls of an arm >= K (the count
+    scatter drops them, so they are the pulls made, ``t``, less the counted ones),
+    an idle state below -1 (it ends the run, so 0 or 1), pulls of masked arms
+    (``pulls`` and ``mask`` in bandit numbering) and checkpoints with an output
+    out of range (``outside`` [C]). Read once per lane after its loop: the step
+    itself is unchanged."""
+    above = t - jnp.sum(counts)
+    below = (state.arm < -1).astype(jnp.int32)
+    masked = jnp.sum(jnp.where(mask, 0, pulls))
+    bad = jnp.sum(outside)
+    return jnp.stack([above, below, masked, bad]).astype(jnp.int32)

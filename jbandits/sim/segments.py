@@ -211,7 +211,9 @@ def _read_diagnostics(policy: Policy, state: Any, perm: Array) -> dict:
 
 def checkpoint(play: Play, readout: Readout, budget, inner, carry, c):
     """Checkpoint ``c`` (a scan body): the pulls up to it, then its read-outs
-    ``(metrics, regret, reward, arms, segments, diagnostics)``."""
+    ``(metrics, regret, reward, arms, segments, diagnostics, outside)`` (``outside``:
+    1 if the policy's output is out of its setting's range,
+    :func:`jbandits.sim.replication.output_outside`)."""
     limit = jnp.minimum(budget, (c + 1) * inner)
     segments = Segments(play, limit)
     if play.record_arms:  # a fixed-length scan, so that every step has an output
@@ -223,9 +225,9 @@ def checkpoint(play: Play, readout: Readout, budget, inner, carry, c):
             segments.live, segments.segment, (carry, jnp.zeros((), jnp.int32))
         )
     policy, perm = play.policy, play.perm
-    values = replication.read(
+    values, outside = replication.read(
         play, readout.metric, readout.means, readout.mask, carry[0]
     )
     diag = _read_diagnostics(policy, carry[0], perm) if readout.diagnostics else None
     regret = replication.regret(play.ftype, readout.gaps[perm], carry[1])
-    return carry, (values, regret, carry[3], arms, used, diag)
+    return carry, (values, regret, carry[3], arms, used, diag, outside)

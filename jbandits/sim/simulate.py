@@ -95,9 +95,11 @@ def simulate(
     mask, budgets = _instances(params, budget)
     num_inst = budgets.shape[0]
     horizon = _checks.static_horizon(int(budgets.max()) if horizon is None else horizon)
+    _checks.checkpoint_times(num_checkpoints, horizon)
     real = mask.reshape(num_inst, -1).sum(-1)
     _checks.cells(bandit, params, budgets, real, horizon)
     _checks.policy_fits(policy, mask.shape[-1], budgets)
+    _checks.policy_given(policy)
     metric = _checks.auto_metric(metric, policy)
     _checks.metric(metric)
     _checks.use(policy, metric, diagnostics)

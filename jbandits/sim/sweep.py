@@ -83,6 +83,7 @@ def sweep(
     """
     num_reps, num_checkpoints = _checks.counts(num_reps, num_checkpoints)
     horizon = _checks.static_horizon(horizon)
+    _checks.checkpoint_times(num_checkpoints, horizon)
     key_host = _checks.one_key(key)
     arrays, num_points = _checks.grid_arrays(grid)
     if "budget" not in arrays and budget is None:

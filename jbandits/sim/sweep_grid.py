@@ -82,6 +82,7 @@ def sweep_grid(
     num_reps, num_checkpoints = _checks.counts(num_reps, num_checkpoints)
     key_host = _checks.one_key(key)
     budgets = _checks.budget_list(budgets)
+    _checks.checkpoint_times(num_checkpoints, budgets)
     policies = _checks.policy_list(policies)
     instances = list(instances)
     _checks.instances(bandit, instances, budgets)

@@ -31,6 +31,7 @@ numbers (``tests/test_fused.py`` checks every fused policy in interpret mode).
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -55,7 +56,7 @@ from jbandits.sim.fused.lane import (
     take,
     to_bandit,
 )
-from jbandits.sim.replication import to_bandit_numbering
+from jbandits.sim.replication import to_bandit_numbering, violations
 
 __all__ = ["LANES_AXIS", "Spec", "program", "step_key_data", "take", "to_bandit"]
 
@@ -101,7 +102,7 @@ def program(spec: Spec):
             num_checkpoints,
             inner,
             budget,
-            lane.perm,
+            lane,
             jax.tree_util.tree_unflatten(out_tree, results),
         )
 
@@ -122,23 +123,26 @@ def _set_up(spec: Spec, params_axes, hp, params, kdata, rep, budget, horizon):
     return lane._replace(params=params), carry0, inner
 
 
-def _result(num_checkpoints: int, inner, budget, perm, results) -> RunResult:
+def _result(num_checkpoints: int, inner, budget, lane, results) -> RunResult:
     """The kernel's per-lane results in the engine's :class:`RunResult` (bandit
-    numbering, checkpoint times)."""
-    counts, t, stopped, out, acc, used = results
-    del t
-    values, regret, total = acc
+    numbering, checkpoint times, the policy's contract violations)."""
+    counts, t, stopped, below, out, acc, used = results
+    values, regret, total, outside = acc
+    perm = lane.perm
     times = jnp.minimum(
         jnp.arange(1, num_checkpoints + 1, dtype=jnp.int32)[None, :] * inner[:, None],
         budget[:, None],
     )
     to_b = jax.vmap(to_bandit_numbering)
+    pulls = to_b(counts, perm)
+    arm = jnp.where(below, -2, 0)  # only "below -1" is read from the final arm
+    bad = jax.vmap(_violations)(arm, counts, t, pulls, lane.mask, outside)
     return RunResult(
         times=times.astype(jnp.int32),
         metrics=values,
         regret=regret,
         reward=total,
-        pulls=to_b(counts, perm),
+        pulls=pulls,
         num_pulls=jnp.sum(counts, axis=-1),
         stopped=stopped,
         output=to_b(out, perm),
@@ -147,4 +151,13 @@ def _result(num_checkpoints: int, inner, budget, perm, results) -> RunResult:
         perm=None,
         segments=used,
         diagnostics=None,
+        violations=bad,
     )
+
+
+class _Arm(NamedTuple):
+    arm: jax.Array
+
+
+def _violations(arm, counts, t, pulls, mask, outside):
+    return violations(_Arm(arm), counts, t, pulls, mask, outside)

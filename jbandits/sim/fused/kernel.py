@@ -140,7 +140,8 @@ def pad_lanes(x, padded: int, per_lane: bool = True):
 
 def block_runner(body, lane_flat, lane_tree, carry_flat, carry_tree):
     """The function of one block's arrays (lane inputs, then the initial carry, as
-    kernel operands) returning its results ``(counts, t, stopped, out, acc, used)``."""
+    kernel operands) returning its results ``(counts, t, stopped, below, out, acc,
+    used)`` (``below``: the final state's arm is below -1)."""
 
     def run_block(*arrays):
         lane_b = jax.tree_util.tree_unflatten(
@@ -160,7 +161,7 @@ def block_runner(body, lane_flat, lane_tree, carry_flat, carry_tree):
         carry, out, acc, used = body(lane_b, carry_b)
         state, counts, t, total, _ = carry
         stopped = state.arm < 0
-        return (counts, t, stopped, out, acc, used)
+        return (counts, t, stopped, state.arm < -1, out, acc, used)
 
     return run_block
 

@@ -137,11 +137,12 @@ def step(spec: Spec, lane: Lane, limit, carry):
 
 
 def readout(spec: Spec, lane: Lane, carry):
-    """A checkpoint's read-outs of one lane: (metric values, regret, reward)."""
+    """A checkpoint's read-outs of one lane: (metric values, regret, reward, output
+    out of range)."""
     state, counts, _, total, _ = carry
     play = play_of(spec, lane)
-    values = replication.read(play, spec.metric, lane.means, lane.mask, state)
-    return values, replication.regret(total.dtype, lane.gaps, counts), total
+    values, bad = replication.read(play, spec.metric, lane.means, lane.mask, state)
+    return values, replication.regret(total.dtype, lane.gaps, counts), total, bad
 
 
 def segment_length(spec: Spec) -> int:

@@ -14,6 +14,8 @@ import jax
 import numpy as np
 
 from jbandits.core import validate as _validate
+from jbandits.core.validate import PolicyError
+from jbandits.sim.contract import policy_failure
 from jbandits.sim.runner.devices import _sharding, placed
 
 
@@ -89,13 +91,15 @@ def lane_bytes(fn, hp, params, kdata, rep, budget, horizon) -> int:
     return bytes_per_lane(abstract, hp, params, kdata, rep, budget, horizon)
 
 
-def misfit(params, err: Exception) -> ValueError:
-    """The error of a program that failed to trace on instance ``params``."""
+def misfit(params, err: Exception, source=None, hp=None) -> Exception:
+    """The error of a program that failed to trace on instance ``params``
+    (:func:`jbandits.sim.contract.policy_failure`; with the policy's ``source`` and
+    numbers ``hp`` ``[cells, ...]`` it names what the policy did)."""
     num_arms = jax.tree_util.tree_leaves(params)[0].shape[-1]
-    return ValueError(
-        f"the policy failed on an instance with K={num_arms} arms (was it built "
-        f"with num_arms={num_arms}, and do its arguments match?): {err}"
-    )
+    if source is None or isinstance(err, PolicyError):
+        return err if isinstance(err, PolicyError) else policy_failure(err, num_arms)
+    row = jax.tree_util.tree_map(lambda x: np.asarray(x)[0], hp)
+    return policy_failure(err, num_arms, source.policy, row)
 
 
 def bytes_per_lane(abstract, hp, params, kdata, rep, budget, horizon) -> int:

@@ -10,6 +10,7 @@ into ``[cells, reps, ...]`` arrays.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import jax
 import numpy as np
 
 from jbandits.core.types import Bandit
+from jbandits.sim.contract import policy_contract
 from jbandits.sim.runner.chunking import (
     LANE_BYTES,
     abstract_chunk,
@@ -95,9 +97,10 @@ def execute(
         try:
             shapes = jax.eval_shape(fn, *probe)
         except (TypeError, ValueError, IndexError) as err:
-            raise misfit(probe[1], err) from err
+            raise misfit(probe[1], err, source, hp) from err
         LANE_BYTES[key] = bytes_per_lane(shapes, *probe)
     plan = _plan(source, bandit, opts, work, fn, LANE_BYTES[key], sizing, store, group)
+    plan = dataclasses.replace(plan, name=name)  # the policy's, in errors
     report.lanes += work.total
     report.chunk_size = plan.size
     out: dict = {}
@@ -135,6 +138,7 @@ class _Plan:
     sharding: Any
     ndev: int
     segment: int
+    name: str = "policy"
 
 
 def _sizing(work: Work, batch_size: int | None, memory_budget: int | None) -> dict:
@@ -232,6 +236,9 @@ def _run_chunk(plan: _Plan, work: Work, chunk: int, report: Report) -> dict:
         args = jax.device_put(args, placed(args, plan.sharding, work.shared))
     res = jax.device_get(plan.fn(*args))
     check_count_precision(res.pulls)
+    placed_at = work.placement(np.arange(start, stop))  # (cells, reps) of the lanes
+    policy_contract(res.violations[: stop - start], plan.name, lambda i: (
+        f"cell {placed_at[0][i]}, replication {placed_at[1][i]}"))  # fmt: skip
     part = _host(res, stop - start)
     used = np.asarray(res.segments)  # [size, C]
     report.lane_steps_executed += _lane_steps(

@@ -18,6 +18,7 @@ import jax
 from jbandits.core import registry
 from jbandits.core.execution import Execution
 from jbandits.core.types import Bandit, Policy
+from jbandits.core.validate import policy_object
 from jbandits.sim.engine import RunOptions, compiler_options, start
 from jbandits.sim.fused import backend as fused_backend
 from jbandits.sim.runner.devices import DEVICE_AXIS, _mesh
@@ -51,7 +52,8 @@ class Source:
             static["execution"] = execution
         if storable(self):
             return self._structure(static).policy({**self._constants(), **numbers})
-        return self.build(**static, **numbers)
+        built = self.build(**static, **numbers)
+        return policy_object(built, f"the policy factory {self.name or self.build!r}")
 
     def _structure(self, static: dict):
         shape, _ = registry.split_kwargs(static, self.ident[1])

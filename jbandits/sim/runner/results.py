@@ -90,7 +90,7 @@ def _host(res: RunResult, n: int) -> dict:
     """Flatten a chunk's RunResult into ``{field: array [n, ...]}`` (padding cut)."""
     flat = {}
     for name, value in res._asdict().items():
-        if value is None or name == "segments":
+        if value is None or name in ("segments", "violations"):  # checked, not kept
             continue
         if name in ("metrics", "diagnostics"):
             prefix = "metric" if name == "metrics" else "diag"
