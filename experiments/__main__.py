@@ -201,10 +201,12 @@ def main(argv=None) -> int:
         return 0
     lines = [f"error: {len(failed)} of {len(names)} experiment(s) failed:"]
     lines += [f"  {name}: {why}" for name, why in failed]
-    lines.append(
-        f"No folder was written for them. For MovieLens data pass --data PATH or set "
-        f"{DATA_ENV} (download from https://grouplens.org/datasets/movielens/)."
-    )
+    lines.append("No folder was written for them.")
+    if any(why.startswith(("missing input", "the experiment")) for _, why in failed):
+        lines[-1] += (
+            f" For MovieLens data pass --data PATH or set {DATA_ENV} (download from "
+            "https://grouplens.org/datasets/movielens/)."
+        )
     print("\n".join(lines), file=sys.stderr)
     return 1
 
@@ -224,6 +226,13 @@ def _run_all(args, names: list[str], resume: bool) -> tuple[list, list]:
         except FileNotFoundError as exc:
             # MovieLens loaders raise this (with download instructions) without data
             why = f"missing input data: {exc}"
+        except MemoryError as exc:  # the runner's estimate, before it allocates
+            why = f"not enough memory: {exc}" if str(exc) else "out of memory"
+        except ValueError as exc:
+            if args.data is None or args.data not in str(exc):
+                raise
+            # the MovieLens loaders name the file they cannot parse
+            why = f"bad input data (--data {args.data}): {exc}"
         except SystemExit as exc:
             # an experiment that exits instead of raising (experiments.shvar_movielens
             # does so, with code 0, when the MovieLens data are missing; its message is

@@ -3,6 +3,7 @@ and 13: a results store proves its parts; damage names the file and the way forw
 the CLIs check their inputs before they allocate."""
 
 import json
+import os
 import shutil
 
 import jax
@@ -237,3 +238,179 @@ def test_two_writers_keep_each_others_records(tmp_path):
         shutil.copy(a._part("g0", 1), a._part("g0", 0))
         a.read("g0", 0, (0, 4))
     assert not [p for p in (tmp_path / "s").rglob("*") if ".tmp" in p.name]
+
+
+# item 13 and 7: the command lines ---------------------------------------------
+SWEEP = """\
+name = "t"
+seed = 0
+reps = 4
+budgets = [40]
+metric = { kind = "thresholding", threshold = 0.5 }
+
+[instances]
+means = [[0.1, 0.35, 0.6, 0.9]]
+
+[[policies]]
+name = "apt"
+threshold = 0.5
+"""
+
+
+@pytest.fixture
+def no_compile_cache(monkeypatch):
+    monkeypatch.setenv("JBANDITS_COMPILE_CACHE", "0")
+
+
+def _sweep(tmp_path, text, capsys):
+    from jbandits.cli import main as sweep_cli
+
+    config = tmp_path / "sweep.toml"
+    config.write_text(text)
+    rc = sweep_cli.main(["sweep", str(config), "--out", str(tmp_path / "out")])
+    return rc, capsys.readouterr().err
+
+
+def test_sweep_reports_a_damaged_part_by_name_not_as_a_write_error(
+    tmp_path, capsys, no_compile_cache
+):
+    assert _sweep(tmp_path, SWEEP, capsys)[0] == 0
+    part = tmp_path / "out" / "t" / "g0" / "part-00000.parquet"
+    part.write_bytes(part.read_bytes()[:100])  # truncated
+    rc, err = _sweep(tmp_path, SWEEP, capsys)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2 and len(lines) == 1, err
+    assert f"delete {part} and rerun" in err and "cannot write" not in err, err
+    part.unlink()
+    assert _sweep(tmp_path, SWEEP, capsys)[0] == 0  # the way forward
+
+
+def test_sweep_refuses_a_gaussian_config_without_std(
+    tmp_path, capsys, no_compile_cache
+):
+    text = SWEEP.replace("seed = 0", 'seed = 0\nbandit = "gaussian"')
+    rc, err = _sweep(tmp_path, text, capsys)
+    assert rc == 2 and "instances.std is required" in err, err
+    assert not (tmp_path / "out" / "t").exists()
+    with_std = text.replace("[instances]", "[instances]\nstd = 0.5")
+    assert _sweep(tmp_path, with_std, capsys)[0] == 0
+
+
+def test_sweep_ctrl_c_before_the_run_exits_130_with_one_line(tmp_path):
+    """SIGINT while the config is being read (a FIFO nobody writes: the process
+    blocks in open(), past its imports, before the run's own handler)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    fifo = tmp_path / "sweep.toml"
+    os.mkfifo(fifo)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root, "JBANDITS_COMPILE_CACHE": "0"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jbandits.cli.main", "sweep", str(fifo)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 120
+    while _wchan(proc.pid) != "wait_for_partner":  # blocked opening the FIFO
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert [line for line in err.splitlines() if line.strip()] == [
+        "jbandits: interrupted"
+    ]
+
+
+def _wchan(pid: int) -> str:
+    with open(f"/proc/{pid}/wchan") as f:
+        return f.read()
+
+
+@pytest.fixture
+def experiment(monkeypatch, no_compile_cache):
+    """``python -m experiments`` with one fake experiment running ``body(cfg)``."""
+    import experiments.__main__ as exp_cli
+    from experiments import _core
+
+    def register(body):
+        def run(cfg):
+            body(cfg)
+            x = np.arange(2.0)
+            curve = {"x": x, "mean": x, "lo": x, "hi": x}
+            return _core.Outcome(panels=[{"title": "t", "curves": {"A": curve}}])
+
+        fake = {"fake": _core.Experiment("fake", "Fake", "test", run)}
+        monkeypatch.setattr(_core, "EXPERIMENTS", fake)
+        monkeypatch.setattr(exp_cli, "_load_all", lambda: None)
+        return exp_cli.main
+
+    return register
+
+
+def test_experiments_refuse_reps_that_cannot_fit_with_the_estimate(
+    tmp_path, capsys, experiment, monkeypatch
+):
+    def body(cfg):
+        _run_reps(cfg.reps)
+
+    from jbandits.sim.runner import memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 30)  # any machine
+    main = experiment(body)
+    rc = main(["run", "fake", "--reps", "2000000000", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    assert "need about" in err and "GiB of host memory" in err, err
+    assert "2,000,000,000 lanes" in err and "more than the 1 GiB" in err, err
+    assert "Traceback" not in err
+    assert "MovieLens" not in err  # not a data problem
+
+
+def _run_reps(reps):
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, K))
+    jbandits.simulate(
+        jbandits.make("apt", num_arms=K, threshold=0.5),
+        bandit,
+        params,
+        jax.random.key(0),
+        budget=BUDGET,
+        num_reps=reps,
+        progress=False,
+    )
+
+
+def test_the_memory_estimate_is_checked_before_the_first_chunk(monkeypatch):
+    from jbandits.sim.runner import memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 10_000)
+    report = runner.Report()
+    with pytest.raises(memory.HostMemoryError, match="more than the 9.77 KiB"):
+        bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, K))
+        jbandits.simulate(
+            jbandits.make("apt", num_arms=K, threshold=0.5), bandit, params,
+            jax.random.key(0), budget=BUDGET, num_reps=REPS, progress=False,
+            report=report,
+        )  # fmt: skip
+    assert report.chunks == 0
+
+
+def test_experiments_data_that_is_not_ratings_is_one_line(tmp_path, capsys, experiment):
+    from jbandits.envs import movielens
+
+    def body(cfg):
+        movielens.load_ratings(cfg.extra["data"])
+
+    bad = tmp_path / "hostname"
+    bad.write_text("vm\n")
+    main = experiment(body)
+    rc = main(["run", "fake", "--data", str(bad), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 1 and "Traceback" not in err, err
+    assert f"bad input data (--data {bad}): {bad}:1: expected user" in err, err

@@ -334,6 +334,12 @@ def check(cfg: dict, base: str | None = None) -> dict:
             f"instances.std does not apply to bandit = {family!r} (its builder "
             'takes no std; the built-in family that does is "gaussian")'
         )
+    if cfg.get("bandit", "bernoulli") == "gaussian" and "std" not in inst:
+        raise ConfigError(
+            'instances.std is required with bandit = "gaussian": the arms\' '
+            "standard deviation (one positive number); there is no default, since "
+            "every result depends on it"
+        )
     metric = cfg.get("metric", {"kind": "regret"})
     required, optional = METRIC_ARGS[metric["kind"]]
     for key in metric:

@@ -51,9 +51,28 @@ import sys
 import threading
 import time
 
-import numpy as np
 
-from jbandits.cli.config import (  # noqa: F401  (the schema, re-exported)
+def _interrupted_early(*_) -> None:
+    """SIGINT outside the run's own handler (the imports, the config, the
+    compilation cache, the summary and figure): one line and exit status 130, no
+    traceback, after the file write in progress if any."""
+
+    def stop():
+        sys.stdout.flush()
+        sys.stderr.write("\njbandits: interrupted\n")
+        sys.stderr.flush()
+        os._exit(130)
+
+    store = sys.modules.get("jbandits.analysis.store")
+    store.when_idle(stop) if store is not None else stop()
+
+
+if __name__ == "__main__":  # python -m jbandits.cli.main: from the imports on
+    signal.signal(signal.SIGINT, _interrupted_early)
+
+import numpy as np  # noqa: E402
+
+from jbandits.cli.config import (  # noqa: E402, F401  (the schema, re-exported)
     LABELS,
     METRICS,
     SCHEMA,
@@ -62,7 +81,7 @@ from jbandits.cli.config import (  # noqa: F401  (the schema, re-exported)
     check,
     load,
 )
-from jbandits.sim import compile_cache as _compile_cache
+from jbandits.sim import compile_cache as _compile_cache  # noqa: E402
 
 
 # --------------------------------------------------------------------------- run
@@ -261,6 +280,18 @@ def _stop_on_interrupt(folder: str):
 
 
 def main(argv=None) -> int:
+    """The command line; exit status 0, 2 (bad config or option) or 130 (Ctrl-C,
+    at any point: before the run too)."""
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
+    previous = signal.signal(signal.SIGINT, _interrupted_early)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _main(argv) -> int:
     parser = argparse.ArgumentParser(
         prog="jbandits",
         description="jbandits sweep CONFIG.toml: a declarative sweep -> resumable "

@@ -30,6 +30,11 @@ from jbandits.sim.runner.chunking import (
     probe_key,
 )
 from jbandits.sim.runner.devices import _lane_steps, _process_share, _sharding, placed
+from jbandits.sim.runner.memory import (
+    RESULT_BYTES,
+    check_host_memory,
+    result_bytes_per_lane,
+)
 from jbandits.sim.runner.programs import Options, Source, _program, source_of
 from jbandits.sim.runner.results import (
     Report,
@@ -93,12 +98,14 @@ def execute(
     sizing = _sizing(work, batch_size, memory_budget)
     fn, probe = _probe(source, bandit, opts, work, sizing)
     key = probe_key(fn, probe)
-    if key not in LANE_BYTES:  # the program's first trace: its shapes size a lane
+    if key not in LANE_BYTES or key not in RESULT_BYTES:  # its first trace sizes
         try:
             shapes = jax.eval_shape(fn, *probe)
         except (TypeError, ValueError, IndexError) as err:
             raise misfit(probe[1], err, source, hp) from err
-        LANE_BYTES[key] = bytes_per_lane(shapes, *probe)
+        LANE_BYTES[key] = bytes_per_lane(shapes, *probe)  # a lane on the device
+        RESULT_BYTES[key] = result_bytes_per_lane(shapes)  # its results on the host
+    check_host_memory(work.total, RESULT_BYTES[key], f"this call of {name}")
     plan = _plan(source, bandit, opts, work, fn, LANE_BYTES[key], sizing, store, group)
     plan = dataclasses.replace(plan, name=name)  # the policy's, in errors
     report.lanes += work.total
