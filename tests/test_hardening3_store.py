@@ -414,3 +414,13 @@ def test_experiments_data_that_is_not_ratings_is_one_line(tmp_path, capsys, expe
     err = capsys.readouterr().err
     assert rc == 1 and "Traceback" not in err, err
     assert f"bad input data (--data {bad}): {bad}:1: expected user" in err, err
+
+
+def test_resumable_refuses_a_path_that_is_not_a_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # '' was the current folder: stores landed there
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    for path, match in ((a_file, "is a file, not a folder"), ("", "got ''")):
+        with pytest.raises(ValueError, match=match), runner.resumable(path):
+            pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]

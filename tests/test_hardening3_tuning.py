@@ -199,3 +199,24 @@ def test_a_declared_static_integer_is_refused_as_structural():
     with pytest.raises(ValueError, match="horizon is a static"):
         obj.check_names(["horizon"])
     obj.check_names(["rho"])  # a number
+
+
+# beyond the list: the other tuning entry points -------------------------------
+def test_tune_budgets_evaluate_points_and_report_check_their_arguments():
+    from jbandits.tuning import evaluate_points, tune_budgets
+
+    search = Search(simulations=80, **SMALL)
+    for budgets in ([], None, "40"):
+        with pytest.raises(ValueError, match="must be a non-empty list of budgets"):
+            tune_budgets(OBJECTIVE, SPACE, budgets=budgets, search=search)
+    with pytest.raises(ValueError, match=r"budgets\[\] must be an integer >= 1"):
+        tune_budgets(OBJECTIVE, SPACE, budgets=[40, 2.5], search=search)
+    rows = {"tuned": {"epsilon": 0.1}}
+    with pytest.raises(ValueError, match="num_reps must be an integer >= 2, got 1"):
+        evaluate_points(OBJECTIVE, SPACE, rows, num_reps=1, key=0, chunk=8)
+    with pytest.raises(ValueError, match="key must be an int seed or one PRNG key"):
+        evaluate_points(OBJECTIVE, SPACE, rows, num_reps=2, key="x", chunk=8)
+    with pytest.raises(ValueError, match=r"Report\(verbose=...\) must be True or"):
+        Report(verbose="yes")
+    with pytest.raises(ValueError, match="fixed must be a dict"):
+        Objective("apt", BANDIT, PARAMS, budget=40, fixed="threshold=0.5")

@@ -193,19 +193,21 @@ def _same_table(pq, path: str, table) -> bool:
         return False
 
 
-def _folder(path) -> str:
-    """``path`` as a folder name: TypeError / ValueError for what cannot be one."""
+def _folder(path, what: str = "store=", store: bool = True) -> str:
+    """``path`` as a folder name: TypeError / ValueError (naming ``what``) for what
+    cannot be one."""
     if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
         raise TypeError(
-            f"store= must be a folder path (str or os.PathLike) or a Store, got "
-            f"{type(path).__name__} {path!r}"
+            f"{what} must be a folder path (str or os.PathLike)"
+            + (" or a Store" if store else "")
+            + f", got {type(path).__name__} {path!r}"
         )
     path = os.fspath(path)
     if not path:
-        raise ValueError("store= must name a folder, got '' (the empty path)")
+        raise ValueError(f"{what} must name a folder, got '' (the empty path)")
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(
-            f"store= {path!r} is a file, not a folder: give a folder (created if "
+            f"{what} {path!r} is a file, not a folder: give a folder (created if "
             "missing) for the results store"
         )
     return path

@@ -140,7 +140,12 @@ def evaluate_points(
 
     ``extra`` (name -> theta) adds points evaluated on the same replications but
     kept out of the Evaluation; with it, returns ``(Evaluation, {name: [R]})``."""
-    num_reps = _reps("evaluate", num_reps)
+    from jbandits.tuning.objective import as_key
+    from jbandits.tuning.space import Space
+
+    num_reps = _reps("num_reps", num_reps)
+    space = space if isinstance(space, Space) else Space(space)
+    key = as_key(key)
     points = {n: space.to_z(t) for n, t in {**rows, **(extra or {})}.items()}
     per, _ = unique_losses(
         objective, space, points, num_reps=num_reps, key=key, chunk=chunk

@@ -276,6 +276,10 @@ class Report:
     confidence: int | None = None
 
     def __post_init__(self):
+        if not isinstance(self.verbose, (bool, np.bool_)):
+            raise ValueError(
+                f"Report(verbose=...) must be True or False, got {self.verbose!r}"
+            )
         for name in ("evaluate", "confidence"):
             value = getattr(self, name)
             if value is None and name == "confidence":

@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 import jax
+import numpy as np
 import optax
 
 from jbandits.tuning import (
@@ -216,6 +217,14 @@ def _plan(objective, space, search, estimator, report) -> Plan:
     return Plan(objective, space, search, es, objective, select, chunk, chunk)
 
 
+def int_like(value):
+    """A NumPy integer scalar (or 0-d integer array) as an int; anything else as it
+    is (for the integer checks, which refuse floats and bools)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    return int(value) if isinstance(value, np.integer) else value
+
+
 def _check_simulations(plan: Plan) -> None:
     """ValueError unless ``search.simulations`` covers what the search spends
     before it can stop (the coarse grid, the halving's first replications, or one
@@ -323,7 +332,18 @@ def tune_budgets(
 
     Returns:
       ``{budget: TuneResult}``.
+
+    Raises:
+      ValueError: ``budgets`` empty or not integers >= 1 (before anything runs).
     """
+    if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
+        budgets = None
+    budgets = None if budgets is None else list(budgets)
+    if not budgets:
+        raise ValueError(
+            "tune_budgets(budgets=...) must be a non-empty list of budgets"
+        )
+    budgets = [options._count("budgets[]", int_like(b), 1) for b in budgets]
     out = {}
     for b in budgets:
         res = tune(

@@ -32,11 +32,12 @@ def resumable(path: str):
     Resuming assumes the same code: a call whose work changed gets a new store (its
     digest differs) and recomputes.
     """
-    from jbandits.analysis.store import Store  # noqa: F401  (fail early without pyarrow)
+    from jbandits.analysis.store import _folder  # the check of store=
 
+    path = _folder(path, "resumable(path)", store=False)
     # the folder is created by the first stored call (a block without batched work
     # leaves nothing behind)
-    _RESUME.append([os.fspath(path), 0])
+    _RESUME.append([path, 0])
     try:
         yield path
     finally:
