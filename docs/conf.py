@@ -18,6 +18,7 @@ import inspect
 import os
 import pathlib
 import re
+import shutil
 import sys
 
 DOCS = pathlib.Path(__file__).resolve().parent
@@ -89,8 +90,16 @@ html_title = "jbandits"
 html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,
+    # a gallery page gives its width to the figure (div.full-width): no page TOC
+    # (patterns must not overlap: the theme refuses a page that matches two)
+    "secondary_sidebar_items": {
+        **{p: ["page-toc.html"] for p in ("*", "guides/*", "algorithms/*", "api/**")},
+        "notebooks/*": ["page-toc.html"],
+        "gallery/*": [],
+    },
 }
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["jbandits.css"]
 
 
 # ------------------------------------------------------------------ docstring hooks
@@ -140,15 +149,64 @@ def _process_docstring(app, what, name, obj, options, lines):
             in_literal, indent = True, width
 
 
+# Sphinx 9 evaluates ``ArrayLike | None`` with the alias as a TypeAliasForwardRef and
+# prints that object's repr in the signature: print the alias's name instead.
+_FORWARD_REF = re.compile(r"TypeAliasForwardRef\('([^']+)'\)")
+
+
+def _process_signature(app, what, name, obj, options, signature, return_annotation):
+    def clean(text):
+        return _FORWARD_REF.sub(r"\1", text) if text else text
+
+    return clean(signature), clean(return_annotation)
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _process_docstring)
+    app.connect("autodoc-process-signature", _process_signature)
+    app.connect("build-finished", _copy_mathjax)
 
 
-# Offline viewing: the pages load MathJax 3 from its CDN. To render the math without a
-# network, build with JBANDITS_DOCS_MATHJAX pointing at a local MathJax 2, e.g. Debian's
-# libjs-mathjax: "file:///usr/share/javascript/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML"
-if os.environ.get("JBANDITS_DOCS_MATHJAX"):
-    mathjax_path = os.environ["JBANDITS_DOCS_MATHJAX"]
-    myst_update_mathjax = False  # MyST's settings are for MathJax 3
-    # myst-nb marks the page body tex2jax_ignore and the math elements "math"
-    mathjax2_config = {"tex2jax": {"processClass": "math|output_area|tex2jax_process"}}
+# ------------------------------------------------------------------ math, offline
+# MathJax is served with the site: the MathJax 3 distribution of the PyPI package
+# django-static-mathjax (Apache-2.0; plain files, no Django needed; in the ``docs``
+# extra) is copied into ``_static/mathjax/`` at the end of the build, so the pages
+# render their math with no network. JBANDITS_DOCS_MATHJAX=<url> uses another copy
+# (a MathJax 3 ``tex-mml-chtml.js``) instead.
+# Copied: the combined TeX/MathML -> CHTML component, its fonts and the components it
+# loads on demand (TeX extensions, accessibility, menu), not the speech rule engine.
+MATHJAX_PARTS = ("tex-mml-chtml.js", "input", "output", "a11y", "ui", "adaptors")
+
+
+def _mathjax_source() -> pathlib.Path:
+    try:
+        import mathjax  # django-static-mathjax
+    except ImportError:
+        raise RuntimeError(
+            "the docs serve MathJax from the package django-static-mathjax: "
+            'pip install -e ".[docs]" (or set JBANDITS_DOCS_MATHJAX to a MathJax URL)'
+        ) from None
+    src = pathlib.Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+    if not (src / MATHJAX_PARTS[0]).exists():
+        raise RuntimeError(f"no MathJax 3 distribution in {src}")
+    return src
+
+
+def _copy_mathjax(app, exception):
+    if exception is not None or app.builder.format != "html" or _MATHJAX_URL:
+        return
+    src, dest = _mathjax_source(), pathlib.Path(app.outdir) / "_static" / "mathjax"
+    for part in MATHJAX_PARTS:
+        if (src / part).is_dir():
+            shutil.copytree(src / part, dest / part, dirs_exist_ok=True)
+        else:
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / part, dest / part)
+
+
+_MATHJAX_URL = os.environ.get("JBANDITS_DOCS_MATHJAX")
+if _MATHJAX_URL:
+    mathjax_path = _MATHJAX_URL
+else:
+    _mathjax_source()  # fail before the build, not after it
+    mathjax_path = "mathjax/tex-mml-chtml.js"  # relative: served from _static/

@@ -390,6 +390,27 @@ def _result_dir(name: str) -> tuple[pathlib.Path, str] | None:
     return None
 
 
+def _meta(d: pathlib.Path) -> dict:
+    try:
+        return json.loads((d / "meta.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _runtime(name: str) -> str:
+    """The wall time of the result this build shows (meta.json), else the
+    experiment's own estimate, else that it was not run."""
+    found = _result_dir(name)
+    if found is not None:
+        d, label = found
+        seconds = _meta(d).get("seconds")
+        if seconds is not None:
+            kind = _meta(d).get("versions", {}).get("device_kind", "")
+            minutes = f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+            return f"{minutes} ({label}{', ' + kind if kind else ''})"
+    return "not run for this build"
+
+
 def _provenance(d: pathlib.Path) -> str:
     """Who made a result folder: its meta.json's command, time and devices."""
     try:
@@ -426,17 +447,20 @@ def _experiment_page(exp, family, full_rows, out: pathlib.Path) -> str:
         "`figure.png`, `table.md` (claim, our number with 95% CI, verdict, rule), "
         "`results.npz` and `meta.json`.",
     ]
+    lines += ["", f"Wall time of the run shown: {_runtime(exp.name)}."]
     if exp.estimate:
-        lines += ["", f"Runtime estimate: {exp.estimate}."]
+        lines += [f"The experiment's own estimate: {exp.estimate}."]
     found = _result_dir(exp.name)
     lines += ["", "## Figure and claims table", ""]
     if found is None:
         lines += [
             "```{note}",
-            "This build found no `results/` folder for this experiment: the docs "
-            "build runs no experiment. Run one of the commands above and build "
-            "again to show its figure and claims table here. The verdicts measured "
-            "so far are in the report below.",
+            "This build found no `results/` folder for this experiment, so it shows "
+            "no figure or claims table: the docs build runs no experiment. To show "
+            f"them, run `python -m experiments run {exp.name} --quick` from the "
+            "repository root (or every gallery experiment at once, see the "
+            "[gallery's front page](index.md)) and build again. The verdicts "
+            "measured so far are in the report linked below.",
             "```",
         ]
     else:
@@ -447,9 +471,14 @@ def _experiment_page(exp, family, full_rows, out: pathlib.Path) -> str:
         lines += [
             f"From `{d.relative_to(ROOT)}/` ({label}), found at build time"
             + _provenance(d)
-            + ".",
+            + ". The thick crimson curve is the paper's own algorithm; shaded "
+            "bands are 95 % confidence intervals.",
             "",
-            f"![{exp.name}](_figures/{exp.name}.png)",
+            "```{container} full-width",
+            f"![{exp.name}: figure](_figures/{exp.name}.png)",
+            "```",
+            "",
+            f"{{download}}`Open the full-size image <_figures/{exp.name}.png>`",
             "",
         ]
         table = d / "table.md"
@@ -479,6 +508,13 @@ def _experiment_page(exp, family, full_rows, out: pathlib.Path) -> str:
             "[Full-size runs](full-size.md).",
         ]
     return "\n".join(lines) + "\n"
+
+
+# measured: the quick runs of docs/gallery-quick.txt in one process (their meta.json)
+QUICK_NOTE = (
+    "17.1 min for the 19 on 2 CPU cores shared with other work at load 8-12, "
+    "compile cache cold, 2026-12-02"
+)
 
 
 def write_gallery(out: pathlib.Path) -> int:
@@ -518,27 +554,39 @@ def write_gallery(out: pathlib.Path) -> int:
         mine = [_relink(r, known) for r in rows if re.match(rf"\| {name}( |\|)", r)]
         (out / f"{name}.md").write_text(_experiment_page(exp, family, mine, out))
     intro = _relink(sections.get("# Experiments report", ""), known)
+    shown = [n for n in exps if _result_dir(n) is not None]
     index = [
         "# Reproductions gallery",
         "",
-        f"{len(exps)} experiments reproduce figures and claims of the seed papers "
+        f"{len(exps)} experiments reproduce figures and claims of the papers "
         "(`python -m experiments list`). Each page gives the command that regenerates "
         "it, its figure and claims table when this build found them in `results/`, "
-        "and the verdicts from `experiments/REPORT.md`. The docs build itself runs no "
-        "experiment; CI (`.ci/run`) runs the quick versions listed in "
-        "`docs/gallery-quick.txt` before building (12 experiments: 4.7 min with a cold "
-        "compile cache on 2 cores shared at load 6), and a "
-        "local build shows whatever `results/` holds (quick, full size, or "
-        "`results/full/`, the largest found).",
+        "and the verdicts from `experiments/REPORT.md`.",
+        "",
+        "```{note}",
+        f"This build found results for {len(shown)} of {len(exps)} experiments. The "
+        "docs build runs no experiment; to show the figures and claims tables of "
+        "the quick runs, run them from the repository root before building "
+        "(`.ci/run` does):",
+        "",
+        "    python -m experiments run $(cat docs/gallery-quick.txt) --quick --quiet",
+        "",
+        f"({QUICK_NOTE}). A build shows whatever `results/` holds (quick, full size, "
+        "or `results/full/`, the largest found).",
+        "```",
         intro,
         "## Experiments",
         "",
-        "| experiment | title | quick runtime |",
+        "The runtime is the wall time recorded in the `meta.json` of the result "
+        "shown (quick runs: one `python -m experiments run` process for all of "
+        "them, so an experiment listed after another that compiled the same "
+        "programs, e.g. the AugUCB figures after `augucb-ablation`, reuses them).",
+        "",
+        "| experiment | title | runtime |",
         "| --- | --- | --- |",
     ]
     index += [
-        f"| [`{n}`]({n}.md) | {e.title} | {e.estimate or '?'} |"
-        for n, e in exps.items()
+        f"| [`{n}`]({n}.md) | {e.title} | {_runtime(n)} |" for n, e in exps.items()
     ]
     index += ["", "## Report sections", ""]
     index += [f"* [{sections_title(sections, h)}]({s}.md)" for s, h, _ in FAMILIES]

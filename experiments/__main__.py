@@ -60,26 +60,31 @@ def _names(parser: argparse.ArgumentParser, requested: list[str]) -> list[str]:
     return names
 
 
-# Wall seconds of each ``--quick`` run, measured on 2 CPU cores shared with other
-# work (load ~15, so upper bounds; one run each, 2026-11-22, persistent compile cache
-# cold except for the AugUCB experiments, which share their programs).
+# Wall seconds of each ``--quick`` run (meta.json), measured on 2026-12-02 in one
+# process running docs/gallery-quick.txt (lsa-fig1 first), persistent compile cache
+# cold at the start, on 2 CPU cores shared with other work (load 8-12): 17.1 min for
+# the 19. Those in REUSED ran after an experiment that had compiled their programs
+# (alone with a cold cache augucb-expt6 took 54 s).
 QUICK_SECONDS = {
-    "augucb-ablation": 135, "augucb-expt1": 8, "augucb-expt2": 10,
-    "augucb-expt3": 10, "augucb-expt4": 8, "augucb-expt5": 8, "augucb-expt6": 4,
-    "eucbv-expt1": 72, "eucbv-expt2": 157, "eucbv-expt3": 105, "eucbv-expt4": 13,
-    "lsa-fig1": 994, "shvar-fig2": 153, "shvar-fig2-parity": 55, "shvar-fig3": 182,
-    "shvar-fig5": 272, "shvar-fig6": 212, "ugape-budget": 220, "ugape-confidence": 49,
+    "augucb-ablation": 116, "augucb-expt1": 2, "augucb-expt2": 2,
+    "augucb-expt3": 2, "augucb-expt4": 2, "augucb-expt5": 2, "augucb-expt6": 1,
+    "eucbv-expt1": 121, "eucbv-expt2": 98, "eucbv-expt3": 62, "eucbv-expt4": 0.3,
+    "lsa-fig1": 134, "shvar-fig2": 66, "shvar-fig2-parity": 15, "shvar-fig3": 68,
+    "shvar-fig5": 80, "shvar-fig6": 111, "ugape-budget": 100, "ugape-confidence": 30,
 }  # fmt: skip
+REUSED = {f"augucb-expt{i}" for i in range(1, 7)} | {"eucbv-expt4"}
 
 
 def estimate(name: str, exp) -> str:
-    """A rough runtime of the quick run (``exp.estimate`` if the experiment sets one)."""
+    """The measured wall time of the quick run (``exp.estimate`` if the experiment
+    sets one); ``*``: measured with its programs already compiled."""
     if exp.estimate:
         return exp.estimate
     sec = QUICK_SECONDS.get(name)
     if sec is None:
         return "?"
-    return f"<{max(1, -(-sec // 60))} min quick"
+    text = f"{sec:.0f} s quick" if sec >= 1 else "<1 s quick"
+    return text + ("*" if name in REUSED else "")
 
 
 def _list() -> None:
@@ -90,8 +95,9 @@ def _list() -> None:
     for name, exp in rows:
         print(f"{name:{width}s}  {estimate(name, exp):{est}s}  {exp.title}")
     print(
-        "(runtime: wall time of --quick measured on 2 CPU cores under load ~15, an "
-        "upper bound; AugUCB runs with their programs in the compile cache; "
+        "(runtime: wall time of --quick measured on 2 shared CPU cores at load 8-12, "
+        "all quick runs in one process with a cold compile cache; * = its programs "
+        "were compiled by an experiment before it: alone and cold about a minute; "
         'full-size wall and CPU times: experiments/REPORT.md, "Full-size runs")'
     )
 

@@ -1,9 +1,9 @@
 """Regularised alternating least squares on the observed entries of a matrix (JAX).
 
-Used by the MovieLens bandit (seed 004 §5.2: "We complete the missing ratings using
-low-rank matrix factorization with rank 5, which is done using alternating least
-squares"). Dense formulation: ``observed [U, M] bool`` and ``values [U, M]``; each
-half-step solves every row's ``r x r`` normal equations at once,
+Used by the MovieLens bandit (Lalitha et al., UAI 2023, Sec. 5.2: "We complete the
+missing ratings using low-rank matrix factorization with rank 5, which is done using
+alternating least squares"). Dense formulation: ``observed [U, M] bool`` and
+``values [U, M]``; each half-step solves every row's ``r x r`` normal equations at once,
 
     u_a = (sum_{j in O_a} v_j v_j^T + lam I)^{-1} sum_{j in O_a} x_aj v_j,
 
