@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jbandits.core import prng, registry
@@ -339,18 +338,15 @@ def _structural(policy: str, name: str) -> bool:
 
 
 def as_key(key) -> jax.Array:
-    """A typed key from a key or an int seed; anything else is refused with the
-    entry points' one message (:func:`jbandits.core.prng.key_data`)."""
+    """A typed key from an int seed (tuning's convenience) or any key form the
+    other entry points take (:func:`jbandits.core.prng.one_key`, whose one message
+    refuses the rest, the rbg implementation included)."""
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         return jax.random.key(int(key))
-    dtype = getattr(key, "dtype", None)
-    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
-        if getattr(key, "shape", None) == ():
-            return key
-    elif dtype is not None and np.dtype(dtype) == np.uint32 and key.shape == (2,):
-        return jax.random.wrap_key_data(jnp.asarray(prng.key_data(key)))
-    raise ValueError(
-        "key must be an int seed or one PRNG key: jax.random.key(seed) (a typed key, "
-        "shape ()) or jax.random.PRNGKey(seed) (uint32, shape (2,)); got "
-        f"{type(key).__name__} {key!r}"[:300]
-    )
+    try:
+        return prng.one_key(key)
+    except ValueError as err:
+        got = str(err).rpartition("; got ")[2]
+        raise ValueError(
+            f"key must be an int seed or {prng.KEY_FORMS}; got {got}"
+        ) from None
