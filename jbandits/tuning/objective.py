@@ -141,6 +141,14 @@ class Objective:
             raise ValueError(
                 f"loss must be a name in {LOSSES} or a function, got {loss!r}"
             )
+        if isinstance(loss, str) and loss not in ("regret", "reward"):
+            outputs = _metric_outputs(metric, self.num_arms)
+            if outputs is not None and loss not in outputs:
+                raise ValueError(
+                    f"loss {loss!r} is not an output of the metric {metric!r} (it "
+                    f"gives {sorted(outputs)}); simple_regret is offered by the "
+                    "identification and top-m metrics"
+                )
         self.loss, self.metric, self.permute = loss, metric, permute
         self.source = self._source()
 
@@ -314,6 +322,23 @@ class Objective:
     ) -> np.ndarray:
         """``[P, R]`` per-replication losses of the points ``theta`` (``[P]`` leaves)."""
         return self.per_rep(self.run(theta, key, num_reps, chunk=chunk, **kw))
+
+
+def _metric_outputs(metric, num_arms: int) -> set | None:
+    """The names a metric returns, traced on an arm index ``[]`` or a labelling
+    ``[K]`` output (the two forms of :mod:`jbandits.analysis.metrics`); None when it
+    takes neither (a user's metric: its names are then read at the first run)."""
+    means = jax.ShapeDtypeStruct((num_arms,), np.float32)
+    mask = jax.ShapeDtypeStruct((num_arms,), np.bool_)
+    for output in (
+        jax.ShapeDtypeStruct((), np.int32),
+        jax.ShapeDtypeStruct((num_arms,), np.bool_),
+    ):
+        try:
+            return set(jax.eval_shape(metric, output, means, mask))
+        except Exception:  # noqa: BLE001 - the other output form, or not traceable
+            continue
+    return None
 
 
 def _structural(policy: str, name: str) -> bool:
