@@ -63,7 +63,8 @@ Thresholds ``beta(t, delta)`` (:func:`threshold`; ``t`` = the number of samples 
   ``"kk21"`` (Gaussian).
 
 For ``t < 1`` (nothing observed) every threshold is ``+inf``. Values at ``delta = 0.1``,
-``t = 1000``, ``K = 4`` (spec §9): 4.370, 11.002, 15.819, 16.082, 17.834.
+``t = 1000``, ``K = 4`` (host computations in float64, checked by tests/test_glr.py):
+4.370, 11.002, 15.819, 16.082, 17.834.
 
 The Gaussian thresholds bound the GLR of the divergence ``(x - y)^2 / (2 sigma^2)``, so
 they hold for the GLR computed with the same ``sigma`` as the rewards' known standard

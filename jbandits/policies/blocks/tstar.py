@@ -64,10 +64,10 @@ Defined outputs for the empirical means a running policy meets (``K`` = real arm
   and ``w = 1/L`` on the tied arms, 0 elsewhere. This is the limit of ``w*`` as the tie
   is approached (``x_2 -> 1``, the other ``x_a -> 0``) and what the authors' Julia code
   returns (``OptimalWeights`` of Kaufmann's ``BAI_epsBAI_code``, ``BAIalgos.jl``;
-  ``optimal_weights`` of Shang's ``BestArm.jl``, which returns ``1/T* = 0``; spec
-  section 10). Their ``TrackAndStop`` (D-Tracking) samples a random tied arm and skips
-  the stopping test instead of using the weights, their ``TrackAndStopC`` adds these
-  weights; a policy tells the case by ``isinf(T*)``.
+  ``optimal_weights`` of Shang's ``BestArm.jl``, which returns ``1/T* = 0``). Their
+  ``TrackAndStop`` (D-Tracking) samples a random tied arm and skips the stopping test
+  instead of using the weights, their ``TrackAndStopC`` adds these weights; a policy
+  tells the case by ``isinf(T*)``.
 * ``K = 1``: ``T* = 0`` and ``w = 1`` on that arm (nothing to identify); ``K = 0``:
   ``T* = +inf``, ``w = 0``.
 * Bernoulli means exactly 0 or 1: computed exactly, not clipped. With a unique best,
@@ -78,9 +78,10 @@ Defined outputs for the empirical means a running policy meets (``K`` = real arm
   (2.2e-16 away), which changes ``T*`` and ``w*`` by about that much relative: the same
   numbers. Their ``y`` bracket is ``[0, d(mu_1, mu_2)]``, doubled from 1/2 while
   ``F < 1`` when that divergence is infinite; ours does not use it. Koolen's code
-  (spec section 8) keeps sampling a Bernoulli arm while its mean is 0 or 1 at the
-  start; that is a sampling rule, not this block's. A Bernoulli mean outside ``[0, 1]``
-  gives NaN.
+  for Degenne, Koolen & Menard, NeurIPS 2019 (``tidnabbil``, as copied in
+  ``rctzeng/NeurIPS2021-FWS``) keeps sampling a Bernoulli arm while its mean is 0 or 1
+  at the start; that is a sampling rule, not this block's. A Bernoulli mean outside
+  ``[0, 1]`` gives NaN.
 
 Accuracy against the float64 host oracle (random instances, ``K`` up to 300, arms in
 random order, padded arms; ``tests/test_tstar.py`` and its sweeps): float64 within 1e-14

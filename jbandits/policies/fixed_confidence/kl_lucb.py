@@ -20,14 +20,13 @@ delta)`` with n the number of samples.
 GK16's Table 1 "KL-LUCB" column (Garivier & Kaufmann, COLT 2016, Sec. 6; Bernoulli,
 delta = 0.1). The paper states neither the rate nor the stopping rule of that column.
 Most plausible, and what ``kl_lucb(rate="practical", stopping="lucb")`` runs: the
-authors' public code (``BAIalgos.jl``, ``KLLUCB``; spec §1 and §10) runs every policy
-of ``mainBAI.jl`` with ``explo(t, n, delta) = log((log t + 1) / delta)``, t the global
-number of samples (the rate GK16 Sec. 6 reports using, "though not (yet) allowed by
-theory"); its
-``KLLUCB`` stops with KL-LUCB's own rule (no Chernoff test), and the paper's comment
-on Table 1 ("the use of the MDL stopping rule leads to a clear improvement") contrasts
-the Chernoff-stopped algorithms with KL-LUCB and KL-Racing. The code's
-``ChernoffKLLUCB`` (the same sampling, Chernoff stopping) is ``stopping="glr"``
+authors' public code (Kaufmann's ``BAI_epsBAI_code``: ``BAIalgos.jl``, ``KLLUCB``) runs
+every policy of ``mainBAI.jl`` with ``explo(t, n, delta) = log((log t + 1) / delta)``,
+t the global number of samples (the rate GK16 Sec. 6 reports using, "though not (yet)
+allowed by theory"); its ``KLLUCB`` stops with KL-LUCB's own rule (no Chernoff test),
+and the paper's comment on Table 1 ("the use of the MDL stopping rule leads to a clear
+improvement") contrasts the Chernoff-stopped algorithms with KL-LUCB and KL-Racing. The
+code's ``ChernoffKLLUCB`` (the same sampling, Chernoff stopping) is ``stopping="glr"``
 (``threshold="practical"``). Where that code differs from KK13's Algorithm 2 (and from
 this implementation): it tests the stopping rule after drawing the stage's pair, on
 the bounds computed before it, so it stops exactly two samples later on the same

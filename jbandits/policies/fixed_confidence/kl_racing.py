@@ -19,7 +19,10 @@ GK16's description and code only eliminate the worst arm, which is what this doe
 
 KK13's own rate for KL-Racing, ``log(k1 K t^alpha / delta)`` (Theorem 1), is not one
 of :data:`jbandits.policies.blocks.glr.THRESHOLDS`; GK16's Table 1 used the same rate
-for all its policies, most likely ``log((log t + 1)/delta)`` ("practical"; spec §1).
+for all its policies, most likely ``log((log t + 1)/delta)`` ("practical"): the rate
+GK16 Sec. 6 reports using, "though not (yet) allowed by theory", and the one the
+authors' Julia code (Kaufmann's ``BAI_epsBAI_code``, ``mainBAI.jl``) gives every policy;
+the paper does not state it for Table 1.
 """
 
 from __future__ import annotations

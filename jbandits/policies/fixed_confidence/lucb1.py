@@ -11,8 +11,8 @@ N_a)`` for Gaussian rewards of known std sigma (the same sub-Gaussian bound, sig
 1/2 above). The stage machinery, the rates and the GLR stopping option are those of
 :mod:`jbandits.policies.fixed_confidence._lucb`.
 
-Exploration rate (the spec marks LUCB1's rate [UNVERIFIED]; the ICML 2012 text is not
-available here). Checked against the two texts that are: KK13 Theorem 1 proves
+Exploration rate (LUCB1's own rate could not be read: the ICML 2012 text was not
+available to us). Checked against the two texts that are: KK13 Theorem 1 proves
 (KL-)LUCB delta-correct with ``beta(t, delta) = log(k1 K t^alpha / delta) + log
 log(k1 K t^alpha / delta)`` (alpha > 1, k1 > 2e + 1 + e/(alpha - 1) + (e + 1)/(alpha
 - 1)^2, which is 405.4 at alpha = 1.1) and states that these choices give "the same
@@ -20,7 +20,7 @@ guarantees as for their Hoeffding counterpart"; its experiments (Sec. 5) run LUC
 alpha = 1.1, k1 = 405.5; Jamieson et al. (COLT 2014, Sec. 5) ran LUCB1 "with the upper
 confidence bound of the form prescribed in the simulations section of" KK13. That rate
 (``rate="kk13"``, t = the stage) with those constants is the default. The ICML
-paper's own rate, recalled by the spec as ``ln(5 K t^4 / (4 delta))``, could not be
+paper's own rate, recalled (not read) as ``ln(5 K t^4 / (4 delta))``, could not be
 checked against any text and is not offered.
 """
 

@@ -1,7 +1,8 @@
 """TTUCB: the UCB-leader top-two algorithm of Jourdan & Degenne, "Non-Asymptotic Analysis
 of a UCB-based Top Two Algorithm", NeurIPS 2023 (arXiv:2210.05431), with Chernoff's GLR
-stopping rule, as the spec (§7) restates it from M. Jourdan's PhD thesis ("Solving Pure
-Exploration Problems with the Top Two Approach"); the paper itself was not available.
+stopping rule, as M. Jourdan's PhD thesis ("Solving Pure Exploration Problems with the
+Top Two Approach", the Top Two template, Algorithm 2.1, with the UCB leader) restates
+it; the paper itself was not available to us.
 
 Every real arm is pulled once (round robin); then at every time ``t`` (samples
 observed) the policy stops if ``Z(t) > beta(t, delta)`` (:mod:`jbandits.policies.

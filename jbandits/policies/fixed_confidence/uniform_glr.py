@@ -15,9 +15,10 @@ observed), the policy stops by one of two rules (static ``stopping``):
   best_arm_probabilities`; Beta(1, 1) priors for Bernoulli, the flat prior and known
   ``sigma`` for Gaussian), ``c = confidence`` (default ``1 - delta``: Russo's Sec. 8
   "stop when max_i alpha_{n,i} > 1 - delta"; the inequality is ``>=`` as in his
-  experiments' "first n with max alpha >= c", spec §5); recommend ``argmax_i
-  alpha_i`` (Shang et al. eq. (4)). It is not a frequentist delta-correct rule.
-  Russo's Gaussian experiments use N(0, 1) priors, which are not provided.
+  experiments' "first time when max_i alpha_{n,i} >= c", Sec. 4, Fig. 1 and Sec. 7);
+  recommend ``argmax_i alpha_i`` (Shang et al. eq. (4)). It is not a frequentist
+  delta-correct rule. Russo's Gaussian experiments use N(0, 1) priors, which are not
+  provided.
 
 Otherwise pull the next arm (static ``sampling``):
 
