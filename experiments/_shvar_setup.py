@@ -36,7 +36,9 @@ def algorithms(num_arms, budgets, num_real, means, stds, mask, which=ORDER) -> l
     """The algorithms of Lalitha et al. (:class:`_core.Algo`) on a ``[P, N]`` grid.
 
     ``budgets[P]``, ``num_real[P]`` (real arms per point), ``means/stds/mask [P, N, K]``.
-    VBR is the spec's provisional placeholder (§5.9): labelled ``VBR*``.
+    VBR is our provisional placeholder (``vbr_provisional``): Lalitha et al. (UAI 2023,
+    Sec. 5) describe VBR only in outline and its source (Faella, Finzi & Sauro, ECAI
+    2020) was not available; labelled ``VBR*``.
     """
     num_points, num_inst = means.shape[:2]
     size = schedules.num_halving_stages(num_arms)
@@ -116,7 +118,7 @@ def _vbr_claim(err: dict, budgets, fig: int) -> _core.Claim:
         worse = [C.paired(err["VBR*"][p], err["SHAdaVar"][p]).higher for p in range(P)]
         ok0 = ok1 = all(worse)
         ours += f"; VBR* significantly worse than SHAdaVar at {sum(worse)}/{P} budgets"
-    note = "VBR* is the spec's provisional placeholder (R-FFS unavailable)"
+    note = "VBR* is our provisional placeholder (Faella et al., ECAI 2020, unavailable)"
     return _core.Claim(text, ours, C.ladder(ok0 and ok1, ok0 or ok1), note)
 
 

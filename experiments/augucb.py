@@ -187,7 +187,8 @@ def run_experiment(number: int, cfg: _core.Config) -> _core.Outcome:
         "T = 10^4 run per replication; bands: Wilson 95% intervals.",
         "Both modes and all algorithms share the replication keys (paired).",
         "paper: APT eps = 0.05, AugUCB rho = 1/3, UCBE a = (T-K)/H1, UCBEV a = "
-        "4^i (T-2K)/H_sigma,1 (unsquared), CSAR and AugUCB per spec §4; noise std = "
+        "4^i (T-2K)/H_sigma,1 (unsquared), AugUCB as Mukherjee et al.'s Algorithm 1, "
+        "CSAR with Chen et al.'s (NIPS 2014) schedule (the paper gives none); noise std = "
         "sqrt(listed variance).",
         "authors_code: APT eps = 0.01, AugUCB/UCBEV/CSAR authors_code variants, UCBE "
         "and UCBEV a with the code's H (arms whose mean equals arm K's excluded; UCBEV "

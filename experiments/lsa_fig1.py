@@ -1,11 +1,12 @@
 """Tao et al. (NeurIPS 2019) Figure 1: ln(aggregate regret / K) vs budget T, Setups 1-3.
 
 Anytime algorithms are read at C budgets from one run of length T_max (curves are
-correlated across T, as the spec notes); budget-dependent algorithms (UCBE) are run
-once per budget through a compiled budget sweep. Every algorithm uses the same
-replication keys, so comparisons at one T are paired (common random numbers). Arm
-labels are permuted per replication (spec §1.6): Bernoulli rewards make exact index
-ties common, and "first" tie-breaking would otherwise favour low arm indices.
+correlated across T); budget-dependent algorithms (UCBE) are run once per budget
+through a compiled budget sweep. Every algorithm uses the same replication keys, so
+comparisons at one T are paired (common random numbers). Arm labels are permuted per
+replication (our convention; the paper does not say how ties are broken): Bernoulli
+rewards make exact index ties common, and "first" tie-breaking would otherwise favour
+low arm indices.
 """
 
 from __future__ import annotations
@@ -181,7 +182,7 @@ def _setup1_exception(better: dict, n: int) -> _core.Claim:
         ours,
         C.ladder(ok, bool(not_sig or most)),
         "per budget, two-sided paired z-test at 5% on our correlated anytime curves; "
-        "the paper's Table 1 (Appendix F.2) is not in the seed text",
+        "the paper's Table 1 (Appendix F.2) is not in the text we have",
     )
 
 

@@ -87,10 +87,12 @@ def run_fig2(cfg: _core.Config) -> _core.Outcome:
         "is odd and has variance 0.1).",
         "A new perturbed instance per run (Lalitha et al. 2023, Sec. 5.1); best arm = argmax of the realised means.",
         f"Budget grid {list(map(int, budgets))} is ours: the paper's grid is not in the text.",
-        "VBR* = spec §5.9 provisional placeholder (SR schedule, widest-interval sampling, "
-        "reject lowest upper bound); R-FFS was not available.",
+        "VBR* = our provisional placeholder (SR schedule, widest-interval sampling, "
+        "reject lowest upper bound): Lalitha et al. describe VBR only in outline and "
+        "its source (Faella et al., ECAI 2020) was not available.",
         "GapE/GapE-V: oracle a = 16 (n - K)/(H log2 K) and 16 (n - 2K)/(H^sigma log2 K), "
-        "b = max_i(mu_i + sigma_i sqrt(ln n)) per instance (spec §5.7-5.8).",
+        "b = max_i(mu_i + sigma_i sqrt(ln n)) per instance (Lalitha et al. 2023, Sec. 5; "
+        "the max read as over the whole sum).",
     ]
     title = f"Gaussian bandit, K={k}, {reps} runs"
     claims = S.claims_budget_curve(err, budgets, 2)

@@ -101,7 +101,8 @@ def run_budget(cfg: _core.Config) -> _core.Outcome:
         "have: the problems and budgets here are ours.",
         f"Bernoulli means {MEANS.tolist()}; UGapEb a = (n - K)/(4 H_eps) (Gabillon et al. 2012, Thm 1); "
         "UCB-E a = (n - K)/H1; SR/SAR exact schedules.",
-        "Error = 1{r_Omega > eps} (spec AMB-1); for m = 1, SR/UCB-E output one arm.",
+        "Error = 1{r_Omega > eps} (Gabillon et al. 2012, Sec. 2, write >= eps, which always "
+        "holds for eps = 0; we take the strict event); for m = 1, SR/UCB-E output one arm.",
     ]
     return _core.Outcome(panels, table, claims, arrays, notes)
 
