@@ -11,7 +11,7 @@ runs with that threshold ("practical", the 3000 runs) and with the delta-correct
 of its family ("delta_correct", fewer runs: it stops 2-3 times later), so the table
 says which of the two gives the paper's numbers. Beside them: T*(mu) log(1/delta),
 T*(mu) kl(delta, 1 - delta) (the lower bound of Theorem 1) and w*(mu) against the
-caption's. Spec: ``shared/spec/algorithms-fixed-confidence.md`` §1.
+caption's (Garivier & Kaufmann, COLT 2016, Sec. 6 and Table 1).
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ plotted value, 2260, the axis top being at least that], the text's "fewer than h
 the measurements required by a uniform allocation rule", and Fig. 2(a) (c = 0.999:
 "roughly one-half of the measurements are collected from I* = 5 ... most of the
 remaining half ... to design 4"). The arXiv v1 values (150 trials) are listed beside.
-Spec: ``shared/spec/algorithms-fixed-confidence.md`` §5.
+Russo, Operations Research 2020, Sec. 4 ("First Insights from a Numerical
+Experiment").
 """
 
 from __future__ import annotations

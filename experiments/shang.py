@@ -20,8 +20,8 @@ the same size), whereas BestArm.jl's UGapE uses KL confidence bounds at the prac
 rate: its magnitudes are not comparable, only the claim that UGapE needs more samples
 than uniform sampling is scored. Against the paper: the plotted means [PLOT≈, read
 +-5 % of each panel's axis top] and the legend's N* = T* log(1/delta) and N*_{1/2} =
-T*_{1/2} log(1/delta) [EXACT] (``jbandits.oracles.characteristic_time``). Spec:
-``shared/spec/algorithms-fixed-confidence.md`` §6.
+T*_{1/2} log(1/delta) [EXACT] (``jbandits.oracles.characteristic_time``); Shang et al., AISTATS 2020,
+Fig. 1.
 """
 
 from __future__ import annotations
@@ -193,8 +193,8 @@ def _legend_claim(stars, panels_run) -> _core.Claim:
         "Shang et al. Fig. 1 legends: N* = T* log(1/delta), N*_1/2 = T*_1/2 log(1/delta)",
         "; ".join(parts),
         C.tally(ok, len(panels_run)),
-        "both legend values equal to 2 decimals (the spec found the mu2 Bernoulli "
-        "N* = 41.28 inconsistent with its own T* computation, 78.41)",
+        "both legend values equal to 2 decimals (the printed mu2 Bernoulli N* = "
+        "41.28 is inconsistent with its own T*: we compute 78.41)",
     )
 
 
