@@ -349,6 +349,11 @@ FAMILIES = [
     ("thresholding", "# Thresholding bandits", ("augucb", "lsa")),
     ("identification", "# Best-arm identification", ("shvar", "ugape")),
     ("regret", "# Cumulative regret", ("eucbv",)),
+    (
+        "fixed-confidence",
+        "# Fixed-confidence best-arm identification",
+        ("gk16", "shang", "russo"),
+    ),
     ("full-size", "# Full-size runs", ()),
 ]
 
