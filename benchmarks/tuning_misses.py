@@ -14,7 +14,8 @@ best evaluated) with the race's means and their evaluated ratios; ``path``: the 
 path against the true loss; ``gridmap``: the halving's 8 x 8 grid as ratios;
 ``designs``: the halving's design replaced (``lattice``: a Korobov lattice of as many
 points, every axis with distinct values; ``union``: grid and lattice; ``grid11``: 11 x
-11, or 6 x 6 x 6), everything else the defaults.
+11, or 6 x 6 x 6; ``prefer``: the product grid, and the race keeps the halving's best
+point unless beaten by 2 paired SE), everything else the defaults.
 """
 
 from __future__ import annotations
@@ -39,6 +40,15 @@ REFS = {  # run 6's references (notes_tuning_tasks.md)
 }
 LATTICE = {2: (64, 19), 3: (125, 17)}  # (points, Korobov generator)
 _GRID = Space.grid
+
+
+_RACE = allocation.race
+
+
+def _preferring(*args, prefer=None, **kw):
+    """The race with ``prefer="start"``: the halving's best point wins unless a
+    candidate beats it by 2 paired SE (item 2's safeguard, measured)."""
+    return _RACE(*args, prefer=prefer or "start", **kw)
 
 
 def korobov(n: int, d: int, g: int) -> np.ndarray:
@@ -152,11 +162,13 @@ def designs(names, seeds, reps, kinds):
             picks = []
             for k in kinds:
                 Space.grid = design(k)
+                if k == "prefer":  # the race keeps the halving's best point
+                    allocation.race = _preferring
                 try:
                     res = tune(obj, task.space, search=search,
                                report=Report(confidence=0), key=seed)  # fmt: skip
                 finally:
-                    Space.grid = _GRID
+                    Space.grid, allocation.race = _GRID, _RACE
                 picks.append(res.theta)
             ratio, se = _evaluate(obj, space, REFS[task.name], picks, reps, chunk)
             for i, k in enumerate(kinds):
