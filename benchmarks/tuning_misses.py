@@ -12,10 +12,14 @@ as :mod:`benchmarks.tuning_tasks`).
 ``race``: per seed the final comparison's candidates (halving survivors, ES averages,
 best evaluated) with the race's means and their evaluated ratios; ``path``: the ES
 path against the true loss; ``gridmap``: the halving's 8 x 8 grid as ratios;
-``designs``: the halving's design replaced (``lattice``: a Korobov lattice of as many
+``designs``: the halving's design replaced (``grid8``: the 8 x 8 / 5 x 5 x 5 grid
+before issue 53; ``lattice``: a Korobov lattice of as many
 points, every axis with distinct values; ``union``: grid and lattice; ``grid11``: 11 x
-11, or 6 x 6 x 6; ``prefer``: the product grid, and the race keeps the halving's best
-point unless beaten by 2 paired SE), everything else the defaults.
+11, or 6 x 6 x 6, with the ES step of the 8 x 8 grid (0.25 / 8: as measured before the
+11 x 11 grid became the default); ``prefer``: the product grid, and the race keeps the halving's best
+point unless beaten by 2 paired SE in the blocks before the last; ``prefer2``: unless
+the race's winner beats it by 2 paired SE over every block), everything else the
+defaults.
 """
 
 from __future__ import annotations
@@ -42,13 +46,29 @@ LATTICE = {2: (64, 19), 3: (125, 17)}  # (points, Korobov generator)
 _GRID = Space.grid
 
 
-_RACE = allocation.race
+_RACE, _POINTS = allocation.race, allocation.halving_points
+
+
+def _old_points(dim: int) -> int:
+    """The halving's points per axis before issue 53 (16, 8 x 8, 5 beyond)."""
+    return {1: 16, 2: 8}.get(dim, 5)
 
 
 def _preferring(*args, prefer=None, **kw):
     """The race with ``prefer="start"``: the halving's best point wins unless a
     candidate beats it by 2 paired SE (item 2's safeguard, measured)."""
     return _RACE(*args, prefer=prefer or "start", **kw)
+
+
+def _preferring_final(*args, prefer=None, detail=None, **kw):
+    """The race, then the start wins unless the winner beats it by 2 paired SE on
+    every replication they share, the last block included."""
+    gaps = {} if detail is None else detail
+    winner, stats, used = _RACE(*args, prefer=prefer, detail=gaps, **kw)
+    gap = gaps.get("start")
+    if prefer is None and gap is not None and gap[0] <= allocation.RACE_Z * gap[1]:
+        winner = "start"
+    return winner, stats, used
 
 
 def korobov(n: int, d: int, g: int) -> np.ndarray:
@@ -111,6 +131,9 @@ def race(name, seeds, reps):
         print(
             f"seed {seed}: theta {_fmt(res.theta)} race reps {res.extra.get('race_reps')}"
         )
+        gaps = res.extra.get("race_gaps") or {}
+        print("   survivors (gap to the lowest, paired SE): " + ", ".join(
+            f"{n} {g:+.4g} +- {e:.3g}" for n, (g, e) in gaps.items()))  # fmt: skip
         for i, (n, (theta, mean)) in enumerate(cands.items()):
             print(f"   {n:16s} {_fmt(theta):44s} race mean {mean:9.4f}  "
                   f"ratio {ratio[i]:.4f} +- {se[i]:.4f}", flush=True)  # fmt: skip
@@ -164,11 +187,16 @@ def designs(names, seeds, reps, kinds):
                 Space.grid = design(k)
                 if k == "prefer":  # the race keeps the halving's best point
                     allocation.race = _preferring
+                if k == "prefer2":  # the same, judged after the last block
+                    allocation.race = _preferring_final
+                if k in ("grid8", "grid11"):  # grid11: the old step 0.25 / 8
+                    allocation.halving_points = _old_points
                 try:
                     res = tune(obj, task.space, search=search,
                                report=Report(confidence=0), key=seed)  # fmt: skip
                 finally:
                     Space.grid, allocation.race = _GRID, _RACE
+                    allocation.halving_points = _POINTS
                 picks.append(res.theta)
             ratio, se = _evaluate(obj, space, REFS[task.name], picks, reps, chunk)
             for i, k in enumerate(kinds):

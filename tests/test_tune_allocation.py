@@ -112,8 +112,8 @@ def test_allocation_is_checked_and_a_given_start_skips_the_halving():
     assert (
         default.allocation_for(1) == "grid" and default.allocation_for(2) == "halving"
     )
-    assert default.init_points_for(1) == 5 and default.init_points_for(2) == 8
-    assert default.init_points_for(3) == 5 and default.select_for(1) == 0.0
+    assert default.init_points_for(1) == 5 and default.init_points_for(2) == 11
+    assert default.init_points_for(3) == 6 and default.select_for(1) == 0.0
     started = dataclasses.replace(search, start={"epsilon": 0.1})
     assert started.init_points_for(1) == 5 and started.select_for(1) == 0.0
 
@@ -128,7 +128,11 @@ def test_two_parameters_default_to_halving_one_parameter_to_the_grid():
     halving = Search(**small, allocation="halving")
     explicit = jbandits.tuning.tune(obj, space, search=halving, report=report)
     assert default.theta == explicit.theta and "halving" in default.extra
-    assert default.extra["halving"]["rounds"][0][0] == 64  # an 8 x 8 grid
+    assert default.extra["halving"]["rounds"][0][0] == 121  # an 11 x 11 grid
+    assert default.method["design"] == "11 x 11" == explicit.method["design"]
+    assert default.method["allocation"] == "halving" == explicit.method["allocation"]
+    assert "default for 2 parameters" in default.method["why"]["allocation"]
+    assert "allocation='halving'" in explicit.method["why"]["allocation"]
     one = jbandits.tuning.tune(
         OBJECTIVE,
         {"epsilon": LogSpace(0.01, 1.0)},
@@ -136,3 +140,61 @@ def test_two_parameters_default_to_halving_one_parameter_to_the_grid():
         report=report,
     )
     assert "halving" not in one.extra and len(one.init[1]) == 5
+
+
+def test_a_budget_below_the_finer_grid_falls_back_to_8_x_8_and_says_so():
+    # 11 x 11's halving needs 732 simulations here (select 0.2, share 0.6), 8 x 8's
+    # 359: a budget in between ran on 8 x 8 before issue 53 and must still run
+    bandit, params = jbandits.envs.bernoulli(MEANS)
+    obj = Objective("ucbv", bandit, params, budget=30)
+    space = {"c": jbandits.tuning.Box(0.0, 2.0), "zeta": jbandits.tuning.Box(0.2, 2.5)}
+    report = Report(confidence=0)
+    res = jbandits.tuning.tune(
+        obj, space, search=Search(num_reps=4, simulations=500), report=report
+    )
+    assert res.extra["halving"]["rounds"][0][0] == 64 and res.simulations <= 500
+    assert res.method["design"] == "8 x 8"
+    assert "simulations=500 is below" in res.method["why"]["design"]
+    assert "method: halving (8 x 8 grid)" in str(res)
+    for sims, design in ((731, "8 x 8"), (732, "11 x 11")):
+        n, _ = jbandits.tuning.method.init_points(Search(simulations=sims), 2, 0.2)
+        assert " x ".join([str(n)] * 2) == design
+    n3, _ = jbandits.tuning.method.init_points(Search(simulations=1378), 3, 0.2)
+    assert (
+        n3 == 5
+        and jbandits.tuning.method.init_points(Search(simulations=1379), 3, 0.2)[0] == 6
+    )
+    with pytest.raises(ValueError, match="simulations >= 359"):  # as before
+        jbandits.tuning.tune(
+            obj, space, search=Search(num_reps=4, simulations=358), report=report
+        )
+    given = Search(num_reps=4, simulations=500, init_points=11)  # no fallback
+    with pytest.raises(ValueError, match="simulations >= 732"):
+        jbandits.tuning.tune(obj, space, search=given, report=report)
+
+
+def test_the_result_says_which_allocation_and_estimator_ran_and_why():
+    from jbandits.tuning import ES, PG
+    from jbandits.tuning import method as tuning_method
+
+    def described(search, estimator, dim):
+        select = search.select_for(dim)
+        grid = tuning_method.init_points(search, dim, select)
+        est = estimator.resolved(dim) if isinstance(estimator, ES) else estimator
+        return tuning_method.describe(search, est, dim, select, grid)
+
+    one = described(Search(), ES(), 1)
+    assert (one["allocation"], one["design"], one["final"]) == ("grid", "5", "none")
+    assert "default for one parameter" in one["why"]["allocation"]
+    assert one["estimator"] == "ES(sigma=0.1, num_pairs=1, crn=False)"
+    assert one["why"]["estimator"] == "the default (any policy)"
+    three = described(Search(simulations=200_000), ES(sigma=0.2), 3)
+    assert three["design"] == "6 x 6 x 6" and three["final"] == "race"
+    assert three["estimator"].startswith("ES(sigma=0.2, num_pairs=3")
+    assert three["why"]["estimator"].startswith("given")
+    pg = described(Search(start={"a": 0.5}), PG(temperature=0.5), 1)
+    assert (pg["allocation"], pg["design"]) == ("start", "none")
+    assert pg["estimator"] == "PG(temperature=0.5)"
+    grid2 = described(Search(allocation="grid"), ES(), 2)
+    assert grid2["design"] == "5 x 5" and grid2["final"] == "equal shares"
+    assert "allocation='grid'" in grid2["why"]["allocation"]

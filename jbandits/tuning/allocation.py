@@ -23,7 +23,11 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-HALVING_POINTS = {1: 16, 2: 8}  # points per axis of the halved grid (3 or more: 5)
+HALVING_POINTS = {1: 16, 2: 11}  # points per axis of the halved grid (3 or more: 6)
+# the coarser grid used where the budget is below the finer one's minimum (issue 53:
+# the finer grid put Bayes-UCB's narrow valley and UCB-V's (c, zeta, b) optimum
+# within reach; the fallback keeps every budget the 8 x 8 / 5^3 grid accepted)
+HALVING_FALLBACK = {2: 8}  # 3 or more: 5
 HALVING_KEEP = 2  # survivors of the halving (they enter the final race)
 HALVING_SHARE = {1: 1.0}  # share of the simulations (after the race's reserve)
 HALVING_SHARE_MULTI = 0.6  # the same for two or more parameters; ES gets the rest
@@ -32,7 +36,29 @@ RACE_Z = 2.0
 
 
 def halving_points(dim: int) -> int:
-    return HALVING_POINTS.get(dim, 5)
+    return HALVING_POINTS.get(dim, 6)
+
+
+def halving_design(dim: int, simulations: int, select: float, keep: int):
+    """``(points per axis, why)`` of the halved grid for a ``dim``-parameter space
+    and ``simulations``: the finer grid (:data:`HALVING_POINTS`) where the budget
+    covers its halving, else the coarser :data:`HALVING_FALLBACK` (issue 53)."""
+    fine = halving_points(dim)
+    if dim == 1:
+        return fine, f"{fine} points (the one-parameter halving grid)"
+    share = halving_share(dim)
+    available = simulations - int(select * simulations)
+    if halving_spend(fine**dim, int(share * available), keep) <= available:
+        return fine, f"{_axes(fine, dim)} (the default for {dim} parameters)"
+    coarse = HALVING_FALLBACK.get(dim, 5)
+    return coarse, (
+        f"{_axes(coarse, dim)}: simulations={simulations} is below what the "
+        f"default {_axes(fine, dim)} grid's halving needs"
+    )
+
+
+def _axes(n: int, dim: int) -> str:
+    return " x ".join([str(n)] * dim)
 
 
 def halving_share(dim: int) -> float:
@@ -154,6 +180,7 @@ def race(
     blocks: int = RACE_BLOCKS,
     z_drop: float = RACE_Z,
     prefer: str | None = None,
+    detail: dict | None = None,
 ):
     """A race between named points ``{name: z [d]}`` within ``budget`` simulations.
 
@@ -166,7 +193,9 @@ def race(
     with the lowest mean, except that a ``prefer``-red candidate still among the
     survivors after the last block wins (the race could not separate it from the
     leader: the caller has a reason to trust it beyond its own mean, such as a fit
-    pooling many points); the race stops early when one survivor is left.
+    pooling many points); the race stops early when one survivor is left. A
+    ``detail`` dict receives ``{name: (mean - leader's mean, paired SE)}`` of the
+    survivors after the last block, on every replication they share.
     """
     names = list(named)
     z = np.stack([np.asarray(named[n], np.float64) for n in names])
@@ -203,8 +232,24 @@ def race(
     if not alive or not stats:
         return names[0], stats, spent
     final = [names[i] for i in alive if per[i]]
+    if detail is not None:
+        detail.update(_gaps({n: np.concatenate(per[names.index(n)]) for n in final}))
     if prefer is not None and prefer in final and len(final) > 1:
         return prefer, stats, spent
     mean = {n: stats[n][0] for n in final}
     winner = min(final, key=lambda n: mean[n] if math.isfinite(mean[n]) else math.inf)
     return winner, stats, spent
+
+
+def _gaps(losses: dict) -> dict:
+    """``{name: (mean - the lowest mean, paired SE of the difference)}`` over the
+    replications every candidate shares."""
+    n = min(len(x) for x in losses.values())
+    x = {k: v[:n] for k, v in losses.items()}
+    lead = min(x, key=lambda k: x[k].mean() if np.isfinite(x[k].mean()) else np.inf)
+    out = {}
+    for k, v in x.items():
+        d = v - x[lead]
+        se = float(d.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
+        out[k] = (float(d.mean()), se)
+    return out

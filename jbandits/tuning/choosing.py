@@ -45,7 +45,7 @@ def starting_points(plan: Plan, k_init, available: int) -> Starts:
         start = search.start
         listed = start if isinstance(start, (list, tuple)) else [start]
         return Starts(np.stack([space.to_z(s) for s in listed]), 0.1)
-    n0 = search.init_points_for(space.dim)
+    n0 = plan.init_points or search.init_points_for(space.dim)
     z_grid = space.grid(n0)
     if search.halving_for(space.dim):
         return _halving_starts(plan, z_grid, n0, k_init, available)
@@ -168,6 +168,7 @@ def _race(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick, fi
     named = _named(space, candidates, starts, fit, finalists=True)
     if len(named) < 2:
         return next(iter(named.values())), None, 0
+    gaps: dict = {}
     winner, stats, used = allocation.race(
         plan.objective,
         space,
@@ -176,11 +177,13 @@ def _race(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick, fi
         reserve,
         chunk=plan.chunk,
         prefer="pooled fit" if fit is not None else None,
+        detail=gaps,
     )
     if not stats:
         return candidates[0], None, used
     race = {n: (space.from_z(named[n]), m) for n, (m, _) in stats.items()}
     starts.extra["race_reps"] = {n: r for n, (_, r) in stats.items()}
+    starts.extra["race_gaps"] = gaps  # survivors: (mean - lowest, paired SE)
     return named[winner], race, used
 
 

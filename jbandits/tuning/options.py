@@ -81,8 +81,10 @@ class Search:
       init_points: coarse-grid points per parameter (with ``allocation="grid"``
         default 5 for d <= 2, 3 beyond: for EUCBV (rho, psi) a 5 x 5 grid reached
         the edge of the low-regret valley that a 4 x 4 one missed, mean ratio to
-        the fine grid 1.013 -> 1.007 over 5 seeds; with ``"halving"`` 16, 8 per
-        axis for two parameters, 5 beyond).
+        the fine grid 1.013 -> 1.007 over 5 seeds; with ``"halving"`` 16, 11 per
+        axis for two parameters, 6 beyond, or 8 / 5 per axis where
+        ``simulations`` is below what the finer grid's halving needs:
+        ``TuneResult.method`` says which ran).
       starts: how many of the best grid points to start from (multi-start).
       optimizer: any ``optax.GradientTransformation`` acting on normalised
         coordinates (default :func:`~jbandits.tuning.default_optimizer` with a step
@@ -103,7 +105,8 @@ class Search:
         more: see ``benchmarks/notes_tuning_tasks.md``, runs 3 and 4). ``"grid"``: every grid point gets ``num_reps`` common
         replications and the final comparison gives every candidate the same
         share. ``"halving"``: a finer grid (``init_points`` default 16 for one
-        parameter, 8 per axis for two, 5 beyond) is *successively halved*
+        parameter, 11 per axis for two, 6 beyond; 8 / 5 on small budgets) is
+        *successively halved*
         (:func:`jbandits.tuning.allocation.halve`: each round a fresh block of
         common replications for the survivors, the better half kept, so the
         replications double where the choice is close), on the simulations
@@ -330,3 +333,5 @@ class Plan:
     select: float
     chunk: int  # lanes per compiled call
     cost: int  # simulations per gradient estimate
+    init_points: int = 0  # points per axis of the starting grid (0: search.start)
+    method: dict | None = None  # what runs and why (TuneResult.method)

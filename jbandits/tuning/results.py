@@ -71,6 +71,12 @@ class TuneResult:
       warnings: why the result deserves caution (also issued as
         :class:`~jbandits.tuning.confidence.TuningWarning`): a landscape flat within
         noise, a tuned value on the box's edge.
+      method: which search ran and why (:mod:`jbandits.tuning.method`):
+        ``allocation`` ("grid", "halving" or "start"), ``design`` (the starting
+        grid, e.g. "11 x 11", or "none"), ``estimator`` (e.g. "ES(sigma=0.05,
+        num_pairs=2, crn=True)"), ``final`` ("race", "equal shares" or "none")
+        and ``why``: one sentence for each (a default and the benchmark run that
+        chose it, an option given, or a budget too small for the finer grid).
       extra: ``"race"``: the final comparison, ``name -> (theta, mean loss on fresh
         common replications)``, or None when it did not run; ``"z"``: the result's
         normalised coordinates.
@@ -88,6 +94,7 @@ class TuneResult:
     extra: dict = field(default_factory=dict)
     confidence: Any = None
     warnings: tuple = ()
+    method: dict = field(default_factory=dict)
 
     @property
     def converged(self) -> bool:
@@ -99,6 +106,12 @@ class TuneResult:
             f" {self.simulations} simulations, stopped by {self.stopped}"
             + (f", {self.rejected} non-finite steps rejected" if self.rejected else "")
         ]
+        if self.method:
+            m = self.method
+            out.append(
+                f"method: {m['allocation']} ({m['design']} grid), {m['estimator']},"
+                f" final comparison: {m['final']}"
+            )
         if self.evaluation is not None:
             out.append(str(self.evaluation))
         if self.confidence is not None:

@@ -37,6 +37,7 @@ from jbandits.tuning import (
     choosing,
     confidence,
     estimators,
+    method,
     options,
     relaxed,
     removed,
@@ -163,6 +164,7 @@ def tune(
         rejected=sum(run.rejected for run in runs),
         init=starts.init,
         seconds=time.perf_counter() - t0,
+        method=plan.method,
         extra={
             "z": z_best,
             "space": space,
@@ -209,12 +211,17 @@ def _plan(objective, space, search, estimator, report) -> Plan:
             )
         pg = _relaxed_copy(objective, space, estimator.temperature)
         n = search.num_reps
-        return Plan(objective, space, search, estimator, pg, select, n, n)
-    es = estimator.resolved(space.dim)
-    if search.pool_for(space.dim) and estimator.crn is None:
-        es = dataclasses.replace(es, crn=True)  # every step on the grid's keys
-    chunk = 2 * es.num_pairs * search.num_reps
-    return Plan(objective, space, search, es, objective, select, chunk, chunk)
+        plan = Plan(objective, space, search, estimator, pg, select, n, n)
+    else:
+        es = estimator.resolved(space.dim)
+        if search.pool_for(space.dim) and estimator.crn is None:
+            es = dataclasses.replace(es, crn=True)  # every step on the grid's keys
+        chunk = 2 * es.num_pairs * search.num_reps
+        plan = Plan(objective, space, search, es, objective, select, chunk, chunk)
+    grid = method.init_points(search, space.dim, select)
+    plan.init_points = grid[0]
+    plan.method = method.describe(search, plan.estimator, space.dim, select, grid)
+    return plan
 
 
 def int_like(value):
@@ -238,7 +245,7 @@ def _check_simulations(plan: Plan) -> None:
         def enough(sims):
             return sims - int(plan.select * sims) >= first
     else:
-        points = len(plan.space.grid(search.init_points_for(dim)))
+        points = len(plan.space.grid(plan.init_points))
         if search.halving_for(dim):
             keep = max(allocation.HALVING_KEEP, search.starts)
             share = allocation.halving_share(dim)
