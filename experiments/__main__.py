@@ -14,6 +14,7 @@ import importlib.util
 import os
 import pkgutil
 import shutil
+import signal
 import sys
 import time
 
@@ -21,6 +22,11 @@ import time
 # jbandits.simulate shards replications over the cores (DESIGN §1 "Engine").
 if "XLA_FLAGS" not in os.environ:
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
+
+from jbandits.cli import interrupt as _interrupt  # noqa: E402  (standard library only)
+
+if __name__ == "__main__":  # Ctrl-C during the imports below: one line, status 130
+    _interrupt.install("experiments")
 
 
 import experiments  # noqa: E402
@@ -160,6 +166,18 @@ def _execute(cfg: _core.Config, resume: bool) -> str:
 
 
 def main(argv=None) -> int:
+    """The command line; Ctrl-C at any point is one line and status 130: before the
+    run (the imports, the experiments' modules), and inside it (finished chunks
+    kept)."""
+    previous = _interrupt.install("experiments")
+    try:
+        return _main(argv, run_handler=previous is not None)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _main(argv, run_handler: bool) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _load_all()
@@ -184,6 +202,8 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
     t0 = time.perf_counter()
+    if run_handler:  # the run's own: KeyboardInterrupt, caught below
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         done, failed = _run_all(args, names, resume)
     except UsageError as exc:

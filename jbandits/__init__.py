@@ -10,71 +10,93 @@ Quick start::
     res.metrics["error"].mean()
 """
 
-from jbandits import analysis, core, envs, policies, sim, tuning
-from jbandits.analysis import metrics, oracles, truth
-from jbandits.core import registry
-from jbandits.core.execution import Execution
-from jbandits.core.registry import factory, make, names, register
-from jbandits.core.types import Bandit, Policy
-from jbandits.envs import problems
-from jbandits.policies import blocks
-from jbandits.sim import (
-    RunResult,
-    SweepResult,
-    product_grid,
-    run,
-    simulate,
-    sweep,
-    sweep_grid,
-)
+import importlib as _importlib
 
-# Top-level factories (``jbandits.apt``, ...), one per registered policy, generated
-# from the registry: they build policies that remember their arguments
-# (policy.spec), so the runner compiles one program per policy rather than one per
-# closure. A policy registered later (outside the package) is reached the same way
-# through the module's __getattr__.
-_BUILTIN = tuple(names())
-globals().update({_name: factory(_name) for _name in _BUILTIN})
+__version__ = "0.2.0"
+
+# ``import jbandits`` loads nothing: the library (JAX with it) is imported on the first
+# use of a name, ``jbandits.simulate`` or ``from jbandits import make`` (PEP 562), all
+# of it at once, so every name below is there as before. A program that needs only a
+# light part starts without JAX: the ``jbandits`` command installs its Ctrl-C handler
+# before the heavy imports (:mod:`jbandits.cli.launch`).
+_SUBPACKAGES = ("analysis", "core", "envs", "policies", "sim", "tuning", "cli")
+_NAMES = {  # public name -> (module, attribute)
+    "metrics": ("jbandits.analysis", "metrics"),
+    "oracles": ("jbandits.analysis", "oracles"),
+    "truth": ("jbandits.analysis", "truth"),
+    "registry": ("jbandits.core", "registry"),
+    "Execution": ("jbandits.core.execution", "Execution"),
+    "factory": ("jbandits.core.registry", "factory"),
+    "make": ("jbandits.core.registry", "make"),
+    "names": ("jbandits.core.registry", "names"),
+    "register": ("jbandits.core.registry", "register"),
+    "Bandit": ("jbandits.core.types", "Bandit"),
+    "Policy": ("jbandits.core.types", "Policy"),
+    "problems": ("jbandits.envs", "problems"),
+    "blocks": ("jbandits.policies", "blocks"),
+    "RunResult": ("jbandits.sim", "RunResult"),
+    "SweepResult": ("jbandits.sim", "SweepResult"),
+    "product_grid": ("jbandits.sim", "product_grid"),
+    "run": ("jbandits.sim", "run"),
+    "simulate": ("jbandits.sim", "simulate"),
+    "sweep": ("jbandits.sim", "sweep"),
+    "sweep_grid": ("jbandits.sim", "sweep_grid"),
+}
+_LOADED = _LOADING = False
+
+
+def _load() -> None:
+    """Import the library and bind its public names here (once)."""
+    global _LOADED, _LOADING
+    if _LOADED or _LOADING:  # loaded, or a name read by the imports themselves
+        return
+    _LOADING = True
+    try:
+        for sub in _SUBPACKAGES[:-1]:  # cli stays unloaded until used
+            _importlib.import_module(f"jbandits.{sub}")
+        for name, (module, attr) in _NAMES.items():
+            globals()[name] = _attribute(module, attr)
+        _factories()
+        _LOADED = True
+    finally:
+        _LOADING = False
+
+
+def _attribute(module: str, attr: str):
+    """``module.attr``: an attribute, or a submodule not imported by its package."""
+    mod = _importlib.import_module(module)
+    if hasattr(mod, attr):
+        return getattr(mod, attr)
+    return _importlib.import_module(f"{module}.{attr}")
+
+
+def _factories() -> None:
+    global _BUILTIN, __all__
+    registry = _importlib.import_module("jbandits.core.registry")
+    # Top-level factories (``jbandits.apt``, ...), one per registered policy, from
+    # the registry: they build policies that remember their arguments (policy.spec),
+    # so the runner compiles one program per policy rather than one per closure. A
+    # policy registered later (outside the package) is reached the same way, below.
+    _BUILTIN = tuple(registry.names())
+    globals().update({name: registry.factory(name) for name in _BUILTIN})
+    __all__ = sorted({*_SUBPACKAGES[:-1], *_NAMES}) + list(_BUILTIN)
 
 
 def __getattr__(name: str):
-    if name in names():
-        return factory(name)
+    if name in _SUBPACKAGES:  # a subpackage: imported alone (it loads what it needs)
+        return _importlib.import_module(f"jbandits.{name}")
+    if name.startswith("__") and name != "__all__":
+        raise AttributeError(f"module 'jbandits' has no attribute {name!r}")
+    _load()
+    if name in globals():
+        return globals()[name]
+    registry = _importlib.import_module("jbandits.core.registry")
+    if name in registry.names():
+        return registry.factory(name)
     raise AttributeError(f"module 'jbandits' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(names()))
-
-
-__version__ = "0.2.0"
-
-__all__ = [
-    "Bandit",
-    "Execution",
-    "Policy",
-    "RunResult",
-    "SweepResult",
-    "analysis",
-    "blocks",
-    "core",
-    "envs",
-    "factory",
-    "make",
-    "metrics",
-    "names",
-    "oracles",
-    "policies",
-    "problems",
-    "product_grid",
-    "register",
-    "registry",
-    "run",
-    "sim",
-    "simulate",
-    "sweep",
-    "sweep_grid",
-    "truth",
-    "tuning",
-    *_BUILTIN,
-]
+    _load()
+    registry = _importlib.import_module("jbandits.core.registry")
+    return sorted(set(globals()) | set(registry.names()))

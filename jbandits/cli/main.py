@@ -51,21 +51,7 @@ import sys
 import threading
 import time
 
-
-def _interrupted_early(*_) -> None:
-    """SIGINT outside the run's own handler (the imports, the config, the
-    compilation cache, the summary and figure): one line and exit status 130, no
-    traceback, after the file write in progress if any."""
-
-    def stop():
-        sys.stdout.flush()
-        sys.stderr.write("\njbandits: interrupted\n")
-        sys.stderr.flush()
-        os._exit(130)
-
-    store = sys.modules.get("jbandits.analysis.store")
-    store.when_idle(stop) if store is not None else stop()
-
+from jbandits.cli.interrupt import interrupted as _interrupted_early  # noqa: E402
 
 if __name__ == "__main__":  # python -m jbandits.cli.main: from the imports on
     signal.signal(signal.SIGINT, _interrupted_early)

@@ -1,7 +1,7 @@
 """Policies by name: ``jbandits.make("apt", num_arms=K, threshold=0.5)``.
 
 A policy registers itself in its own file (``@registry.policy("apt")``, :func:`policy`);
-the family packages' modules are imported when the registry loads, so a new algorithm
+the family packages' modules are imported at the first lookup, so a new algorithm
 is its file, its plain-Python reference and its trace case in ``tests/cases`` (which
 the shared contract and trace tests require), and ``jbandits.make(name)``,
 ``jbandits.names()`` and ``jbandits.<name>`` come from the registry. A policy defined
@@ -20,6 +20,7 @@ per structure and batches the numbers like any other input, so ``make()`` +
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,14 @@ class Entry:
 
 
 _ENTRIES: dict[str, Entry] = {}
+_FOUND: list = []  # [True] once the built-in policies were imported
+
+
+def _builtins() -> None:  # core is below policies: it finds them at run time
+    """Import the built-in policies (they register themselves), once."""
+    if not _FOUND:
+        _FOUND.append(True)  # first: their own register calls come back here
+        importlib.import_module("jbandits.policies")
 
 
 def register(
@@ -83,6 +92,7 @@ def register(
             f"(factory(num_arms, **params) -> Policy), got {factory!r}"
         )
     _validate.static_names(f"register({name!r}, ...)", factory, static)
+    _builtins()
     old = _ENTRIES.get(name)
     if old is not None and not _same_function(old.factory, factory):
         raise ValueError(
@@ -160,6 +170,7 @@ def _parameters(fn: Callable) -> Any:
 
 
 def _check_name(name: str) -> None:
+    _builtins()
     if name not in _ENTRIES:
         raise ValueError(f"unknown policy {name!r}; known: {sorted(_ENTRIES)}")
 
@@ -252,6 +263,7 @@ def names() -> list[str]:
 
         "successive_rejects" in jbandits.names()   # True
     """
+    _builtins()
     return sorted(_ENTRIES)
 
 
@@ -263,8 +275,7 @@ def factory(name: str) -> Callable[..., Policy]:
     ``jbandits.apt`` are built by it (each call returns a new wrapper).
 
     Args:
-      name: a registered name (:func:`names`); another raises ValueError (listing
-        the known ones).
+      name: a registered name (:func:`names`); another raises ValueError.
 
     Returns:
       ``build(num_arms=None, /, **params) -> Policy``, equivalent to
@@ -376,6 +387,7 @@ def check_kwargs(name: str, kwargs: dict) -> None:
 def is_static(key: str, value: Any, name: str = "") -> bool:
     """Whether a keyword argument of policy ``name`` fixes the program (the rule of
     :mod:`jbandits.core.numbers`, with the integers ``name`` declared static)."""
+    _builtins()
     entry = _ENTRIES.get(name)
     return _is_static(key, value, entry.static if entry is not None else ())
 
