@@ -1,42 +1,14 @@
-"""Count XLA compilations of the runner's program with JAX's own compile log."""
+"""Count compilations and traces of the runner's program: ``count_compiles`` is the
+library's own (:func:`jbandits.sim.trace.count_compiles`, JAX's compile events);
+``count_traces`` counts traces (JAX's ``jaxpr_trace_duration`` event)."""
 
 from __future__ import annotations
 
 import contextlib
-import logging
 
 import jax
 
-
-class _Counter(logging.Handler):
-    def __init__(self, name: str | None):
-        super().__init__(logging.DEBUG)
-        self.name_ = name
-        self.count = 0
-
-    def emit(self, record):
-        msg = record.getMessage()
-        if not msg.startswith("Finished XLA compilation"):
-            return
-        if self.name_ is None or f"jit({self.name_})" in msg:
-            self.count += 1
-
-
-@contextlib.contextmanager
-def count_compiles(name: str | None = "jbandits_lanes"):
-    """Yields a counter whose ``.count`` is the number of compilations of ``name``
-    (of every program when ``name`` is None)."""
-    logger = logging.getLogger("jax._src.dispatch")
-    handler = _Counter(name)
-    old = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        with jax.log_compiles():
-            yield handler
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(old)
+from jbandits.sim.trace import count_compiles  # noqa: F401  (re-exported)
 
 
 @contextlib.contextmanager

@@ -201,13 +201,14 @@ def _described(key) -> str:
     return f"an array of {np.dtype(dtype).name}, shape {shape}"
 
 
-def one_key(key, name: str = "key") -> Key:
+def one_key(key, name: str = "key", forms: str = KEY_FORMS) -> Key:
     """``key`` as one typed threefry2x32 key (shape ()): a typed key as it is, legacy
     uint32 ``[2]`` data wrapped (the same random numbers: both are the key's data).
     Anything else is refused with one message (:data:`KEY_FORMS`): an int, None, a
     list, int32 or float arrays, a batch of keys, another implementation (``rbg``:
     the entry points derive every lane's key from threefry key data). Tracers are
-    checked by shape and dtype only."""
+    checked by shape and dtype only. ``forms``: what the message says is taken (an
+    entry point that also takes something else, e.g. tuning's int seeds)."""
     dtype = getattr(key, "dtype", None)
     if dtype is not None and not isinstance(key, (list, tuple)):
         shape = tuple(getattr(key, "shape", ()))
@@ -217,7 +218,7 @@ def one_key(key, name: str = "key") -> Key:
                 return key
         elif np.dtype(dtype) == np.uint32 and shape == (2,):
             return jax.random.wrap_key_data(jnp.asarray(key), impl="threefry2x32")
-    raise ValueError(f"{name} must be {KEY_FORMS}; got {_described(key)}")
+    raise ValueError(f"{name} must be {forms}; got {_described(key)}")
 
 
 def key_data(key: Key) -> np.ndarray:

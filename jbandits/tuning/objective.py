@@ -368,10 +368,4 @@ def as_key(key) -> jax.Array:
     refuses the rest, the rbg implementation included)."""
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         return jax.random.key(int(key))
-    try:
-        return prng.one_key(key)
-    except ValueError as err:
-        got = str(err).rpartition("; got ")[2]
-        raise ValueError(
-            f"key must be an int seed or {prng.KEY_FORMS}; got {got}"
-        ) from None
+    return prng.one_key(key, forms=f"an int seed or {prng.KEY_FORMS}")
