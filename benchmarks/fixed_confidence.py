@@ -25,7 +25,7 @@ Three parts (``--part``, default all):
   (sum of stopping times over lanes x the steps the batch ran).
 
     python -m benchmarks.fixed_confidence [--part throughput|wstar|stopping]
-        [--budget 10000] [--reps 200] [--repeats 7]
+        [--budget 10000] [--reps 200] [--repeats 7] [--rows TTTS@100,...]
 
 Not run on the shared development cores (the lead runs it when they are idle);
 ``benchmarks/notes_fixed_confidence.md`` holds the numbers and the reading.
@@ -79,13 +79,23 @@ def sizes(budget: int, reps: int) -> tuple:
 ROW_BUDGET = {("TTTS", 100): 200}
 
 
-def throughput(budget: int, reps: int, repeats: int) -> None:
+def wanted(rows: str | None, label: str, k: int) -> bool:
+    """Whether ``--rows`` (comma-separated ``LABEL@K``, e.g. ``TTTS@100``; None: all)
+    selects the row; UCB1, every row's reference, always runs."""
+    return rows is None or label == "UCB1" or f"{label}@{k}" in rows.split(",")
+
+
+def throughput(budget: int, reps: int, repeats: int, rows: str | None = None) -> None:
     cores = len(jax.devices())
     for k, t_k, r_k in sizes(budget, reps):
+        if rows is not None and f"@{k}" not in rows:
+            continue
         bandit, params = jbandits.envs.bernoulli(close_means(k))
         print(f"K={k} Bernoulli means 0.5..0.45, T={t_k}, R={r_k}")
         base = None
         for label, pol in policies(k).items():
+            if not wanted(rows, label, k):
+                continue
             t_row = ROW_BUDGET.get((label, k), t_k)
             call = simulate_call(pol, bandit, params, t_row, r_k)
             t0 = time.perf_counter()
@@ -185,11 +195,12 @@ def main(argv=None) -> None:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--stop-budget", type=int, default=20_000)
+    ap.add_argument("--rows", help="throughput rows only, e.g. TTTS@100 (with UCB1)")
     args = ap.parse_args(argv)
     part = args.part or "all"
     print(f"devices: {len(jax.devices())} x {jax.devices()[0].platform}  load {load()}")
     if part in ("all", "throughput"):
-        throughput(args.budget, args.reps, args.repeats)
+        throughput(args.budget, args.reps, args.repeats, args.rows)
     if part in ("all", "wstar"):
         print("optimal weights w*(mu) (tstar.optimal_weights, jit + vmap)")
         wstar(args.reps, args.repeats)
