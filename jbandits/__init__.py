@@ -83,7 +83,11 @@ def _factories() -> None:
 
 
 def __getattr__(name: str):
-    if name in _SUBPACKAGES:  # a subpackage: imported alone (it loads what it needs)
+    if name in _SUBPACKAGES:  # a subpackage, with the library loaded (as before:
+        if (
+            name != "cli"
+        ):  # ``jbandits.core.registry`` is there after ``import jbandits``)
+            _load()
         return _importlib.import_module(f"jbandits.{name}")
     if name.startswith("__") and name != "__all__":
         raise AttributeError(f"module 'jbandits' has no attribute {name!r}")

@@ -74,3 +74,22 @@ def test_the_console_script_is_the_launcher():
         check=True,
     )  # fmt: skip
     assert out.stdout.strip() == "[]"
+
+
+def test_import_jbandits_is_light_and_its_names_are_as_before():
+    """``import jbandits`` imports no JAX; the first name used loads the library, and
+    then the submodules an eager import made reachable are there
+    (``jbandits.core.registry``, ``jbandits.analysis.store``, ...)."""
+    code = (
+        "import sys, jbandits\n"
+        "light = 'jax' not in sys.modules\n"
+        "reg = jbandits.core.registry\n"
+        "print(light, 'jax' in sys.modules, len(reg.names()) > 30,\n"
+        "      callable(jbandits.apt), 'simulate' in dir(jbandits),\n"
+        "      set(jbandits.__all__) >= {'simulate', 'make', 'ucb1', 'sim'})"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": ROOT}, check=True,
+    )  # fmt: skip
+    assert out.stdout.split() == ["True"] * 6, out.stdout + out.stderr
