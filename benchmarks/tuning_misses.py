@@ -234,7 +234,8 @@ def main(argv=None) -> None:
     elif args.what == "gridmap":
         gridmap(args.task, args.eval)
     else:
-        designs(args.task.split(";"), seeds, args.eval, args.designs.split(","))
+        kinds = args.designs.split(",") if args.designs else []  # "": defaults only
+        designs(args.task.split(";"), seeds, args.eval, kinds)
 
 
 if __name__ == "__main__":

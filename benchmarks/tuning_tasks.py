@@ -590,9 +590,10 @@ def main(argv=None) -> None:
                     for (m, f), r in out.items()
                 ],
             }
-            if args.out:
-                with open(args.out, "w") as f:
+            if args.out:  # atomically: a run killed mid-write keeps its tasks
+                with open(args.out + ".tmp", "w") as f:
                     json.dump(done, f, indent=1)
+                os.replace(args.out + ".tmp", args.out)
         print_task(task.name, done[task.name])
         shown.append(task)
     print_verdict(shown, done, max(fractions))

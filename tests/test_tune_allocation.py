@@ -11,6 +11,7 @@ from test_tune import MEANS, OBJECTIVE  # APT on 4 arms, T = 40: compiled once
 
 import jbandits
 from jbandits.tuning import LogSpace, Objective, Report, Search, allocation
+from jbandits.tuning import method as tuning_method
 from jbandits.tuning.space import Box, Space
 
 SPACE = Space({"a": Box(0.0, 1.0)})
@@ -77,6 +78,19 @@ def test_race_drops_a_clearly_worse_candidate_and_spends_the_rest_on_the_others(
     # the winner is the survivor with the lowest mean (on their shared replications)
     survivors = [n for n in stats if stats[n][1] == stats["good"][1]]
     assert winner == min(survivors, key=lambda n: stats[n][0]) == "good"
+    gaps = {}  # the survivors' paired gaps to the lowest mean, with their SE
+    again = allocation.race(
+        Paired(own=0.03), SPACE, named, jax.random.key(2), 1200, chunk=1, detail=gaps
+    )
+    assert again[0] == winner and gaps["good"] == (0.0, 0.0) and "bad" not in gaps
+    one = {}  # a single block: nothing dropped, every candidate's gap
+    _, stats1, _ = allocation.race(
+        Paired(own=0.03), SPACE, named, jax.random.key(2), 300, chunk=1, blocks=1,
+        detail=one,
+    )  # fmt: skip
+    assert set(one) == set(named) and one["good"] == (0.0, 0.0)
+    assert one["bad"][0] == pytest.approx(stats1["bad"][0] - stats1["good"][0])
+    assert one["bad"][0] > 10 * one["bad"][1] > 0  # 0.36 worse, own noise 0.03
 
 
 def test_tune_with_halving_accounts_for_its_simulations():
@@ -128,8 +142,8 @@ def test_two_parameters_default_to_halving_one_parameter_to_the_grid():
     halving = Search(**small, allocation="halving")
     explicit = jbandits.tuning.tune(obj, space, search=halving, report=report)
     assert default.theta == explicit.theta and "halving" in default.extra
-    assert default.extra["halving"]["rounds"][0][0] == 121  # an 11 x 11 grid
-    assert default.method["design"] == "11 x 11" == explicit.method["design"]
+    assert default.extra["halving"]["rounds"][0][0] == 64  # an 8 x 8 grid (small)
+    assert default.method["design"] == "8 x 8" == explicit.method["design"]
     assert default.method["allocation"] == "halving" == explicit.method["allocation"]
     assert "default for 2 parameters" in default.method["why"]["allocation"]
     assert "allocation='halving'" in explicit.method["why"]["allocation"]
@@ -143,27 +157,27 @@ def test_two_parameters_default_to_halving_one_parameter_to_the_grid():
 
 
 def test_a_budget_below_the_finer_grid_falls_back_to_8_x_8_and_says_so():
-    # 11 x 11's halving needs 732 simulations here (select 0.2, share 0.6), 8 x 8's
-    # 359: a budget in between ran on 8 x 8 before issue 53 and must still run
+    # 11 x 11 where its first halving round gives each point 6 replications (9074
+    # simulations at select 0.2, share 0.6), else 8 x 8 as before issue 53: every
+    # budget that ran before runs as it ran (8 x 8 needs 359)
     bandit, params = jbandits.envs.bernoulli(MEANS)
     obj = Objective("ucbv", bandit, params, budget=30)
     space = {"c": jbandits.tuning.Box(0.0, 2.0), "zeta": jbandits.tuning.Box(0.2, 2.5)}
     report = Report(confidence=0)
-    res = jbandits.tuning.tune(
+    small = jbandits.tuning.tune(
         obj, space, search=Search(num_reps=4, simulations=500), report=report
     )
-    assert res.extra["halving"]["rounds"][0][0] == 64 and res.simulations <= 500
-    assert res.method["design"] == "8 x 8"
-    assert "simulations=500 is below" in res.method["why"]["design"]
-    assert "method: halving (8 x 8 grid)" in str(res)
-    for sims, design in ((731, "8 x 8"), (732, "11 x 11")):
-        n, _ = jbandits.tuning.method.init_points(Search(simulations=sims), 2, 0.2)
-        assert " x ".join([str(n)] * 2) == design
-    n3, _ = jbandits.tuning.method.init_points(Search(simulations=1378), 3, 0.2)
-    assert (
-        n3 == 5
-        and jbandits.tuning.method.init_points(Search(simulations=1379), 3, 0.2)[0] == 6
+    assert small.extra["halving"]["rounds"][0][0] == 64 and small.simulations <= 500
+    assert small.method["design"] == "8 x 8"
+    assert "first halving round" in small.method["why"]["design"]
+    assert "method: halving (starting grid 8 x 8)" in str(small)
+    big = jbandits.tuning.tune(
+        obj, space, search=Search(num_reps=4, simulations=9074), report=report
     )
+    assert big.extra["halving"]["rounds"][0] == (121, 6) and big.simulations <= 9074
+    assert big.method["design"] == "11 x 11"
+    for sims, dim, n in ((9073, 2, 8), (9074, 2, 11), (18898, 3, 5), (18899, 3, 6)):
+        assert tuning_method.init_points(Search(simulations=sims), dim, 0.2)[0] == n
     with pytest.raises(ValueError, match="simulations >= 359"):  # as before
         jbandits.tuning.tune(
             obj, space, search=Search(num_reps=4, simulations=358), report=report
@@ -175,7 +189,6 @@ def test_a_budget_below_the_finer_grid_falls_back_to_8_x_8_and_says_so():
 
 def test_the_result_says_which_allocation_and_estimator_ran_and_why():
     from jbandits.tuning import ES, PG
-    from jbandits.tuning import method as tuning_method
 
     def described(search, estimator, dim):
         select = search.select_for(dim)

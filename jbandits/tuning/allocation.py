@@ -28,6 +28,11 @@ HALVING_POINTS = {1: 16, 2: 11}  # points per axis of the halved grid (3 or more
 # the finer grid put Bayes-UCB's narrow valley and UCB-V's (c, zeta, b) optimum
 # within reach; the fallback keeps every budget the 8 x 8 / 5^3 grid accepted)
 HALVING_FALLBACK = {2: 8}  # 3 or more: 5
+# the finer grid only where its first round gives every point this many replications:
+# where it was measured better (the benchmark's two-parameter budget, 20^2 x 100 / 4
+# simulations, gives 6); below, at 2 replications a point, it was not (EUCBV at 2000
+# and 4000 simulations: notes_tuning_tasks.md, "Issue 53: the fix")
+HALVING_FIRST_REPS = 6
 HALVING_KEEP = 2  # survivors of the halving (they enter the final race)
 HALVING_SHARE = {1: 1.0}  # share of the simulations (after the race's reserve)
 HALVING_SHARE_MULTI = 0.6  # the same for two or more parameters; ES gets the rest
@@ -41,20 +46,30 @@ def halving_points(dim: int) -> int:
 
 def halving_design(dim: int, simulations: int, select: float, keep: int):
     """``(points per axis, why)`` of the halved grid for a ``dim``-parameter space
-    and ``simulations``: the finer grid (:data:`HALVING_POINTS`) where the budget
-    covers its halving, else the coarser :data:`HALVING_FALLBACK` (issue 53)."""
+    and ``simulations``: the finer grid (:data:`HALVING_POINTS`) where the first
+    round of its halving gives every point :data:`HALVING_FIRST_REPS` replications,
+    else the coarser :data:`HALVING_FALLBACK` (the grid before issue 53, so a budget
+    it accepted still runs, as it ran)."""
     fine = halving_points(dim)
     if dim == 1:
         return fine, f"{fine} points (the one-parameter halving grid)"
-    share = halving_share(dim)
     available = simulations - int(select * simulations)
-    if halving_spend(fine**dim, int(share * available), keep) <= available:
+    first = first_round_reps(fine**dim, int(halving_share(dim) * available), keep)
+    if first >= HALVING_FIRST_REPS:
         return fine, f"{_axes(fine, dim)} (the default for {dim} parameters)"
     coarse = HALVING_FALLBACK.get(dim, 5)
     return coarse, (
-        f"{_axes(coarse, dim)}: simulations={simulations} is below what the "
-        f"default {_axes(fine, dim)} grid's halving needs"
+        f"{_axes(coarse, dim)}: at simulations={simulations} the first halving "
+        f"round of the default {_axes(fine, dim)} grid would give each point {first} "
+        f"replications (fewer than {HALVING_FIRST_REPS})"
     )
+
+
+def first_round_reps(points: int, budget: int, keep: int) -> int:
+    """Replications per point of :func:`halve`'s first round (before its minimum
+    of 2)."""
+    rounds = max(1, math.ceil(math.log2(max(points / max(keep, 1), 1.0))))
+    return budget // rounds // points
 
 
 def _axes(n: int, dim: int) -> str:

@@ -5,7 +5,8 @@ notes_tuning_tasks.md``): for one parameter a 5-point grid on common random numb
 then ES steps (runs 3 and 4: a halved 16-point grid did no better); for two or more
 successive halving of a product grid, ES steps and a race (runs 3, 4 and 6), the grid
 11 x 11 for two parameters and 6 x 6 x 6 beyond, or 8 x 8 / 5 x 5 x 5 where the
-budget is below what the finer grid's halving needs (issue 53).
+finer grid's first halving round would give a point fewer than 6 replications (issue
+53; :func:`jbandits.tuning.allocation.halving_design`).
 """
 
 from __future__ import annotations

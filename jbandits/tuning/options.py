@@ -82,8 +82,8 @@ class Search:
         default 5 for d <= 2, 3 beyond: for EUCBV (rho, psi) a 5 x 5 grid reached
         the edge of the low-regret valley that a 4 x 4 one missed, mean ratio to
         the fine grid 1.013 -> 1.007 over 5 seeds; with ``"halving"`` 16, 11 per
-        axis for two parameters, 6 beyond, or 8 / 5 per axis where
-        ``simulations`` is below what the finer grid's halving needs:
+        axis for two parameters, 6 beyond, or 8 / 5 per axis where the finer
+        grid's first halving round would give a point fewer than 6 replications:
         ``TuneResult.method`` says which ran).
       starts: how many of the best grid points to start from (multi-start).
       optimizer: any ``optax.GradientTransformation`` acting on normalised

@@ -109,7 +109,8 @@ class TuneResult:
         if self.method:
             m = self.method
             out.append(
-                f"method: {m['allocation']} ({m['design']} grid), {m['estimator']},"
+                f"method: {m['allocation']} (starting grid {m['design']}), "
+                f"{m['estimator']},"
                 f" final comparison: {m['final']}"
             )
         if self.evaluation is not None:

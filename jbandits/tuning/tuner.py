@@ -14,7 +14,10 @@ Which to use (the runs behind each choice: ``benchmarks/notes_tuning_tasks.md``,
   beyond two), ES steps and a race between the candidates use a quarter of a 20 x 20
   grid, and came close to the optimum more often, and beat TPE more often, than a
   5 x 5 grid with equal replications; for one parameter the two tied, so one
-  parameter keeps the 5-point grid.
+  parameter keeps the 5-point grid. Since issue 53 the halved grid is 11 x 11 (6 per
+  axis beyond two), 8 x 8 (5) where its first halving round would give a point
+  fewer than 6 replications: Bayes-UCB's valley is narrower than the 8 x 8 spacing. ``TuneResult.method`` says
+  which allocation, grid and estimator ran, and why.
 * ``estimator=PG()``: the score-function gradient of the softmax relaxation of an
   index policy (LSA, APT, UCB-E); one point per step, no smoothing scale, unbiased for
   the relaxed policy, but its variance grows with the horizon and the relaxed optimum
