@@ -9,7 +9,8 @@ counters replaced by a zero constant (B), **in one process, interleaved** (A B A
 ..., each pair back to back on the same warm executables), so that the run-to-run
 drift of a shared machine, which is far larger than 2 % between processes, falls on
 both alike. Printed per setting: the median time of each, the median of the pairs'
-ratios A / B with its interquartile range, and the machine load.
+ratios A / B with its interquartile range, their geometric mean with a 95 % CI (from
+the pairs' log-ratios), and the machine load.
 
     python -m benchmarks.contract_cost [--pairs 15]
 """
@@ -17,6 +18,7 @@ ratios A / B with its interquartile range, and the machine load.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -90,9 +92,13 @@ def measure(setting, pairs: int) -> dict:
             order = [(a, checked), (b, unchecked)]
             for times, cache in order if i % 2 == 0 else order[::-1]:
                 times.append(_timed(call, cache))
-    ratios = sorted(x / y for x, y in zip(a, b))
+    ratios = sorted(x / y for x, y in zip(a, b, strict=True))
     q1, q3 = statistics.quantiles(ratios, n=4)[0], statistics.quantiles(ratios, n=4)[2]
+    logs = [math.log(r) for r in ratios]
+    half = 1.96 * statistics.stdev(logs) / math.sqrt(len(logs))
+    mean = statistics.fmean(logs)
     return {
+        "geo": (math.exp(mean), math.exp(mean - half), math.exp(mean + half)),
         "label": label,
         "checked_s": statistics.median(a),
         "unchecked_s": statistics.median(b),
@@ -106,14 +112,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=15)
     args = parser.parse_args(argv)
-    print(f"# jax {jax.__version__}, {jax.devices()[0].platform}, load {_timing.load()}")
-    print("| setting | with check (s) | without (s) | ratio A/B (median) | IQR | pulls/s |")
-    print("|---|---|---|---|---|---|")
+    print(
+        f"# jax {jax.__version__}, {jax.devices()[0].platform}, load {_timing.load()}"
+    )
+    print(
+        "| setting | with check (s) | without (s) | ratio A/B (median) | IQR | "
+        "geometric mean [95 % CI] | pulls/s |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for setting in SETTINGS:
         r = measure(setting, args.pairs)
         print(
             f"| {r['label']} | {r['checked_s']:.4f} | {r['unchecked_s']:.4f} | "
             f"{r['ratio']:.4f} | {r['iqr'][0]:.4f}-{r['iqr'][1]:.4f} | "
+            f"{r['geo'][0]:.4f} [{r['geo'][1]:.4f}, {r['geo'][2]:.4f}] | "
             f"{r['pulls_per_s'] / 1e6:.1f} M |",
             flush=True,
         )
