@@ -93,7 +93,7 @@ def measure(setting, pairs: int) -> dict:
             for times, cache in order if i % 2 == 0 else order[::-1]:
                 times.append(_timed(call, cache))
     ratios = sorted(x / y for x, y in zip(a, b, strict=True))
-    q1, q3 = statistics.quantiles(ratios, n=4)[0], statistics.quantiles(ratios, n=4)[2]
+    q1, _, q3 = statistics.quantiles(ratios, n=4)
     logs = [math.log(r) for r in ratios]
     half = 1.96 * statistics.stdev(logs) / math.sqrt(len(logs))
     mean = statistics.fmean(logs)

@@ -71,22 +71,22 @@ def _attribute(module: str, attr: str):
 
 
 def _factories() -> None:
-    global _BUILTIN, __all__
+    global __all__
     registry = _importlib.import_module("jbandits.core.registry")
     # Top-level factories (``jbandits.apt``, ...), one per registered policy, from
     # the registry: they build policies that remember their arguments (policy.spec),
     # so the runner compiles one program per policy rather than one per closure. A
     # policy registered later (outside the package) is reached the same way, below.
-    _BUILTIN = tuple(registry.names())
-    globals().update({name: registry.factory(name) for name in _BUILTIN})
-    __all__ = sorted({*_SUBPACKAGES[:-1], *_NAMES}) + list(_BUILTIN)
+    builtin = registry.names()
+    globals().update({name: registry.factory(name) for name in builtin})
+    __all__ = sorted({*_SUBPACKAGES[:-1], *_NAMES}) + builtin
 
 
 def __getattr__(name: str):
-    if name in _SUBPACKAGES:  # a subpackage, with the library loaded (as before:
-        if (
-            name != "cli"
-        ):  # ``jbandits.core.registry`` is there after ``import jbandits``)
+    if name in _SUBPACKAGES:
+        # a subpackage, with the library loaded first (cli excepted), so that what an
+        # eager import made reachable, ``jbandits.core.registry``, is there as before
+        if name != "cli":
             _load()
         return _importlib.import_module(f"jbandits.{name}")
     if name.startswith("__") and name != "__all__":

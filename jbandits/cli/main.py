@@ -51,10 +51,10 @@ import sys
 import threading
 import time
 
-from jbandits.cli.interrupt import interrupted as _interrupted_early  # noqa: E402
+from jbandits.cli.interrupt import install as _install_interrupt  # noqa: E402
 
 if __name__ == "__main__":  # python -m jbandits.cli.main: from the imports on
-    signal.signal(signal.SIGINT, _interrupted_early)
+    _install_interrupt()
 
 import numpy as np  # noqa: E402
 
@@ -268,13 +268,12 @@ def _stop_on_interrupt(folder: str):
 def main(argv=None) -> int:
     """The command line; exit status 0, 2 (bad config or option) or 130 (Ctrl-C,
     at any point: before the run too)."""
-    if threading.current_thread() is not threading.main_thread():
-        return _main(argv)
-    previous = signal.signal(signal.SIGINT, _interrupted_early)
+    previous = _install_interrupt()  # None outside the main thread: nothing changed
     try:
         return _main(argv)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _main(argv) -> int:

@@ -68,8 +68,12 @@ def halving_design(dim: int, simulations: int, select: float, keep: int):
 def first_round_reps(points: int, budget: int, keep: int) -> int:
     """Replications per point of :func:`halve`'s first round (before its minimum
     of 2)."""
-    rounds = max(1, math.ceil(math.log2(max(points / max(keep, 1), 1.0))))
-    return budget // rounds // points
+    return budget // halving_rounds(points, keep) // points
+
+
+def halving_rounds(points: int, keep: int) -> int:
+    """:func:`halve`'s number of rounds: ``ceil(log2(points / keep))``, at least 1."""
+    return max(1, math.ceil(math.log2(max(points / max(keep, 1), 1.0))))
 
 
 def _axes(n: int, dim: int) -> str:
@@ -135,7 +139,7 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
     """
     z = np.asarray(z, np.float64)
     g = len(z)
-    rounds = max(1, math.ceil(math.log2(max(g / max(keep, 1), 1.0))))
+    rounds = halving_rounds(g, keep)
     per_round = budget // rounds
     alive = np.arange(g)
     acc = np.zeros((g, 0))  # the survivors' losses on every block they share
