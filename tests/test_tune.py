@@ -474,3 +474,18 @@ def test_the_old_policy_bandit_instance_spelling_raises_with_an_objective():
         tune.tune(lambda th, k: th, jnp.zeros(1), optax.sgd(0.1), num_steps=2)
     with pytest.raises(TypeError, match=r"estimator=PG\(temperature=\.\.\.\)"):
         tune.tune(OBJECTIVE, SPACE, estimator="pg", temperature=0.5)
+
+
+@pytest.mark.parametrize(
+    "param", [LogSpace(0.1, 10.0), LogSpace(0.01, 100.0), LogSpace(1e-3, 1000.0),
+              LogSpace(1.01, 10.0), Box(0.1, 0.7), Box(-3.3, 0.3)],
+)  # fmt: skip
+def test_the_box_edges_map_back_into_the_space(param):
+    """z = 0 and 1 give exactly lo and hi, which the space takes back: LogSpace(0.1,
+    10).from_z(1) was 10.000000000000005, so a pick on the upper edge (seen in the
+    held-out benchmark, UGapE-b (a, b)) made Space.to_z raise."""
+    space = tune.Space({"p": param})
+    for z, edge in ((0.0, param.lo), (1.0, param.hi)):
+        theta = space.from_z(np.array([z]))
+        assert theta["p"] == edge
+        assert space.to_z(theta)[0] == pytest.approx(z)
