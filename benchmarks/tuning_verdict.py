@@ -1,0 +1,109 @@
+"""Issue 53's two comparisons that the per-task table of :mod:`benchmarks.tuning_tasks`
+does not print, read from its ``--out`` JSON files:
+
+* **against the equal-simulation grid** (held-out acceptance: no run of ``tune`` worse
+  than the grid by more than 2 paired SE): per seed, ``tune``'s pick and the grid's are
+  re-evaluated on the run's evaluation replications (key 7, ``--eval``), which
+  reproduces their ratios exactly (a point's losses do not depend on the points run
+  beside it), and the paired difference (tune - grid) / reference with its SE is
+  printed; ``behind`` counts the seeds where it exceeds 2 SE;
+* **against TPE** (multi-parameter acceptance): the share of runs with a lower or equal
+  loss and the paired mean of log(tune / TPE) over them with its 95 % CI (both ratios
+  are to the same reference on the same replications).
+
+    python -m benchmarks.tuning_verdict dev10.json heldout10.json --eval 2000
+    python -m benchmarks.tuning_verdict heldout10.json --grid   # also the grid check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import jax
+import numpy as np
+
+from benchmarks.tuning_tasks import TASK_SETS, Size
+from jbandits.tuning import Space
+
+
+def _task(name):
+    return {t.name: t for t in TASK_SETS["all"]()}[name]
+
+
+def versus_grid(name: str, rec: dict, eval_reps: int, method: str = "tune") -> list:
+    """``[(diff, se)]`` per seed: (method - grid) / the reference's loss, paired."""
+    task = _task(name)
+    rows = {(r["method"], r["fraction"]): r for r in rec["rows"]}
+    frac = max(f for (_, f) in rows)
+    mine, grid = rows[(method, frac)]["picks"], rows[("grid", frac)]["picks"]
+    obj, space = task.objective(Size().budget_scale), Space(task.space)
+    chunk = 2 * space.dim * 100
+    out = []
+    for (th_m, _), (th_g, _) in zip(mine, grid, strict=True):
+        z = np.stack([space.to_z(t) for t in (rec["reference"], th_m, th_g)])
+        per = obj.per_rep(
+            obj.run(space.batch_from_z(z), jax.random.key(7), eval_reps, chunk=chunk)
+        )
+        ref = per[0].mean()
+        d = per[1] - per[2]
+        out.append(
+            (float(d.mean() / ref), float(d.std(ddof=1) / np.sqrt(len(d)) / ref))
+        )
+    return out
+
+
+def versus_tpe(records: dict, method: str = "tune", dims=(2, 3)) -> dict:
+    """Wins (loss <= TPE's) and the paired mean log(method / TPE) with its 95 % CI
+    over every seed of the tasks of dimension in ``dims``."""
+    logs, wins = [], 0
+    for rec in records.values():
+        if rec["d"] not in dims:
+            continue
+        rows = {(r["method"], r["fraction"]): r for r in rec["rows"]}
+        frac = max(f for (_, f) in rows)
+        if ("tpe", frac) not in rows:
+            continue
+        a = np.asarray(rows[(method, frac)]["ratios"])
+        b = np.asarray(rows[("tpe", frac)]["ratios"])
+        logs.extend(np.log(a / b))
+        wins += int((a <= b).sum())
+    x = np.asarray(logs)
+    se = x.std(ddof=1) / np.sqrt(len(x))
+    return {"runs": len(x), "wins": wins, "mean": float(x.mean()), "se": float(se),
+            "ci": (float(x.mean() - 1.96 * se), float(x.mean() + 1.96 * se))}  # fmt: skip
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--eval", type=int, default=2000, help="the run's --eval")
+    ap.add_argument("--grid", action="store_true", help="also the check vs the grid")
+    args = ap.parse_args(argv)
+    records = {}
+    for path in args.files:
+        with open(path) as f:
+            records.update(json.load(f))
+    t = versus_tpe(records)
+    print(
+        f"vs TPE, two or more parameters: {t['wins']}/{t['runs']} runs with a lower or "
+        f"equal loss ({t['wins'] / max(1, t['runs']):.0%}); mean log(tune / TPE) "
+        f"{t['mean']:+.4f} (SE {t['se']:.4f}, 95 % CI [{t['ci'][0]:+.4f}, "
+        f"{t['ci'][1]:+.4f}])"
+    )
+    if not args.grid:
+        return
+    print(f"\n{'task':50s} behind  worst (tune - grid) / ref in SE")
+    for name, rec in records.items():
+        vg = versus_grid(name, rec, args.eval)
+        z = [d / se if se > 0 else (0.0 if d <= 0 else np.inf) for d, se in vg]
+        worst = int(np.argmax(z))
+        print(
+            f"{name:50s} {sum(v > 2 for v in z):2d}/{len(z):<3d} "
+            f"{vg[worst][0]:+.4f} +- {vg[worst][1]:.4f} ({z[worst]:+.1f} SE)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
