@@ -261,6 +261,8 @@ VARIANTS = {
     "pool": {"pool": True},  # one parameter: regression through grid + CRN steps
     "pool-grid": {"pool": True, "init_points": "n_grid"},  # the grid, then the fit
     "halving+pool": {"allocation": "halving", "pool": True},
+    "select": {"select": 0.2},  # one parameter: a race between grid best and ES
+    "grid-n": {"init_points": "n_grid"},  # the equal-simulation grid, then its vertex
 }
 
 
