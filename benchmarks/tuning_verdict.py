@@ -31,14 +31,19 @@ def _task(name):
     return {t.name: t for t in TASK_SETS["all"]()}[name]
 
 
+def _final_rows(rec: dict) -> tuple[dict, float]:
+    """A task record's rows by ``(method, fraction)`` and its largest fraction."""
+    rows = {(r["method"], r["fraction"]): r for r in rec["rows"]}
+    return rows, max(f for (_, f) in rows)
+
+
 def versus_grid(name: str, rec: dict, eval_reps: int, method: str = "tune") -> list:
     """``[(diff, se)]`` per seed: (method - grid) / the reference's loss, paired."""
     task = _task(name)
-    rows = {(r["method"], r["fraction"]): r for r in rec["rows"]}
-    frac = max(f for (_, f) in rows)
+    rows, frac = _final_rows(rec)
     mine, grid = rows[(method, frac)]["picks"], rows[("grid", frac)]["picks"]
     obj, space = task.objective(Size().budget_scale), Space(task.space)
-    chunk = 2 * space.dim * 100
+    chunk = 2 * space.dim * Size().reps  # run_task's chunk at the runs' R = 100
     out = []
     for (th_m, _), (th_g, _) in zip(mine, grid, strict=True):
         z = np.stack([space.to_z(t) for t in (rec["reference"], th_m, th_g)])
@@ -60,8 +65,7 @@ def versus_tpe(records: dict, method: str = "tune", dims=(2, 3)) -> dict:
     for rec in records.values():
         if rec["d"] not in dims:
             continue
-        rows = {(r["method"], r["fraction"]): r for r in rec["rows"]}
-        frac = max(f for (_, f) in rows)
+        rows, frac = _final_rows(rec)
         if ("tpe", frac) not in rows:
             continue
         a = np.asarray(rows[(method, frac)]["ratios"])
