@@ -263,6 +263,7 @@ VARIANTS = {
     "halving+pool": {"allocation": "halving", "pool": True},
     "select": {"select": 0.2},  # one parameter: a race between grid best and ES
     "grid-n": {"init_points": "n_grid"},  # the equal-simulation grid, then its vertex
+    "halving-n": {"allocation": "halving", "init_points": "n_grid"},  # that grid halved
 }
 
 
@@ -345,9 +346,10 @@ def run_task(task, size, seeds, fractions, methods, reuse=None):
                         report=Report(confidence=0), key=seed,
                     )  # fmt: skip
                     picks[m], how[m] = res.theta, _race_winner(res)
-                elif m == "grid":
+                elif m in ("grid", "grid-b"):  # grid-b: the same grid, other keys
+                    k_grid = (20_000 if m == "grid" else 30_000) + seed
                     picks[m] = _grid_pick(
-                        obj, space, n_grid, reps, jax.random.key(20_000 + seed), chunk
+                        obj, space, n_grid, reps, jax.random.key(k_grid), chunk
                     )
                 elif m == "tpe":
                     picks[m] = _tpe_pick(obj, space, sims // reps, reps, seed, chunk)

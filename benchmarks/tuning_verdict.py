@@ -66,13 +66,16 @@ def versus_tpe(records: dict, method: str = "tune", dims=(2, 3)) -> dict:
         if rec["d"] not in dims:
             continue
         rows, frac = _final_rows(rec)
-        if ("tpe", frac) not in rows:
+        if ("tpe", frac) not in rows or (method, frac) not in rows:
             continue
         a = np.asarray(rows[(method, frac)]["ratios"])
         b = np.asarray(rows[("tpe", frac)]["ratios"])
         logs.extend(np.log(a / b))
         wins += int((a <= b).sum())
     x = np.asarray(logs)
+    if x.size < 2:
+        return {"runs": x.size, "wins": wins, "mean": float("nan"), "se": float("nan"),
+                "ci": (float("nan"), float("nan"))}  # fmt: skip
     se = x.std(ddof=1) / np.sqrt(len(x))
     return {"runs": len(x), "wins": wins, "mean": float(x.mean()), "se": float(se),
             "ci": (float(x.mean() - 1.96 * se), float(x.mean() + 1.96 * se))}  # fmt: skip
@@ -83,6 +86,7 @@ def main(argv=None) -> None:
     ap.add_argument("files", nargs="+")
     ap.add_argument("--eval", type=int, default=2000, help="the run's --eval")
     ap.add_argument("--grid", action="store_true", help="also the check vs the grid")
+    ap.add_argument("--method", default="tune", help="the method checked vs the grid")
     args = ap.parse_args(argv)
     records = {}
     for path in args.files:
@@ -99,7 +103,9 @@ def main(argv=None) -> None:
         return
     print(f"\n{'task':50s} behind  worst (tune - grid) / ref in SE")
     for name, rec in records.items():
-        vg = versus_grid(name, rec, args.eval)
+        if (args.method, _final_rows(rec)[1]) not in _final_rows(rec)[0]:
+            continue
+        vg = versus_grid(name, rec, args.eval, args.method)
         z = [d / se if se > 0 else (0.0 if d <= 0 else np.inf) for d, se in vg]
         worst = int(np.argmax(z))
         print(
