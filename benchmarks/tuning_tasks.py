@@ -22,6 +22,8 @@ acceptance budgets, and half of that), four *methods* spend the same simulations
   (successive halving of a finer grid, ES steps, a race between the candidates);
 * ``grid``: an even grid of ``n`` points per parameter on common random numbers,
   ``n ** d x R`` <= the budget;
+* ``grid-b`` (on request): the same grid on other replication keys, to measure how
+  often one grid pick is behind another by noise alone;
 * ``tpe``: optuna's TPE (optional dependency, ``pip install jbandits[tuning]``),
   ``budget / R`` trials of ``R`` common replications;
 * on request (``--methods``), other ``Search`` options of :func:`tune` (``VARIANTS``):
@@ -507,7 +509,7 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--methods",
         default=",".join(METHODS),
-        help=f"of {sorted(set(METHODS) | set(VARIANTS))}",
+        help=f"of {sorted(set(METHODS) | set(VARIANTS) | {'grid-b'})}",
     )
     ap.add_argument("--dim", type=int, default=None, help="only tasks of this d")
     ap.add_argument("--reps", type=int, default=None, help="R (replications/point)")

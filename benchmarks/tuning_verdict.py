@@ -73,12 +73,10 @@ def versus_tpe(records: dict, method: str = "tune", dims=(2, 3)) -> dict:
         logs.extend(np.log(a / b))
         wins += int((a <= b).sum())
     x = np.asarray(logs)
-    if x.size < 2:
-        return {"runs": x.size, "wins": wins, "mean": float("nan"), "se": float("nan"),
-                "ci": (float("nan"), float("nan"))}  # fmt: skip
-    se = x.std(ddof=1) / np.sqrt(len(x))
-    return {"runs": len(x), "wins": wins, "mean": float(x.mean()), "se": float(se),
-            "ci": (float(x.mean() - 1.96 * se), float(x.mean() + 1.96 * se))}  # fmt: skip
+    mean = float(x.mean()) if x.size else float("nan")
+    se = float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
+    return {"runs": x.size, "wins": wins, "mean": mean, "se": se,
+            "ci": (mean - 1.96 * se, mean + 1.96 * se)}  # fmt: skip
 
 
 def main(argv=None) -> None:
@@ -101,9 +99,10 @@ def main(argv=None) -> None:
     )
     if not args.grid:
         return
-    print(f"\n{'task':50s} behind  worst (tune - grid) / ref in SE")
+    print(f"\n{'task':50s} behind  worst ({args.method} - grid) / ref in SE")
     for name, rec in records.items():
-        if (args.method, _final_rows(rec)[1]) not in _final_rows(rec)[0]:
+        rows, frac = _final_rows(rec)
+        if (args.method, frac) not in rows:
             continue
         vg = versus_grid(name, rec, args.eval, args.method)
         z = [d / se if se > 0 else (0.0 if d <= 0 else np.inf) for d, se in vg]

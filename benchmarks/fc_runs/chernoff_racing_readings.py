@@ -1,8 +1,14 @@
 """Standalone NumPy Chernoff-Racing simulator (GK16 Sec. 6), vectorised over runs.
 
+Independent of the library on purpose (its own KL and threshold), so that it checks
+the library's Chernoff-Racing rather than repeating it; the readings it measured are
+in ``benchmarks/notes_fixed_confidence.md``. Usage::
+
+    python -m benchmarks.fc_runs.chernoff_racing_readings '{"ties": "first"}' 3000 0
+
 Readings (keyword options of `simulate`):
-  clock: 'r' (beta(r)), 't' (beta(total pulls), the authors' code), 'rK' (beta(r*K)),
-         'r_first' / ... see below
+  clock: 'r' (beta(r)), 't' (beta(total pulls), the authors' code), 'ract'
+         (beta(r x active arms)), 'rK' (beta(r x K))
   ties:  'random'  arms relabelled at random per run, first index among ties (our lib)
          'first'   arms in the paper's order (best first), first index among ties
                    (the 2016 BAIalgos.jl: find(MuR.==MuWorst)[1])
@@ -12,7 +18,8 @@ Readings (keyword options of `simulate`):
          'glrstop' eliminate worst as 'worst', but also stop as soon as
                    min_b Z(best, b) > beta (Chernoff stopping on the race)
   test_from: first round at which the test is made (1 = ours, 2 = authors' code)
-  thr:   'practical' log((log s + 1)/delta); 'loglog' log(log(s+1)/delta) etc.
+  thr:   'practical' log((log s + 1)/delta); 'logplus1' log(log(s + 1)/delta);
+         'gk16' log(2 s (K - 1)/delta)
 """
 
 from __future__ import annotations
@@ -34,8 +41,6 @@ def beta(s, delta, thr, K):
         return np.log((np.log(s) + 1.0) / delta)
     if thr == "logplus1":  # log(log(s + 1)/delta)
         return np.log(np.log(s + 1.0) / delta)
-    if thr == "log1p_inner":  # log((log(s) + 1)) + log(1/delta) same as practical
-        return np.log(np.log(s) + 1.0) + np.log(1.0 / delta)
     if thr == "gk16":
         return np.log(2.0 * s * (K - 1) / delta)
     raise ValueError(thr)
@@ -177,8 +182,4 @@ if __name__ == "__main__":
                 )
             ),
             flush=True,
-        )
-        np.save(
-            f"/work/scratch_cr/out_{name}_{abs(hash(json.dumps(cfg, sort_keys=True))) % 10**8}_{seed}.npy",
-            np.stack([x, e.astype(np.int64)]),
         )
