@@ -43,7 +43,15 @@ CODE_VARIANTS = (
     ("T-a-S (BC) (authors' rule)", "best_challenger", {"rule": "divergences"}),
     ("Chernoff-Racing (rate at t)", "chernoff_racing", {"clock": "pulls"}),
     ("KL-Racing (rate at t)", "kl_racing", {"clock": "pulls"}),
+    ("Chernoff-Racing (random ties)", "chernoff_racing", {"clock": "round"}),
 )
+# Chernoff-Racing keeps the arms in the paper's order (best first), so a tie for the
+# worst empirical mean drops the lowest index, as the authors' 2016 code does
+# (BAIalgos.jl, ChernoffRacing: IndWorst = find(MuR .== MuWorst)[1]); every other run
+# relabels the arms at random per replication (the code's randmax). The "(random ties)"
+# row is Chernoff-Racing relabelled like the others, at the full 3000 runs.
+PAPER_ORDER = {"Chernoff-Racing", "Chernoff-Racing (rate at t)"}
+FULL_SIZE_VARIANTS = {"Chernoff-Racing (random ties)"}
 LABELS = [a[0] for a in ALGOS]
 PAPER = {  # Table 1 [EXACT]
     "mu1": dict(zip(LABELS, (3968, 4052, 4516, 8437, 9590), strict=True)),
@@ -74,7 +82,9 @@ def _algo(label, name, static, threshold) -> _core.Algo:
         static["rate"] = "practical" if threshold == "practical" else "kk13"
     else:
         static["threshold"] = threshold
-    return _core.Algo(label, name, static, {"delta": DELTA})
+    return _core.Algo(
+        label, name, static, {"delta": DELTA}, permute=label not in PAPER_ORDER
+    )
 
 
 def _oracle(means):
@@ -84,8 +94,8 @@ def _oracle(means):
 
 def _jobs(labels, reps: int, dc_reps: int) -> list:
     """``(threshold, label, name, static, runs, paper label)`` of every run of one
-    instance: the five algorithms at both thresholds, the racing rows with the rate
-    at t (practical)."""
+    instance: the five algorithms at both thresholds, the authors' code's variants
+    (practical; ``dc_reps`` runs, ``reps`` for those of ``FULL_SIZE_VARIANTS``)."""
     jobs = []
     for thr in THRESHOLDS:
         n = reps if thr == "practical" else dc_reps
@@ -95,7 +105,8 @@ def _jobs(labels, reps: int, dc_reps: int) -> list:
     for lab, name, st in CODE_VARIANTS:
         paper = lab.rsplit(" (", 1)[0]
         if paper in labels:
-            jobs.append(("practical", lab, name, st, dc_reps, paper))
+            n = reps if lab in FULL_SIZE_VARIANTS else dc_reps
+            jobs.append(("practical", lab, name, st, n, paper))
     return jobs
 
 
@@ -146,12 +157,16 @@ def run(cfg: _core.Config) -> _core.Outcome:
         "(Theorem 10) for the GLR-stopped policies and the racing rates, KK13 "
         "Theorem 1's rate (alpha = 1.1, k1 = 405.5) for KL-LUCB.",
         f"{reps} runs with 'practical', {dc_reps} with 'delta_correct' and for the "
-        f"racing rows with the rate at t (the first {dc_reps} replications of the "
-        f"same keys); cap {cap} pulls (capped runs count as errors).",
+        f"authors' code's variants (the first {dc_reps} replications of the same "
+        f"keys; {reps} for Chernoff-Racing (random ties)); cap {cap} pulls (capped "
+        "runs count as errors).",
         "Racing rows: the rate at the round r (the paper's text) and, '(rate at t)', "
         "at the global number of samples t (the authors' code).",
         "Arms relabelled at random per run (random tie-breaking, as the authors' "
-        "randmax); common random numbers across algorithms.",
+        "randmax), except Chernoff-Racing: the arms in the paper's order, a tie for "
+        "the worst dropping the lowest index, as the authors' 2016 code "
+        "(find(MuR .== MuWorst)[1]); '(random ties)' relabels it like the others. "
+        "Common random numbers across algorithms.",
     ]
     return _core.Outcome(panels, table, claims, arrays, notes)
 

@@ -3,6 +3,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -75,4 +76,41 @@ def pytest_collection_modifyitems(items):
     if stale:
         raise pytest.UsageError(
             "tests/slow_ids.txt names tests that do not exist: " + ", ".join(stale)
+        )
+
+
+# The CI time budget. .ci/run sets JBANDITS_CI_DEADLINE (seconds since the epoch) for
+# its optional steps (the slow and fused sets): a test that would start after it is
+# skipped with a reason that says so, and the run ends with a count of them, so a slow
+# CI machine gives a shorter run that says what it left out rather than no result at
+# all. A test that starts runs to its end and its failures count as always.
+_BUDGET_REASON = "not started: past the CI time budget (JBANDITS_CI_DEADLINE)"
+
+
+def _deadline() -> float | None:
+    value = os.environ.get("JBANDITS_CI_DEADLINE")
+    return float(value) if value else None
+
+
+def pytest_runtest_setup(item):
+    deadline = _deadline()
+    if deadline is not None and time.time() > deadline:
+        pytest.skip(_BUDGET_REASON)
+
+
+_over_budget: list[str] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "setup" and report.skipped and _BUDGET_REASON in str(
+        report.longrepr
+    ):
+        _over_budget.append(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _over_budget:
+        terminalreporter.write_line(
+            f"{len(_over_budget)} tests not run: past the CI time budget "
+            f"(first: {_over_budget[0]})"
         )

@@ -104,6 +104,27 @@ def test_rounds_give_the_runs_of_one_call_at_the_cap():
     assert _fc.caps(200, cap, 5) == [250, 750, 2250, 6750, cap]
 
 
+def test_gk16_chernoff_racing_runs_in_the_papers_order_and_the_others_relabelled():
+    """Chernoff-Racing keeps the arms in the paper's order (the authors' 2016 code
+    drops the lowest index among tied worst arms); every other row, and the
+    '(random ties)' Chernoff-Racing row at the full 3000 runs, relabels them."""
+    jobs = gk16._jobs(gk16.LABELS, 3000, 300)
+    seen = {}
+    for thr, label, name, static, n, paper in jobs:
+        algo = gk16._algo(label, name, static, thr)
+        seen[thr, label] = (algo.permute, n, paper)
+    assert seen["practical", "Chernoff-Racing"] == (False, 3000, "Chernoff-Racing")
+    assert seen["delta_correct", "Chernoff-Racing"][0] is False
+    assert seen["practical", "Chernoff-Racing (rate at t)"] == (
+        False, 300, "Chernoff-Racing"
+    )  # fmt: skip
+    assert seen["practical", "Chernoff-Racing (random ties)"] == (
+        True, 3000, "Chernoff-Racing"
+    )  # fmt: skip
+    others = [k for k in seen if not k[1].startswith("Chernoff-Racing")]
+    assert len(others) == 10 and all(seen[k][0] is True for k in others)
+
+
 # ------------------------------------------------------------------ tiny runs
 def _run(tmp_path, name, **extra):
     cfg = _core.Config(
