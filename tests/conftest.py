@@ -102,8 +102,10 @@ _over_budget: list[str] = []
 
 
 def pytest_runtest_logreport(report):
-    if report.when == "setup" and report.skipped and _BUDGET_REASON in str(
-        report.longrepr
+    if (
+        report.when == "setup"
+        and report.skipped
+        and _BUDGET_REASON in str(report.longrepr)
     ):
         _over_budget.append(report.nodeid)
 
