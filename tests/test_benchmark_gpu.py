@@ -9,6 +9,7 @@ from benchmarks import gpu
 
 @pytest.mark.slow
 @pytest.mark.fused  # runs the fused backend: in the fused step of .ci/run
+@pytest.mark.seconds(75)  # its call on 2 idle cores, 2026-12-06
 def test_gpu_benchmark_prints_rates_kernels_and_the_check(tmp_path, capsys):
     gpu.main(
         [

@@ -28,3 +28,26 @@ def test_before_the_deadline_the_tests_run():
     out = _pytest("4102444800")  # 2100
     assert out.returncode == 0, out.stdout + out.stderr
     assert "past the CI time budget" not in out.stdout and " passed" in out.stdout
+
+
+def test_a_long_test_does_not_start_when_it_could_not_end_in_time(tmp_path):
+    """A test marked ``seconds(s)`` is skipped when now + 2.5 s would pass the
+    deadline by more than the 15-minute grace; the others still run."""
+    test = tmp_path / "test_long.py"
+    test.write_text(
+        "import pytest\n\n\n"
+        "@pytest.mark.seconds(1000)\n"
+        "def test_long():\n    pass\n\n\n"
+        "def test_short():\n    pass\n"
+    )
+    env = dict(os.environ)
+    env["JBANDITS_CI_DEADLINE"] = str(__import__("time").time() + 600)
+    cmd = [sys.executable, "-m", "pytest", str(test), "-n", "0", "-p",
+           "no:cacheprovider", "-rs", "--rootdir", ROOT, "-c",
+           os.path.join(ROOT, "pyproject.toml"), "--confcutdir", ROOT,
+           "-p", "conftest"]  # fmt: skip
+    env["PYTHONPATH"] = os.path.join(ROOT, "tests")
+    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 tests not run: past the CI time budget" in out.stdout
+    assert "test_long" in out.stdout and "1 passed" in out.stdout

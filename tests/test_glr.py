@@ -440,6 +440,7 @@ def test_c_gaussian_float32_jit_vmap():
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6)
 
 
+@pytest.mark.seconds(65)  # its call on 2 idle cores, 2026-12-06
 def test_stops_crosses_the_threshold():
     """Two Gaussian arms with N each: Z = N gap^2 / (4 sigma^2) crosses beta at the
     first N where it exceeds the threshold; stops() says so, and constant= agrees."""

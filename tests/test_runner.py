@@ -351,6 +351,7 @@ def test_two_processes_with_jax_distributed_match_one_process(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.seconds(510)  # its call on 2 idle cores, 2026-12-06
 def test_acceptance_sweep_compiles_buckets_times_policies():
     """10 K values (2..1000) x 6 budgets (1e2..1e5) x 8 values x 3 policies."""
     runner.clear_cache()  # count from a cold cache, whatever ran before
