@@ -37,8 +37,15 @@ def _final_rows(rec: dict) -> tuple[dict, float]:
     return rows, max(f for (_, f) in rows)
 
 
-def versus_grid(name: str, rec: dict, eval_reps: int, method: str = "tune") -> list:
-    """``[(diff, se)]`` per seed: (method - grid) / the reference's loss, paired."""
+def versus_grid(
+    name: str,
+    rec: dict,
+    eval_reps: int,
+    method: str = "tune",
+    key: int = 7,
+) -> list:
+    """``[(diff, se)]`` per seed: (method - grid) / the reference's loss, paired, on
+    the evaluation replications of ``key`` (the runs': 7)."""
     task = _task(name)
     rows, frac = _final_rows(rec)
     mine, grid = rows[(method, frac)]["picks"], rows[("grid", frac)]["picks"]
@@ -48,7 +55,7 @@ def versus_grid(name: str, rec: dict, eval_reps: int, method: str = "tune") -> l
     for (th_m, _), (th_g, _) in zip(mine, grid, strict=True):
         z = np.stack([space.to_z(t) for t in (rec["reference"], th_m, th_g)])
         per = obj.per_rep(
-            obj.run(space.batch_from_z(z), jax.random.key(7), eval_reps, chunk=chunk)
+            obj.run(space.batch_from_z(z), jax.random.key(key), eval_reps, chunk=chunk)
         )
         ref = per[0].mean()
         d = per[1] - per[2]
@@ -56,6 +63,101 @@ def versus_grid(name: str, rec: dict, eval_reps: int, method: str = "tune") -> l
             (float(d.mean() / ref), float(d.std(ddof=1) / np.sqrt(len(d)) / ref))
         )
     return out
+
+
+def merge(paths) -> dict:
+    """The records of several ``--out`` files, one per task, their rows united (a
+    later file's row for the same method and fraction replaces an earlier one)."""
+    out: dict = {}
+    for path in paths:
+        with open(path) as f:
+            for name, rec in json.load(f).items():
+                if name not in out:
+                    out[name] = dict(rec, rows=list(rec["rows"]))
+                    continue
+                have = {
+                    (r["method"], r["fraction"]): i
+                    for i, r in enumerate(out[name]["rows"])
+                }
+                for r in rec["rows"]:
+                    i = have.get((r["method"], r["fraction"]))
+                    if i is None:
+                        out[name]["rows"].append(r)
+                    else:
+                        out[name]["rows"][i] = r
+    return out
+
+
+def eval_key(seed: int, key: int, per_seed: bool):
+    """The evaluation replications of a seed: the runs' one set (``key``) for every
+    seed, or with ``per_seed`` a set of its own (``fold_in(key, seed)``), so that
+    the ten runs are independent trials of the verdict."""
+    k = jax.random.key(key)
+    return jax.random.fold_in(k, seed) if per_seed else k
+
+
+def reevaluate(name: str, rec: dict, eval_reps: int, key: int = 7, per_seed=False):
+    """``{method: (ratios [S], se [S], behind grid [S] or None)}``: every recorded
+    pick and the reference re-run on the evaluation replications
+    (:func:`eval_key`); ratio = loss / the reference's, ``se`` its paired SE,
+    ``behind``: worse than the grid's pick by more than 2 paired SE."""
+    task = _task(name)
+    rows, frac = _final_rows(rec)
+    methods = [m for (m, f) in rows if f == frac and rows[(m, f)].get("picks")]
+    obj, space = task.objective(Size().budget_scale), Space(task.space)
+    chunk = 2 * space.dim * Size().reps
+    seeds = rec.get("seeds") or list(range(len(rows[(methods[0], frac)]["picks"])))
+    out = {m: ([], [], []) for m in methods}
+    for i, seed in enumerate(seeds):
+        pts = [rec["reference"]] + [rows[(m, frac)]["picks"][i][0] for m in methods]
+        z = np.stack([space.to_z(t) for t in pts])
+        per = obj.per_rep(
+            obj.run(space.batch_from_z(z), eval_key(seed, key, per_seed), eval_reps,
+                    chunk=chunk)
+        )  # fmt: skip
+        ref, n = per[0].mean(), per.shape[1]
+        g = 1 + methods.index("grid") if "grid" in methods else None
+        for j, m in enumerate(methods, start=1):
+            out[m][0].append(float(per[j].mean() / ref))
+            out[m][1].append(float((per[j] - per[0]).std(ddof=1) / np.sqrt(n) / ref))
+            if g is not None:
+                d = per[j] - per[g]
+                se = d.std(ddof=1) / np.sqrt(n)
+                out[m][2].append(
+                    bool(d.mean() > 2 * se) if se > 0 else bool(d.mean() > 0)
+                )
+    return {m: tuple(np.asarray(v) for v in out[m]) for m in methods}
+
+
+def table(records: dict, eval_reps: int, key: int = 7, per_seed=False) -> dict:
+    """Print and return the per-task verdict of every method from the re-evaluation
+    (hits, <= 1.02, median, worst, behind the grid) and the TPE comparison over the
+    tasks of two or more parameters."""
+    print(f"{'task':50s} {'method':7s} hits  <=1.02  median  worst  behind grid")
+    res, logs, wins = {}, [], 0
+    for name, rec in records.items():
+        ev = reevaluate(name, rec, eval_reps, key, per_seed)
+        res[name] = ev
+        for m, (r, se, behind) in ev.items():
+            n = len(r)
+            b = f"{int(behind.sum())}/{n}" if m != "grid" and behind.size else ""
+            print(
+                f"{name:50s} {m:7s} {int((r - 2 * se <= 1.02).sum()):2d}/{n}  "
+                f"{int((r <= 1.02).sum()):2d}/{n}  {np.median(r):.3f}  {r.max():.3f}  {b}",
+                flush=True,
+            )
+        if rec["d"] >= 2 and "tpe" in ev and "tune" in ev:
+            logs.extend(np.log(ev["tune"][0] / ev["tpe"][0]))
+            wins += int((ev["tune"][0] <= ev["tpe"][0]).sum())
+    x = np.asarray(logs)
+    if x.size > 1:
+        m, se = float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
+        print(
+            f"vs TPE, two or more parameters: {wins}/{x.size} runs lower or equal "
+            f"({wins / x.size:.0%}); mean log(tune / TPE) {m:+.4f} (SE {se:.4f}, "
+            f"95 % CI [{m - 1.96 * se:+.4f}, {m + 1.96 * se:+.4f}])"
+        )
+    return res
 
 
 def versus_tpe(records: dict, method: str = "tune", dims=(2, 3)) -> dict:
@@ -85,7 +187,19 @@ def main(argv=None) -> None:
     ap.add_argument("--eval", type=int, default=2000, help="the run's --eval")
     ap.add_argument("--grid", action="store_true", help="also the check vs the grid")
     ap.add_argument("--method", default="tune", help="the method checked vs the grid")
+    ap.add_argument("--key", type=int, default=7, help="evaluation key (the runs': 7)")
+    ap.add_argument(
+        "--table", action="store_true",
+        help="re-evaluate every recorded pick: the per-task verdict of every method",
+    )  # fmt: skip
+    ap.add_argument(
+        "--per-seed", action="store_true",
+        help="each seed on evaluation replications of its own (fold_in(key, seed))",
+    )  # fmt: skip
     args = ap.parse_args(argv)
+    if args.table:
+        table(merge(args.files), args.eval, args.key, args.per_seed)
+        return
     records = {}
     for path in args.files:
         with open(path) as f:
@@ -104,7 +218,7 @@ def main(argv=None) -> None:
         rows, frac = _final_rows(rec)
         if (args.method, frac) not in rows:
             continue
-        vg = versus_grid(name, rec, args.eval, args.method)
+        vg = versus_grid(name, rec, args.eval, args.method, args.key)
         z = [d / se if se > 0 else (0.0 if d <= 0 else np.inf) for d, se in vg]
         worst = int(np.argmax(z))
         print(

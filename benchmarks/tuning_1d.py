@@ -1,0 +1,199 @@
+"""One-parameter designs for :func:`jbandits.tuning.tune`, measured against the records
+of :mod:`benchmarks.tuning_tasks` (issue 53): every one-parameter task, ten seeds, the
+records' references and equal-simulation grid picks, each design's pick and theirs
+re-evaluated on the records' evaluation replications (key 7).
+
+    python -m benchmarks.tuning_1d benchmarks/tuning_runs/one10.json \
+        --designs tune,zoom,zoom-v,zoom3 [--only "APT;MOSS"] [--eval 2000]
+
+Designs (budget S = the record's one-parameter budget, R replications per point):
+
+* ``tune``: :func:`tune`'s defaults (reproduces the records' ``tune`` rows);
+  ``tune:k=v;k=v``: with those ``Search`` options;
+* ``zoom``: a 5-point grid on ``S / 2`` common replications, then 5 points at half its
+  spacing centred on its best point (inside the box) on fresh common replications; the
+  second stage's lowest mean;
+* ``zoom-v``: ``zoom``, then the vertex of the parabola through the second stage's
+  lowest point and its neighbours (clipped to them) where it is convex;
+* ``zoom3``: three such stages of 5 points (spacing 0.2, 0.1, 0.05), a third of ``S``
+  each;
+* ``grid@off``: the records' equal-simulation grid (its points and replications)
+  shifted by ``off`` in normalised units (clipped to the box): is a grid's lead where
+  one of its points sits on a narrow optimum a property of grids or of that placement?
+
+Per design: hits (ratio - 2 SE <= 1.02), the plain <= 1.02 count, median and worst
+ratio, and ``behind``: seeds where it is worse than the grid's pick by more than 2
+paired SE of the evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import jax
+import numpy as np
+
+from benchmarks.tuning_tasks import TASK_SETS, Size
+from benchmarks.tuning_verdict import eval_key
+from jbandits.tuning import ES, Report, Search, Space, tune
+
+
+def _window(center: float, h: float, n: int = 5) -> np.ndarray:
+    """``n`` points ``h`` apart centred on ``center``, shifted inside [0, 1]."""
+    half = h * (n - 1) / 2
+    lo = min(max(center - half, 0.0), 1.0 - 2 * half)
+    return (lo + h * np.arange(n))[:, None]
+
+
+def _stage(obj, space, z, key, reps, chunk):
+    per = obj.losses(space.batch_from_z(z), key, reps, chunk=chunk)
+    m = per.mean(1)
+    return np.where(np.isfinite(m), m, np.inf), per.size
+
+
+def _vertex3(z, means, i):
+    """Vertex of the parabola through point ``i`` and its neighbours, within them."""
+    if i == 0 or i == len(z) - 1:
+        return z[i]
+    x, y = z[i - 1 : i + 2, 0], means[i - 1 : i + 2]
+    curv = y[0] - 2 * y[1] + y[2]
+    if not np.isfinite(curv) or curv <= 0:
+        return z[i]
+    h = x[1] - x[0]
+    return np.array([x[1] + float(np.clip(0.5 * h * (y[0] - y[2]) / curv, -h, h))])
+
+
+def zoom(obj, space, sims, reps, key, chunk, stages=2, vertex=False):
+    """The zoom designs (module docstring)."""
+    per_stage = sims // stages
+    r = max(2, per_stage // 5)
+    z = space.grid(5)
+    h = 0.2
+    spent, best = 0, z[0]
+    for s in range(stages):
+        if s:
+            h /= 2
+            z = _window(float(best[0]), h)
+        means, used = _stage(obj, space, z, jax.random.fold_in(key, 1000 + s), r, chunk)
+        spent += used
+        i = int(np.argmin(means))
+        best = z[i]
+    if vertex:
+        best = _vertex3(z, means, i)
+    return space.from_z(np.clip(best, 0, 1)), spent
+
+
+def _options(design: str) -> dict:
+    """``tune:init_points=10,num_reps=50`` -> ``{"init_points": 10, "num_reps": 50}``."""
+    if ":" not in design:
+        return {}
+    out = {}
+    for kv in design.split(":", 1)[1].split(";"):
+        k, v = kv.split("=")
+        out[k] = float(v) if "." in v else (v if v.isalpha() else int(v))
+    return out
+
+
+DESIGNS = {
+    "zoom": dict(stages=2),
+    "zoom-v": dict(stages=2, vertex=True),
+    "zoom3": dict(stages=3),
+    "zoom3-v": dict(stages=3, vertex=True),
+}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--designs", default="tune,zoom,zoom-v,zoom3")
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--eval", type=int, default=2000)
+    ap.add_argument("--per-seed", action="store_true", help="evaluation key per seed")
+    ap.add_argument("--versus", default=None, help="behind this design, not the grid")
+    args = ap.parse_args(argv)
+    records = {}
+    for path in args.files:
+        with open(path) as f:
+            records.update(json.load(f))
+    tasks = {t.name: t for t in TASK_SETS["all"]()}
+    designs = args.designs.split(",")
+    reps = Size().reps
+    for name, rec in records.items():
+        if rec["d"] != 1:
+            continue
+        if args.only and not any(
+            s.lower() in name.lower() for s in args.only.split(";")
+        ):
+            continue
+        task = tasks[name]
+        obj, space = task.objective(1.0), Space(task.space)
+        chunk = 2 * reps
+        sims = 20 * reps // 2
+        rows = {(r["method"], r["fraction"]): r for r in rec["rows"]}
+        grid = rows[("grid", 1.0)]["picks"]
+        ratios = {d: [] for d in designs}
+        ses = {d: [] for d in designs}
+        behind = {d: 0 for d in designs}
+        for seed in rec["seeds"]:
+            picks = {}
+            for d in designs:
+                if d.startswith("tune"):
+                    opts = _options(d)
+                    opts.setdefault("num_reps", reps)
+                    es = {k: opts.pop(k) for k in ("sigma", "num_pairs") if k in opts}
+                    res = tune(obj, task.space,
+                               search=Search(simulations=sims, **opts),
+                               estimator=ES(**es),
+                               report=Report(confidence=0), key=seed)  # fmt: skip
+                    picks[d] = res.theta
+                elif d.startswith("grid@"):  # the equal-simulation grid, shifted
+                    off = float(d.split("@")[1])
+                    zg = np.clip(space.grid(sims // reps) + off, 0.0, 1.0)
+                    per_g = obj.losses(
+                        space.batch_from_z(zg),
+                        jax.random.key(20_000 + seed),
+                        reps,
+                        chunk=chunk,
+                    )
+                    mg = per_g.mean(1)
+                    picks[d] = space.from_z(zg[int(np.nanargmin(mg))])  # fmt: skip
+                else:
+                    picks[d], _ = zoom(obj, space, sims, reps,
+                                       jax.random.key(50_000 + seed), chunk,
+                                       **DESIGNS[d])  # fmt: skip
+            base = picks[args.versus] if args.versus else grid[seed][0]
+            pts = [rec["reference"], base, *picks.values()]
+            z = np.stack([space.to_z(t) for t in pts])
+            per = obj.per_rep(
+                obj.run(
+                    space.batch_from_z(z),
+                    eval_key(seed, 7, args.per_seed),
+                    args.eval,
+                    chunk=chunk,
+                )
+            )
+            ref = per[0].mean()
+            n = per.shape[1]
+            for j, d in enumerate(designs, start=2):
+                ratios[d].append(per[j].mean() / ref)
+                ses[d].append((per[j] - per[0]).std(ddof=1) / np.sqrt(n) / ref)
+                diff = per[j] - per[1]
+                se = diff.std(ddof=1) / np.sqrt(n)
+                behind[d] += (
+                    int(diff.mean() > 2 * se) if se > 0 else int(diff.mean() > 0)
+                )
+        print(name, flush=True)
+        for d in designs:
+            r, s = np.asarray(ratios[d]), np.asarray(ses[d])
+            print(
+                f"  {d:10s} hits {int((r - 2 * s <= 1.02).sum()):2d}/{len(r)}  "
+                f"<=1.02 {int((r <= 1.02).sum()):2d}  med {np.median(r):.3f}  "
+                f"worst {r.max():.3f}  behind {args.versus or 'grid'} {behind[d]}/{len(r)}  "
+                f"[{' '.join(f'{x:.3f}' for x in r)}]",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
