@@ -17,6 +17,7 @@ Designs (budget S = the record's one-parameter budget, R replications per point)
   lowest point and its neighbours (clipped to them) where it is convex;
 * ``zoom3``: three such stages of 5 points (spacing 0.2, 0.1, 0.05), a third of ``S``
   each;
+* ``rec:M``: the record's own pick of method ``M`` (no tuning run; any dimension);
 * ``grid@off``: the records' equal-simulation grid (its points and replications)
   shifted by ``off`` in normalised units (clipped to the box): is a grid's lead where
   one of its points sits on a narrow optimum a property of grids or of that placement?
@@ -120,36 +121,44 @@ def main(argv=None) -> None:
     designs = args.designs.split(",")
     reps = Size().reps
     for name, rec in records.items():
-        if rec["d"] != 1:
-            continue
+        if rec["d"] != 1 and any(not d.startswith(("rec:", "grid@")) for d in designs):
+            continue  # the tuner's designs here are one-parameter ones
         if args.only and not any(
             s.lower() in name.lower() for s in args.only.split(";")
         ):
             continue
         task = tasks[name]
         obj, space = task.objective(1.0), Space(task.space)
-        chunk = 2 * reps
-        sims = 20 * reps // 2
+        dim = rec["d"]
+        chunk = 2 * dim * reps
+        sims = int(20**dim * reps * (0.5 if dim == 1 else 0.25))  # run_task's budget
+        n_grid = max(2, int((sims // reps) ** (1.0 / dim) + 1e-9))
         rows = {(r["method"], r["fraction"]): r for r in rec["rows"]}
         grid = rows[("grid", 1.0)]["picks"]
         ratios = {d: [] for d in designs}
         ses = {d: [] for d in designs}
         behind = {d: 0 for d in designs}
-        for seed in rec["seeds"]:
+        for i, seed in enumerate(rec["seeds"]):
             picks = {}
             for d in designs:
-                if d.startswith("tune"):
+                if d.startswith("rec:"):  # the record's own pick of that method
+                    picks[d] = rows[(d[4:], 1.0)]["picks"][i][0]
+                elif d.startswith("tune"):
                     opts = _options(d)
                     opts.setdefault("num_reps", reps)
-                    es = {k: opts.pop(k) for k in ("sigma", "num_pairs") if k in opts}
+                    es = {
+                        k: opts.pop(k)
+                        for k in ("sigma", "num_pairs", "sigma_decay")
+                        if k in opts
+                    }
                     res = tune(obj, task.space,
-                               search=Search(simulations=sims, **opts),
+                               search=Search(**{"simulations": sims, **opts}),
                                estimator=ES(**es),
                                report=Report(confidence=0), key=seed)  # fmt: skip
                     picks[d] = res.theta
                 elif d.startswith("grid@"):  # the equal-simulation grid, shifted
                     off = float(d.split("@")[1])
-                    zg = np.clip(space.grid(sims // reps) + off, 0.0, 1.0)
+                    zg = np.clip(space.grid(n_grid) + off, 0.0, 1.0)
                     per_g = obj.losses(
                         space.batch_from_z(zg),
                         jax.random.key(20_000 + seed),
@@ -162,7 +171,7 @@ def main(argv=None) -> None:
                     picks[d], _ = zoom(obj, space, sims, reps,
                                        jax.random.key(50_000 + seed), chunk,
                                        **DESIGNS[d])  # fmt: skip
-            base = picks[args.versus] if args.versus else grid[seed][0]
+            base = picks[args.versus] if args.versus else grid[i][0]
             pts = [rec["reference"], base, *picks.values()]
             z = np.stack([space.to_z(t) for t in pts])
             per = obj.per_rep(

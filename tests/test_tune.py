@@ -121,6 +121,10 @@ def test_spaces_round_trip_and_validate():
         (lambda: Search(num_reps=1), "num_reps"),
         (lambda: Search(select=1.0), "select"),
         (lambda: ES(sigma=0.7), "sigma"),
+        (lambda: ES(sigma_decay=0), "sigma_decay"),
+        (lambda: ES(sigma_decay=-1.0), "sigma_decay"),
+        (lambda: ES(sigma_decay=float("nan")), "sigma_decay"),
+        (lambda: ES(sigma_decay=True), "sigma_decay"),
     ],
 )
 def test_tune_errors_name_the_problem(call, match):
@@ -489,3 +493,36 @@ def test_the_box_edges_map_back_into_the_space(param):
         theta = space.from_z(np.array([z]))
         assert theta["p"] == edge
         assert space.to_z(theta)[0] == pytest.approx(z)
+
+
+def test_the_smoothing_shrinks_step_by_step_for_one_parameter(monkeypatch):
+    """ES.sigma_decay: step i smooths with sigma / (1 + i / sigma_decay); by default
+    5 for one parameter, constant (inf) for two; math.inf keeps sigma at every step."""
+    from jbandits.tuning import estimators
+
+    seen = []
+    real = estimators.es_gradient
+
+    def spy(*args, sigma, **kw):
+        seen.append(sigma)
+        return real(*args, sigma=sigma, **kw)
+
+    monkeypatch.setattr(estimators, "es_gradient", spy)
+    search = Search(num_reps=8, simulations=400, start={"epsilon": 0.1}, max_steps=4)
+
+    def sigmas(space, estimator=ES(), objective=OBJECTIVE, start=None):
+        seen.clear()
+        s = search if start is None else dataclasses.replace(search, start=start)
+        tune.tune(objective, space, search=s, estimator=estimator, key=0)
+        return list(seen)
+
+    assert ES().resolved(1).sigma_decay == 5.0
+    assert ES().resolved(2).sigma_decay == np.inf
+    np.testing.assert_allclose(sigmas(SPACE), [0.1 / (1 + i / 5) for i in range(4)])
+    assert sigmas(SPACE, ES(sigma_decay=np.inf)) == [0.1] * 4
+    np.testing.assert_allclose(
+        sigmas(SPACE, ES(sigma=0.2, sigma_decay=1)), [0.2 / (1 + i) for i in range(4)]
+    )
+    ucbv = Objective("ucbv", BANDIT, PARAMS, budget=40)
+    two = {"c": Box(0.0, 2.0), "zeta": Box(0.2, 2.5)}
+    assert sigmas(two, objective=ucbv, start={"c": 1.0, "zeta": 1.0}) == [0.05] * 4

@@ -199,7 +199,7 @@ def test_the_result_says_which_allocation_and_estimator_ran_and_why():
     one = described(Search(), ES(), 1)
     assert (one["allocation"], one["design"], one["final"]) == ("grid", "5", "none")
     assert "default for one parameter" in one["why"]["allocation"]
-    assert one["estimator"] == "ES(sigma=0.1, num_pairs=1, crn=False)"
+    assert one["estimator"] == "ES(sigma=0.1, num_pairs=1, crn=False, sigma_decay=5)"
     assert one["why"]["estimator"] == "the default (any policy)"
     three = described(Search(simulations=200_000), ES(sigma=0.2), 3)
     assert three["design"] == "6 x 6 x 6" and three["final"] == "race"

@@ -44,7 +44,7 @@ def descend(
 ) -> Descent:
     """Steps from ``z0`` while the next estimate (``cost`` simulations) fits in
     ``allowance``, at most ``search.max_steps``; step ``i`` estimates with
-    ``estimate(z, fold_in(key, i)) -> (value, value_se, grad, grad_se, used)``."""
+    ``estimate(z, fold_in(key, i), i) -> (value, value_se, grad, grad_se, used)``."""
     z = np.asarray(z0, np.float64)
     state = opt.init(jnp.asarray(z))
     iterates, recent, path, rejected, spent = [z.copy()], [], [], 0, 0
@@ -53,7 +53,9 @@ def descend(
         if spent + cost > allowance:
             stopped = "budget"
             break
-        value, value_se, grad, grad_se, used = estimate(z, jax.random.fold_in(key, i))
+        value, value_se, grad, grad_se, used = estimate(
+            z, jax.random.fold_in(key, i), i
+        )
         spent += used
         ok = estimators.finite(value, grad)
         snr = (

@@ -11,6 +11,8 @@ finer grid's first halving round would give a point fewer than 6 replications (i
 
 from __future__ import annotations
 
+import numpy as np
+
 from jbandits.tuning import allocation
 from jbandits.tuning.options import ES, PG, Search
 
@@ -49,7 +51,10 @@ def describe(search: Search, estimator, dim: int, select: float, grid) -> dict:
         est, e_why = f"PG(temperature={estimator.temperature:g})", "given"
     else:
         est = f"ES(sigma={estimator.sigma:g}, num_pairs={estimator.num_pairs}, "
-        est += f"crn={estimator.crn})"
+        est += f"crn={estimator.crn}"
+        if np.isfinite(estimator.sigma_decay):
+            est += f", sigma_decay={estimator.sigma_decay:g}"
+        est += ")"
         e_why = "the default (any policy)" if estimator == ES().resolved(dim) else ""
         e_why = e_why or "given (unset fields: their defaults for this dimension)"
     if select <= 0:

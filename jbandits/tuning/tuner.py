@@ -285,19 +285,20 @@ def _check_simulations(plan: Plan) -> None:
 
 
 def _estimate_fn(plan: Plan, k_init, seen: list):
-    """``(z, key) -> (value, value_se, grad, grad_se, used)`` of the estimator."""
+    """``(z, key, step) -> (value, value_se, grad, grad_se, used)`` of the
+    estimator (``step``: the ES smoothing's schedule, ``ES.sigma_decay``)."""
     num_reps, chunk = plan.search.num_reps, plan.chunk
     if isinstance(plan.estimator, PG):
-        return lambda z, k: estimators.pg_gradient(
+        return lambda z, k, i=0: estimators.pg_gradient(
             plan.estimate_on, plan.space, z, k, num_reps=num_reps, chunk=chunk
         )
     es = plan.estimator
-    return lambda z, k: estimators.es_gradient(
+    return lambda z, k, i=0: estimators.es_gradient(
         plan.objective,
         plan.space,
         z,
         k,
-        sigma=es.sigma,
+        sigma=es.sigma / (1.0 + i / es.sigma_decay),
         num_pairs=es.num_pairs,
         num_reps=num_reps,
         chunk=chunk,
