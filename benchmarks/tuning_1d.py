@@ -92,7 +92,12 @@ def _options(design: str) -> dict:
     out = {}
     for kv in design.split(":", 1)[1].split(";"):
         k, v = kv.split("=")
-        out[k] = float(v) if "." in v else (v if v.isalpha() else int(v))
+        for cast in (int, float, str):  # "inf" is a float, "grid" a string
+            try:
+                out[k] = cast(v)
+                break
+            except ValueError:
+                continue
     return out
 
 
@@ -104,6 +109,33 @@ DESIGNS = {
 }
 
 
+def curves(records: dict, tasks: dict, spec: str, only: str | None) -> None:
+    """Each one-parameter task's mean loss at ``n`` points of z in [lo, hi] on
+    ``reps`` common replications of ``key`` (default 123, 4000), as ratios to the
+    record's reference on the same replications, with the paired SE of each
+    difference to it."""
+    lo, hi, n, *rest = spec.split(",")
+    key, reps = (int(rest[0]), int(rest[1])) if rest else (123, 4000)
+    for name, rec in records.items():
+        if rec["d"] != 1 or (
+            only and not any(s.lower() in name.lower() for s in only.split(";"))
+        ):
+            continue
+        task = tasks[name]
+        obj, space = task.objective(1.0), Space(task.space)
+        z_ref = space.to_z(rec["reference"])
+        z = np.concatenate(
+            [z_ref[None], np.linspace(float(lo), float(hi), int(n))[:, None]]
+        )
+        per = obj.losses(space.batch_from_z(z), jax.random.key(key), reps, chunk=200)
+        m = per.mean(1)
+        se = (per - per[0]).std(1, ddof=1) / np.sqrt(reps) / m[0]
+        print(f"{name} (key {key}, {reps} replications; ratio to the reference, z = "
+              f"{float(z_ref[0]):.4f})")  # fmt: skip
+        cells = zip(z[1:, 0], m[1:] / m[0], se[1:], strict=True)
+        print(" ".join(f"{a:.4f}:{b:.3f}({c:.3f})" for a, b, c in cells))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+")
@@ -112,12 +144,18 @@ def main(argv=None) -> None:
     ap.add_argument("--eval", type=int, default=2000)
     ap.add_argument("--per-seed", action="store_true", help="evaluation key per seed")
     ap.add_argument("--versus", default=None, help="behind this design, not the grid")
+    ap.add_argument(
+        "--curve", default=None,
+        help='"lo,hi,n[,key,reps]": the loss at n points of z in [lo, hi] instead',
+    )  # fmt: skip
     args = ap.parse_args(argv)
     records = {}
     for path in args.files:
         with open(path) as f:
             records.update(json.load(f))
     tasks = {t.name: t for t in TASK_SETS["all"]()}
+    if args.curve:
+        return curves(records, tasks, args.curve, args.only)
     designs = args.designs.split(",")
     reps = Size().reps
     for name, rec in records.items():
