@@ -495,6 +495,7 @@ def test_the_box_edges_map_back_into_the_space(param):
         assert space.to_z(theta)[0] == pytest.approx(z)
 
 
+@pytest.mark.filterwarnings("ignore::jbandits.tuning.TuningWarning")
 def test_the_smoothing_shrinks_step_by_step_for_one_parameter(monkeypatch):
     """ES.sigma_decay: step i smooths with sigma / (1 + i / sigma_decay); by default
     5 for one parameter, constant (inf) for two; math.inf keeps sigma at every step."""
