@@ -472,3 +472,24 @@ def test_ci_runs_readme_command_2_verbatim():
     with open(os.path.join(ROOT, ".ci", "run")) as f:
         lines = f.read().splitlines()
     assert venv == "python3 -m venv .venv" and venv in lines and rest in lines
+
+
+def test_ci_stops_when_readme_command_2_fails_before_its_last_step(tmp_path):
+    """Under ``set -e`` a failure before the last ``&&`` of a list does not end a
+    bash script: the line after README command (2) in .ci/run must. The command is
+    replaced by one whose first step fails; the script must exit non-zero without
+    reaching the next line."""
+    import subprocess
+
+    rest = _readme_command(2).split(" && ", 1)[1]
+    with open(os.path.join(ROOT, ".ci", "run")) as f:
+        lines = f.read().splitlines()
+    after = lines[lines.index(rest) + 1 :]
+    guard = next(line for line in after if not line.startswith("#"))
+    script = tmp_path / "ci.sh"
+    script.write_text(
+        "set -euo pipefail\nfalse && true\n" + guard + "\necho reached-next-step\n"
+    )
+    out = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "reached-next-step" not in out.stdout

@@ -511,7 +511,8 @@ def test_the_smoothing_shrinks_step_by_step_for_one_parameter(monkeypatch):
     monkeypatch.setattr(estimators, "es_gradient", spy)
     search = Search(num_reps=8, simulations=400, start={"epsilon": 0.1}, max_steps=4)
 
-    def sigmas(space, estimator=ES(), objective=OBJECTIVE, start=None):
+    def sigmas(space, estimator=None, objective=OBJECTIVE, start=None):
+        estimator = ES() if estimator is None else estimator
         seen.clear()
         s = search if start is None else dataclasses.replace(search, start=start)
         tune.tune(objective, space, search=s, estimator=estimator, key=0)
