@@ -30,13 +30,12 @@ paired SE of the evaluation.
 from __future__ import annotations
 
 import argparse
-import json
 
 import jax
 import numpy as np
 
-from benchmarks.tuning_tasks import TASK_SETS, Size
-from benchmarks.tuning_verdict import eval_key
+from benchmarks.tuning_tasks import TASK_SETS, Size, _grid_pick, hits
+from benchmarks.tuning_verdict import eval_key, merge, score
 from jbandits.tuning import ES, Report, Search, Space, tune
 
 
@@ -86,7 +85,7 @@ def zoom(obj, space, sims, reps, key, chunk, stages=2, vertex=False):
 
 
 def _options(design: str) -> dict:
-    """``tune:init_points=10,num_reps=50`` -> ``{"init_points": 10, "num_reps": 50}``."""
+    """``tune:init_points=10;num_reps=50`` -> ``{"init_points": 10, "num_reps": 50}``."""
     if ":" not in design:
         return {}
     out = {}
@@ -149,10 +148,7 @@ def main(argv=None) -> None:
         help='"lo,hi,n[,key,reps]": the loss at n points of z in [lo, hi] instead',
     )  # fmt: skip
     args = ap.parse_args(argv)
-    records = {}
-    for path in args.files:
-        with open(path) as f:
-            records.update(json.load(f))
+    records = merge(args.files)
     tasks = {t.name: t for t in TASK_SETS["all"]()}
     if args.curve:
         return curves(records, tasks, args.curve, args.only)
@@ -195,16 +191,9 @@ def main(argv=None) -> None:
                                report=Report(confidence=0), key=seed)  # fmt: skip
                     picks[d] = res.theta
                 elif d.startswith("grid@"):  # the equal-simulation grid, shifted
-                    off = float(d.split("@")[1])
-                    zg = np.clip(space.grid(n_grid) + off, 0.0, 1.0)
-                    per_g = obj.losses(
-                        space.batch_from_z(zg),
-                        jax.random.key(20_000 + seed),
-                        reps,
-                        chunk=chunk,
-                    )
-                    mg = per_g.mean(1)
-                    picks[d] = space.from_z(zg[int(np.nanargmin(mg))])  # fmt: skip
+                    picks[d] = _grid_pick(obj, space, n_grid, reps,
+                                          jax.random.key(20_000 + seed), chunk,
+                                          offset=float(d.split("@")[1]))  # fmt: skip
                 else:
                     picks[d], _ = zoom(obj, space, sims, reps,
                                        jax.random.key(50_000 + seed), chunk,
@@ -220,21 +209,16 @@ def main(argv=None) -> None:
                     chunk=chunk,
                 )
             )
-            ref = per[0].mean()
-            n = per.shape[1]
             for j, d in enumerate(designs, start=2):
-                ratios[d].append(per[j].mean() / ref)
-                ses[d].append((per[j] - per[0]).std(ddof=1) / np.sqrt(n) / ref)
-                diff = per[j] - per[1]
-                se = diff.std(ddof=1) / np.sqrt(n)
-                behind[d] += (
-                    int(diff.mean() > 2 * se) if se > 0 else int(diff.mean() > 0)
-                )
+                ratio, se, late = score(per, j, base=1)
+                ratios[d].append(ratio)
+                ses[d].append(se)
+                behind[d] += int(late)
         print(name, flush=True)
         for d in designs:
             r, s = np.asarray(ratios[d]), np.asarray(ses[d])
             print(
-                f"  {d:10s} hits {int((r - 2 * s <= 1.02).sum()):2d}/{len(r)}  "
+                f"  {d:10s} hits {hits(r, s):2d}/{len(r)}  "
                 f"<=1.02 {int((r <= 1.02).sum()):2d}  med {np.median(r):.3f}  "
                 f"worst {r.max():.3f}  behind {args.versus or 'grid'} {behind[d]}/{len(r)}  "
                 f"[{' '.join(f'{x:.3f}' for x in r)}]",

@@ -208,8 +208,14 @@ TASK_SETS = {
 }
 
 
-def _grid_pick(obj, space, points, reps, key, chunk):
-    z = space.grid(points)
+def _grid_pick(obj, space, points, reps, key, chunk, offset=0.0):
+    """The lowest mean of an even grid of ``points`` per parameter on ``reps`` common
+    replications of ``key``; ``offset`` shifts the grid (clipped to the box)."""
+    z = (
+        space.grid(points)
+        if offset == 0
+        else np.clip(space.grid(points) + offset, 0, 1)
+    )
     per = obj.losses(space.batch_from_z(z), key, reps, chunk=chunk)
     mean = per.mean(1)
     return space.from_z(z[int(np.nanargmin(np.where(np.isfinite(mean), mean, np.inf)))])

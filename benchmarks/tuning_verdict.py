@@ -23,7 +23,7 @@ import json
 import jax
 import numpy as np
 
-from benchmarks.tuning_tasks import TASK_SETS, Size
+from benchmarks.tuning_tasks import TASK_SETS, Size, hits
 from jbandits.tuning import Space
 
 
@@ -35,6 +35,34 @@ def _final_rows(rec: dict) -> tuple[dict, float]:
     """A task record's rows by ``(method, fraction)`` and its largest fraction."""
     rows = {(r["method"], r["fraction"]): r for r in rec["rows"]}
     return rows, max(f for (_, f) in rows)
+
+
+def paired(per: np.ndarray, j: int, k: int) -> tuple[float, float]:
+    """Mean and standard error of ``per[j] - per[k]``, paired over the replications
+    (rows of per-replication losses)."""
+    d = per[j] - per[k]
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size))
+
+
+def score(per: np.ndarray, j: int, base: int | None = None):
+    """Row ``j`` against row 0 (the reference): its ratio, the ratio's paired SE, and
+    (with ``base``) whether it is worse than row ``base`` by more than 2 paired SE."""
+    ref = per[0].mean()
+    se = paired(per, j, 0)[1] / ref
+    late = None
+    if base is not None:
+        m, s = paired(per, j, base)
+        late = m > 2 * s if s > 0 else m > 0
+    return float(per[j].mean() / ref), se, late
+
+
+def log_ratio_ci(logs) -> dict:
+    """The mean of paired log-ratios, its SE and 95 % CI."""
+    x = np.asarray(logs)
+    mean = float(x.mean()) if x.size else float("nan")
+    se = float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
+    return {"runs": x.size, "mean": mean, "se": se,
+            "ci": (mean - 1.96 * se, mean + 1.96 * se)}  # fmt: skip
 
 
 def versus_grid(
@@ -58,10 +86,8 @@ def versus_grid(
             obj.run(space.batch_from_z(z), jax.random.key(key), eval_reps, chunk=chunk)
         )
         ref = per[0].mean()
-        d = per[1] - per[2]
-        out.append(
-            (float(d.mean() / ref), float(d.std(ddof=1) / np.sqrt(len(d)) / ref))
-        )
+        mean, se = paired(per, 1, 2)
+        out.append((mean / ref, se / ref))
     return out
 
 
@@ -115,17 +141,13 @@ def reevaluate(name: str, rec: dict, eval_reps: int, key: int = 7, per_seed=Fals
             obj.run(space.batch_from_z(z), eval_key(seed, key, per_seed), eval_reps,
                     chunk=chunk)
         )  # fmt: skip
-        ref, n = per[0].mean(), per.shape[1]
         g = 1 + methods.index("grid") if "grid" in methods else None
         for j, m in enumerate(methods, start=1):
-            out[m][0].append(float(per[j].mean() / ref))
-            out[m][1].append(float((per[j] - per[0]).std(ddof=1) / np.sqrt(n) / ref))
+            ratio, se, late = score(per, j, g)
+            out[m][0].append(ratio)
+            out[m][1].append(se)
             if g is not None:
-                d = per[j] - per[g]
-                se = d.std(ddof=1) / np.sqrt(n)
-                out[m][2].append(
-                    bool(d.mean() > 2 * se) if se > 0 else bool(d.mean() > 0)
-                )
+                out[m][2].append(bool(late))
     return {m: tuple(np.asarray(v) for v in out[m]) for m in methods}
 
 
@@ -142,20 +164,19 @@ def table(records: dict, eval_reps: int, key: int = 7, per_seed=False) -> dict:
             n = len(r)
             b = f"{int(behind.sum())}/{n}" if m != "grid" and behind.size else ""
             print(
-                f"{name:50s} {m:7s} {int((r - 2 * se <= 1.02).sum()):2d}/{n}  "
+                f"{name:50s} {m:7s} {hits(r, se):2d}/{n}  "
                 f"{int((r <= 1.02).sum()):2d}/{n}  {np.median(r):.3f}  {r.max():.3f}  {b}",
                 flush=True,
             )
         if rec["d"] >= 2 and "tpe" in ev and "tune" in ev:
             logs.extend(np.log(ev["tune"][0] / ev["tpe"][0]))
             wins += int((ev["tune"][0] <= ev["tpe"][0]).sum())
-    x = np.asarray(logs)
-    if x.size > 1:
-        m, se = float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
+    t = log_ratio_ci(logs)
+    if t["runs"] > 1:
         print(
-            f"vs TPE, two or more parameters: {wins}/{x.size} runs lower or equal "
-            f"({wins / x.size:.0%}); mean log(tune / TPE) {m:+.4f} (SE {se:.4f}, "
-            f"95 % CI [{m - 1.96 * se:+.4f}, {m + 1.96 * se:+.4f}])"
+            f"vs TPE, two or more parameters: {wins}/{t['runs']} runs lower or equal "
+            f"({wins / t['runs']:.0%}); mean log(tune / TPE) {t['mean']:+.4f} (SE "
+            f"{t['se']:.4f}, 95 % CI [{t['ci'][0]:+.4f}, {t['ci'][1]:+.4f}])"
         )
     return res
 
@@ -174,11 +195,7 @@ def versus_tpe(records: dict, method: str = "tune", dims=(2, 3)) -> dict:
         b = np.asarray(rows[("tpe", frac)]["ratios"])
         logs.extend(np.log(a / b))
         wins += int((a <= b).sum())
-    x = np.asarray(logs)
-    mean = float(x.mean()) if x.size else float("nan")
-    se = float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
-    return {"runs": x.size, "wins": wins, "mean": mean, "se": se,
-            "ci": (mean - 1.96 * se, mean + 1.96 * se)}  # fmt: skip
+    return {**log_ratio_ci(logs), "wins": wins}
 
 
 def main(argv=None) -> None:

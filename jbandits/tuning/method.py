@@ -41,10 +41,7 @@ def describe(search: Search, estimator, dim: int, select: float, grid) -> dict:
     elif search.allocation is not None:
         a_why = f"Search(allocation={search.allocation!r})"
     elif dim == 1:
-        a_why = (
-            "the default for one parameter: an even grid, then ES steps whose "
-            "smoothing shrinks step by step"
-        )
+        a_why = "the default for one parameter: an even grid, then ES steps"
     else:
         a_why = (
             f"the default for {dim} parameters: successive halving of a grid, ES "

@@ -289,11 +289,11 @@ def _estimate_fn(plan: Plan, k_init, seen: list):
     estimator (``step``: the ES smoothing's schedule, ``ES.sigma_decay``)."""
     num_reps, chunk = plan.search.num_reps, plan.chunk
     if isinstance(plan.estimator, PG):
-        return lambda z, k, i=0: estimators.pg_gradient(
+        return lambda z, k, i: estimators.pg_gradient(
             plan.estimate_on, plan.space, z, k, num_reps=num_reps, chunk=chunk
         )
     es = plan.estimator
-    return lambda z, k, i=0: estimators.es_gradient(
+    return lambda z, k, i: estimators.es_gradient(
         plan.objective,
         plan.space,
         z,
