@@ -38,6 +38,7 @@ API = [
     ("jbandits.core.registry", "Registry: make, names, register", None),
     ("jbandits.envs", "Environments", None),
     ("jbandits.analysis.metrics", "Metrics", None),
+    ("jbandits.analysis.stats", "Statistics: paired differences and intervals", None),
     ("jbandits.envs.problems", "Paper problem instances", None),
     ("jbandits.analysis.truth", "True-instance quantities", None),
     ("jbandits.analysis.oracles", "Oracle constants", None),

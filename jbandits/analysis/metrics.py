@@ -30,6 +30,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits.analysis.stats import Z95 as Z95
+from jbandits.analysis.stats import mean_ci as mean_ci
+from jbandits.analysis.stats import wilson_ci as binomial_ci  # noqa: F401 (kept name)
 from jbandits.core import validate as _validate
 from jbandits.core.types import SETTINGS, Array
 
@@ -268,63 +271,5 @@ def check_setting(metric, policy) -> None:
 
 
 # --------------------------------------------------------------- confidence intervals
-Z95 = 1.959963984540054
-
-
-def mean_ci(values, axis: int = 0, z: float = Z95):
-    """Mean and normal-approximation CI ``mean +- z * sd / sqrt(n)`` along ``axis``.
-
-    Args:
-      values: array of replications (any shape), e.g. ``res.metrics["misclassified"]``.
-      axis: the replication axis (its length is ``n``).
-      z: the normal quantile; default :data:`Z95` (a two-sided 95% interval).
-
-    Returns:
-      ``(mean, low, high)``, NumPy float64 arrays with ``axis`` removed. ``sd`` is the
-      sample standard deviation (``ddof=1``); with ``n = 1`` the interval is the point
-      itself, and an empty axis gives NaN (with NumPy's warning).
-
-    Example::
-
-        mean, low, high = jbandits.analysis.metrics.mean_ci(res.regret[:, -1])
-    """
-    x = np.asarray(values, dtype=np.float64)
-    n = x.shape[axis]
-    mean = x.mean(axis=axis)
-    se = x.std(axis=axis, ddof=1) / math.sqrt(n) if n > 1 else np.zeros_like(mean)
-    return mean, mean - z * se, mean + z * se
-
-
-def binomial_ci(values, axis: int = 0, z: float = Z95):
-    """Rate and Wilson score interval for 0/1 outcomes along ``axis``.
-
-    The interval of Wilson ("Probable inference, the law of succession, and
-    statistical inference", JASA 1927) stays inside [0, 1] and does not collapse at
-    rates of 0 or 1, unlike the normal approximation of :func:`mean_ci`.
-
-    Args:
-      values: 0/1 outcomes (e.g. ``res.metrics["error"]``), replications on ``axis``.
-      axis: the replication axis (its length is ``n``).
-      z: the normal quantile; default :data:`Z95` (95%).
-
-    Returns:
-      ``(rate, low, high)``, NumPy float64 arrays with ``axis`` removed.
-
-    Raises:
-      ZeroDivisionError: if ``axis`` is empty (``n = 0``).
-
-    Example::
-
-        rate, low, high = jbandits.analysis.metrics.binomial_ci(res.metrics["error"][:, -1])
-    """
-    x = np.asarray(values, dtype=np.float64)
-    n = x.shape[axis]
-    p = x.mean(axis=axis)
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    # at a rate of exactly 0 (1) the lower (upper) end is exactly 0 (1); the formula
-    # leaves a rounding residue there (1e-19), which printed tables would show
-    low = np.where(p == 0.0, 0.0, centre - half)
-    high = np.where(p == 1.0, 1.0, centre + half)
-    return p, low, high
+# The intervals live in jbandits.analysis.stats (one statistics module); metrics keeps
+# its names for them: mean_ci, binomial_ci (= stats.wilson_ci) and Z95.

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from jbandits.analysis.stats import paired, standard_error
+
 HALVING_POINTS = {1: 16, 2: 11}  # points per axis of the halved grid (3 or more: 6)
 # the coarser grid used where the budget is below the finer one's minimum (issue 53:
 # the finer grid put Bayes-UCB's narrow valley and UCB-V's (c, zeta, b) optimum
@@ -239,7 +241,7 @@ def race(
         mean = _means(x)
         lead = int(np.argmin(mean))
         diff = x - x[lead]
-        se = diff.std(1, ddof=1) / math.sqrt(x.shape[1])
+        se = standard_error(diff, axis=1)
         gap = mean - mean[lead]
         drop = (gap > z_drop * se) & (gap > 0)
         alive = [i for i, d in zip(alive, drop, strict=True) if not d]
@@ -268,7 +270,6 @@ def _gaps(losses: dict) -> dict:
     lead = min(x, key=lambda k: x[k].mean() if np.isfinite(x[k].mean()) else np.inf)
     out = {}
     for k, v in x.items():
-        d = v - x[lead]
-        se = float(d.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
-        out[k] = (float(d.mean()), se)
+        d = paired(v, x[lead])
+        out[k] = (d.mean, d.se)
     return out

@@ -17,16 +17,15 @@ the choice) and reports the paired differences ``tuned - start`` and
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import jax
 import numpy as np
 
-from jbandits.tuning.options import _reps
-from jbandits.tuning.results import Z95, Evaluation, _ci
+from jbandits.analysis import stats
+from jbandits.analysis.stats import Paired
+from jbandits.tuning.results import Evaluation, _ci
 
 EDGE = 0.01  # share of a coordinate's range that counts as the box's edge
 FLAT_P = 0.05  # the grid's homogeneity test level
@@ -34,20 +33,6 @@ FLAT_P = 0.05  # the grid's homogeneity test level
 
 class TuningWarning(UserWarning):
     """The tuned result deserves caution: a flat landscape or an edge optimum."""
-
-
-class Paired(NamedTuple):
-    """A paired difference of mean losses on common replications."""
-
-    mean: float
-    se: float
-    lo: float  # 95% CI
-    hi: float
-
-    @property
-    def significant(self) -> bool:
-        """The 95% CI excludes 0."""
-        return self.lo > 0.0 or self.hi < 0.0
 
 
 @dataclass
@@ -58,8 +43,8 @@ class Confidence:
       rows: name (``"tuned"``, ``"start"``, ``"best evaluated"``) -> (theta, mean
         loss, its standard error) on ``num_reps`` fresh common replications.
       paired: ``"tuned - start"``, ``"tuned - best evaluated"`` and
-        ``"best evaluated - start"`` -> :class:`Paired` (negative: the first is
-        better).
+        ``"best evaluated - start"`` -> :class:`~jbandits.analysis.stats.Paired`
+        with its 95% CI (negative: the first is better).
       num_reps: fresh replications per point.
       simulations: simulations this statement cost (not counted in
         ``TuneResult.simulations``; shared with ``Report.evaluate`` when it ran).
@@ -74,10 +59,9 @@ class Confidence:
 
     def __str__(self) -> str:
         lines = [f"confidence ({self.num_reps} fresh common replications):"]
-        for name, (d, se, lo, hi) in self.paired.items():
-            verdict = (
-                "significant" if Paired(d, se, lo, hi).significant else "within noise"
-            )
+        for name, p in self.paired.items():
+            d, se, lo, hi = p
+            verdict = "significant" if p.significant else "within noise"
             lines.append(
                 f"  {name:24s} {d:+.4g} +- {se:.2g} [{lo:+.4g}, {hi:+.4g}] ({verdict})"
             )
@@ -87,10 +71,9 @@ class Confidence:
 
 
 def paired(x: np.ndarray) -> Paired:
-    n = x.shape[-1]
-    m = float(x.mean())
-    se = float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
-    return Paired(m, se, m - Z95 * se, m + Z95 * se)
+    """The mean of ``[R]`` paired differences with its 95% CI (one replication: a
+    zero-width interval)."""
+    return stats.paired(x, single=0.0)
 
 
 def grid_homogeneity(per: np.ndarray) -> float:
@@ -143,7 +126,7 @@ def evaluate_points(
     from jbandits.tuning.objective import as_key
     from jbandits.tuning.space import Space
 
-    num_reps = _reps("num_reps", num_reps)
+    num_reps = stats.count("num_reps", num_reps, 2)
     space = space if isinstance(space, Space) else Space(space)
     key = as_key(key)
     points = {n: space.to_z(t) for n, t in {**rows, **(extra or {})}.items()}

@@ -29,6 +29,7 @@ import numpy as np
 import optax
 from jax.flatten_util import ravel_pytree
 
+from jbandits.analysis.stats import standard_error
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, Key
 
@@ -209,11 +210,11 @@ def es_gradient(
         u_eff = step / (2.0 * sigma)
         per_rep = np.einsum("pr,pd->rd", diff, u_eff) / (2.0 * sigma * num_pairs)
     grad = per_rep.mean(0)
-    grad_se = per_rep.std(0, ddof=1) / np.sqrt(num_reps)
+    grad_se = standard_error(per_rep)
     value_rep = losses.mean(0)
     return (
         float(value_rep.mean()),
-        float(value_rep.std(ddof=1) / np.sqrt(num_reps)),
+        standard_error(value_rep),
         grad,
         grad_se,
         2 * num_pairs * num_reps,
@@ -237,10 +238,10 @@ def pg_gradient(objective, space, z, key, *, num_reps, chunk):
     baseline = (loss.sum() - loss) / (num_reps - 1)
     per_rep = (loss - baseline)[:, None] * score * space.jacobian(z)[None]
     grad = per_rep.mean(0)
-    grad_se = per_rep.std(0, ddof=1) / np.sqrt(num_reps)
+    grad_se = standard_error(per_rep)
     return (
         float(loss.mean()),
-        float(loss.std(ddof=1) / np.sqrt(num_reps)),
+        standard_error(loss),
         grad,
         grad_se,
         num_reps,

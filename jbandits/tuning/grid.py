@@ -3,14 +3,13 @@ point that the tuner starts from."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
+from jbandits.analysis.stats import count, standard_error
 from jbandits.tuning.confidence import SAME_LOSS, emit, same_everywhere
 from jbandits.tuning.objective import Objective, as_key
-from jbandits.tuning.options import _count, _reps
 from jbandits.tuning.results import GridResult
 from jbandits.tuning.space import Space
 
@@ -87,16 +86,16 @@ def grid_tune(
     space, objective = _setup(
         policy, bandit, instance, space, budget, loss, metric, fixed, permute
     )
-    num_reps = _reps("num_reps", num_reps)
-    points = _count("points", points, 1)
-    chunk = _count("chunk", chunk, 1, none=True)
+    num_reps = count("num_reps", num_reps, 2)
+    points = count("points", points, 1)
+    chunk = count("chunk", chunk, 1, none=True)
     z = space.grid(points)
     chunk = chunk or min(len(z) * num_reps, 1024)
     per_rep = objective.losses(
         space.batch_from_z(z), as_key(key), num_reps, chunk=chunk
     )
     mean = per_rep.mean(1)
-    se = per_rep.std(1, ddof=1) / math.sqrt(num_reps)
+    se = standard_error(per_rep, axis=1)
     if same_everywhere(per_rep):
         emit((SAME_LOSS,), stacklevel=3)
     best = int(np.nanargmin(mean))

@@ -23,30 +23,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import optax
 
+from jbandits.analysis.stats import count
+
 if TYPE_CHECKING:
     from jbandits.tuning.objective import Objective
     from jbandits.tuning.space import Space
 
 ALLOCATIONS = ("grid", "halving")
-
-
-def _reps(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
-        raise ValueError(f"{name} must be an integer >= 2, got {value!r}")
-    return int(value)
-
-
-def _count(name: str, value, least: int, none: bool = False) -> int | None:
-    """``value`` as an integer >= ``least`` (None kept when ``none``), else
-    ValueError naming ``name`` (a float, a bool or a smaller number is refused,
-    never rounded or replaced by a default)."""
-    if value is None and none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-    if value < least:
-        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-    return int(value)
 
 
 def _positive(name: str, value, none: bool = False) -> float | None:
@@ -150,7 +133,7 @@ class Search:
     pool: bool | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "num_reps", _reps("num_reps", self.num_reps))
+        object.__setattr__(self, "num_reps", count("num_reps", self.num_reps, 2))
         for name, least, none in (
             ("simulations", 1, False),
             ("init_points", 1, True),
@@ -158,7 +141,7 @@ class Search:
             ("max_steps", 0, False),
             ("patience", 1, False),
         ):
-            value = _count(f"Search({name}=...)", getattr(self, name), least, none)
+            value = count(f"Search({name}=...)", getattr(self, name), least, none=none)
             object.__setattr__(self, name, value)
         _positive("Search(snr_stop=...)", self.snr_stop, none=True)
         if self.select is not None and not 0.0 <= float(self.select) < 1.0:
@@ -237,7 +220,7 @@ class ES:
     def __post_init__(self):
         if self.sigma is not None:
             _check_sigma(self.sigma)
-        _count("ES(num_pairs=...)", self.num_pairs, 1, none=True)
+        count("ES(num_pairs=...)", self.num_pairs, 1, none=True)
         if self.sigma_decay is not None and self.sigma_decay != np.inf:
             _positive("ES(sigma_decay=...)", self.sigma_decay)
 
@@ -314,7 +297,9 @@ class Report:
                     f"(replications per point), got {value!r}"
                 )
         if self.confidence not in (None, 0):
-            object.__setattr__(self, "confidence", _reps("confidence", self.confidence))
+            object.__setattr__(
+                self, "confidence", count("confidence", self.confidence, 2)
+            )
 
     def confidence_for(self, num_reps: int) -> int:
         """Replications of the confidence statement (0: none)."""

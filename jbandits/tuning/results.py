@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import jax
 import numpy as np
 
-Z95 = 1.959963984540054
+from jbandits.analysis import stats
 
 
 class Step(NamedTuple):
@@ -146,6 +145,6 @@ def _fmt(theta) -> str:
 
 
 def _ci(x: np.ndarray) -> tuple[float, float, float]:
-    m = float(x.mean())
-    h = Z95 * float(x.std(ddof=1)) / math.sqrt(x.shape[-1]) if x.shape[-1] > 1 else 0.0
-    return m, m - h, m + h
+    """Mean of ``[R]`` losses and its 95% CI (one replication: the point)."""
+    p = stats.paired(x, single=0.0)
+    return p.mean, p.lo, p.hi

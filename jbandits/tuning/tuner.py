@@ -35,6 +35,7 @@ import jax
 import numpy as np
 import optax
 
+from jbandits.analysis.stats import count
 from jbandits.tuning import (
     allocation,
     choosing,
@@ -43,7 +44,6 @@ from jbandits.tuning import (
     method,
     options,
     relaxed,
-    removed,
 )
 from jbandits.tuning.confidence import evaluate_points  # re-exported
 from jbandits.tuning.descent import Descent, descend
@@ -62,7 +62,6 @@ def default_optimizer(learning_rate: float = 0.1, decay: float = 5.0):
 _SEARCH, _ES, _REPORT = Search(), ES(), Report()  # the defaults (frozen)
 
 
-@removed.rejects_old_tune_forms
 def tune(
     objective: Objective,
     space,
@@ -109,12 +108,6 @@ def tune(
       ValueError: an empty or malformed space, a parameter the policy does not take,
         a NaN / out-of-range start, bad bounds, an option group of the wrong type, a
         policy without an index for :class:`PG`.
-      TypeError: a call in a spelling removed in 0.2.0 (the message gives its new
-        form).
-
-    The spelling before the option groups, ``tune(policy, bandit, instance,
-    space=..., budget=..., simulations=..., ...)``, was removed in 0.2.0: it raises
-    TypeError with the new form of the call (:mod:`jbandits.tuning.removed`).
 
     Example::
 
@@ -322,7 +315,6 @@ def _relaxed_copy(objective: Objective, space: Space, temperature: float):
     return pg
 
 
-@removed.rejects_old_tune_budgets_forms
 def tune_budgets(
     objective: Objective,
     space,
@@ -354,7 +346,7 @@ def tune_budgets(
         raise ValueError(
             "tune_budgets(budgets=...) must be a non-empty list of budgets"
         )
-    budgets = [options._count("budgets[]", int_like(b), 1) for b in budgets]
+    budgets = [count("budgets[]", int_like(b), 1) for b in budgets]
     out = {}
     for b in budgets:
         res = tune(

@@ -92,10 +92,11 @@ def test_registered():
     )
 
 
-def test_the_old_variant_name_s004_raises_naming_equal_stages():
-    """The name of "equal_stages" before 0.2.0, "s004", is an error naming the new
-    name, from every way in (the schedule, the factory, ``make``)."""
-    new = r'variant="s004" was removed in 0\.2\.0: use variant="equal_stages"'
+def test_the_old_variant_name_s004_is_an_unknown_variant():
+    """The name of "equal_stages" before 0.2.0, "s004", is no longer recognised
+    (0.3.0): the usual error listing the variants, from every way in (the schedule,
+    the factory, ``make``)."""
+    new = r"variant must be one of \('equal_stages', 'karnin'\), got 's004'"
     with pytest.raises(ValueError, match=new):
         halving_schedule(8, 200, variant="s004")
     with pytest.raises(ValueError, match=new):

@@ -31,17 +31,9 @@ from jbandits.policies.blocks import phases as _phases
 from jbandits.policies.identification import _halving
 
 VARIANTS = ("equal_stages", "karnin")
-_REMOVED = {"s004": "equal_stages"}  # names removed in 0.2.0 -> their new name
 
 
 def _variant(variant: str) -> str:
-    """``variant`` validated; ``"s004"`` (removed in 0.2.0) raises naming
-    ``"equal_stages"``."""
-    if variant in _REMOVED:
-        raise ValueError(
-            f'variant="{variant}" was removed in 0.2.0: use '
-            f'variant="{_REMOVED[variant]}"'
-        )
     return _validate.choice("variant", variant, VARIANTS)
 
 
@@ -140,8 +132,7 @@ def sequential_halving(
         another K makes the policy idle with output ``-1``), or a by-K table from
         :func:`halving_schedule_by_k`. It fixes the variant.
       variant: static, "equal_stages" or "karnin"; selects the schedule built from
-        ``budget`` (``"s004"``, the name of "equal_stages" before 0.2.0, raises
-        ValueError naming it).
+        ``budget``.
       execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
