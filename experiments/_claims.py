@@ -3,8 +3,10 @@
 Every algorithm of an experiment sees the same replication keys (common random
 numbers), so two algorithms are compared by the mean of their per-replication
 difference and its standard error (a paired test; Glasserman and Yao, "Some guidelines
-and guarantees for common random numbers", Management Science 1992). Intervals are
-normal 95% intervals, ``d +- Z * se`` with ``Z = jbandits.analysis.metrics.Z95``.
+and guarantees for common random numbers", Management Science 1992):
+:func:`jbandits.analysis.stats.paired`, whose :class:`~jbandits.analysis.stats.Paired`
+holds the normal 95% interval ``d +- Z * se`` (``Z = jbandits.analysis.stats.Z95``)
+and its sign. Rates get Wilson's interval (:func:`jbandits.analysis.stats.wilson_ci`).
 
 A claim's verdict is read on a fixed ladder (:func:`ladder`): "reproduced" when the
 whole statement holds, "partly" when some of it does, "not reproduced" otherwise;
@@ -13,7 +15,7 @@ written in its note and fixed before the run.
 
 A part of a claim that compares a measured quantity with a bound (an error rate with
 delta, a paired difference with 0 or a tolerance) is decided only by its whole 95%
-interval (:func:`at_most`, :meth:`Diff.sign`): when the interval contains the bound
+interval (:func:`at_most`, :attr:`~jbandits.analysis.stats.Paired.sign`): when the interval contains the bound
 the part is undecided, and a claim with no part decided either way is "undecided"
 (:func:`combine`), its note saying which interval contains which bound. A run of
 fewer than :data:`MIN_REPS` replications has no interval: :func:`gate` marks its
@@ -22,16 +24,15 @@ every verdict "undecided".
 
 from __future__ import annotations
 
-import math
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
 from experiments import _write
-from experiments._core import Claim
-from jbandits.analysis import metrics
+from jbandits.analysis import stats
+from jbandits.analysis.stats import Paired, paired
 
-Z = metrics.Z95
+Z = stats.Z95
 REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
 UNDECIDED, NOT_TESTABLE = "undecided", "not testable"
 VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, UNDECIDED, NOT_TESTABLE)
@@ -39,65 +40,19 @@ MIN_REPS = 2  # a standard error (and so any interval but Wilson's) needs two
 MORE = "more reps needed"
 
 
-class Diff(NamedTuple):
-    """Paired difference ``a - b``: mean ``d`` and standard error ``se``."""
+@dataclass
+class Claim:
+    """A paper's claim, our numbers and the verdict (a row of the claims table)."""
 
-    d: float | np.ndarray
-    se: float | np.ndarray
-
-    @property
-    def lo(self):
-        return self.d - Z * self.se
-
-    @property
-    def hi(self):
-        return self.d + Z * self.se
-
-    @property
-    def z(self):
-        """``d / se``; with ``se = 0``: 0 if ``d = 0``, else +-inf (a sure difference);
-        NaN (no significance either way) when ``se`` is NaN (one replication)."""
-        d, se = np.asarray(self.d, float), np.asarray(self.se, float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = np.where(se > 0, d / np.where(se > 0, se, 1.0), np.sign(d) * np.inf)
-        z = np.where((se > 0) | (d != 0), z, 0.0)
-        z = np.where(np.isnan(se) | np.isnan(d), np.nan, z)
-        return float(z) if z.ndim == 0 else z
-
-    @property
-    def lower(self):
-        """``a`` significantly below ``b`` (two-sided 5% test: z < -Z)."""
-        return self.z < -Z
-
-    @property
-    def higher(self):
-        """``a`` significantly above ``b`` (z > Z)."""
-        return self.z > Z
-
-    @property
-    def sign(self):
-        """-1: ``a`` significantly below ``b``; +1: significantly above; 0: undecided
-        (the 95% interval contains 0, or there is none)."""
-        s = np.where(self.lower, -1, np.where(self.higher, 1, 0))
-        return int(s) if s.ndim == 0 else s
-
-    def points(self) -> tuple[float, float, float]:
-        """``(d, lo, hi)`` times 100 (rates as percentage points)."""
-        return 100 * float(self.d), 100 * float(self.lo), 100 * float(self.hi)
+    claim: str  # what the paper says
+    ours: str  # our number(s)
+    verdict: str  # "reproduced" / "not reproduced" / "partly" / "not testable"
+    note: str = ""
 
 
-def paired(a, b) -> Diff:
-    """Mean of ``a - b`` and its standard error, paired over replications (axis 0);
-    the standard error is NaN with one replication."""
-    d = np.asarray(a, float) - np.asarray(b, float)
-    mean = d.mean(0)
-    if d.shape[0] < MIN_REPS:
-        se = np.full_like(mean, np.nan)
-    else:
-        se = d.std(0, ddof=1) / math.sqrt(d.shape[0])
-    if np.ndim(mean) == 0:
-        return Diff(float(mean), float(se))
-    return Diff(mean, se)
+def points(diff: Paired) -> tuple[float, float, float]:
+    """``(mean, lo, hi)`` of a difference of rates times 100 (percentage points)."""
+    return 100 * float(diff.mean), 100 * float(diff.lo), 100 * float(diff.hi)
 
 
 def ladder(whole: bool, some: bool) -> str:
@@ -162,8 +117,8 @@ def gate(claims: list, reps: int) -> list:
 def beats(values: dict, winner: str, losers) -> tuple[dict, int, int]:
     """``winner`` vs each loser present in ``values`` (label -> per-replication [R]).
 
-    Returns ``({loser: Diff(winner - loser)}, #significantly lower, #significantly
-    higher)``.
+    Returns ``({loser: Paired(winner - loser)}, #significantly lower,
+    #significantly higher)``.
     """
     diffs = {k: paired(values[winner], values[k]) for k in losers if k in values}
     wins = sum(bool(d.lower) for d in diffs.values())
@@ -179,7 +134,7 @@ def lowest(values: dict, winner: str) -> tuple[bool, list]:
     return bool(means[winner] <= min(means.values())), sig
 
 
-def comparable(diff: Diff, tol: float, scale: float = 1.0) -> str:
+def comparable(diff: Paired, tol: float, scale: float = 1.0) -> str:
     """'comparable': the 95% CI of ``diff * scale`` inside ``+-tol`` (reproduced),
     wholly outside it (not reproduced), else (or with no CI) undecided."""
     lo, hi = (scale * float(x) for x in (diff.lo, diff.hi))
@@ -192,7 +147,7 @@ def comparable(diff: Diff, tol: float, scale: float = 1.0) -> str:
 
 def rate(x) -> tuple[float, float, float]:
     """Rate of 0/1 outcomes ``x [R]`` and its Wilson 95% interval."""
-    p, lo, hi = metrics.binomial_ci(np.asarray(x, float))
+    p, lo, hi = stats.wilson_ci(x)
     return float(p), float(lo), float(hi)
 
 
@@ -209,7 +164,7 @@ def fmt_rate(x, digits: int = 3) -> str:
 
 def fmt_mean(x, digits: int = 4) -> str:
     """``mean [lo, hi]`` (normal 95% interval) of ``x [R]``."""
-    m, lo, hi = metrics.mean_ci(x)
+    m, lo, hi = stats.mean_ci(x)
     return fmt_ci(float(m), float(lo), float(hi), digits)
 
 
@@ -219,9 +174,9 @@ def fmt_pct(x) -> str:
     return f"{p:.1f}% [{lo:.1f}, {hi:.1f}]"
 
 
-def fmt_points(diff: Diff) -> str:
+def fmt_points(diff: Paired) -> str:
     """A paired difference of rates in percentage points with its 95% CI."""
-    d, lo, hi = diff.points()
+    d, lo, hi = points(diff)
     return f"{d:+.1f} [{lo:+.1f}, {hi:+.1f}]"
 
 
@@ -231,8 +186,7 @@ def fmt_points(diff: Diff) -> str:
 def _open(diffs: dict, winner: str) -> list[str]:
     """Why the paired differences that contain 0 decide nothing (for the note)."""
     return [
-        f"{winner}-{k} CI [{d.points()[1]:+.1f}, {d.points()[2]:+.1f}] points "
-        "contains 0"
+        f"{winner}-{k} CI [{points(d)[1]:+.1f}, {points(d)[2]:+.1f}] points contains 0"
         for k, d in diffs.items()
         if d.sign == 0
     ]
@@ -275,7 +229,7 @@ def rate_comparable(finals: dict, a: str, b: str, text: str, tol: float) -> Clai
     note = f"'comparable' read as: 95% CI of the difference inside +-{tol:g} points"
     verdict = comparable(d, tol, 100)
     if verdict == UNDECIDED:
-        _, lo, hi = d.points()
+        _, lo, hi = points(d)
         why = f"CI [{lo:+.1f}, {hi:+.1f}] points contains the band edge +-{tol:g}"
         note = undecided_note(note, [why])
     return Claim(text, ours, verdict, note)
@@ -285,7 +239,7 @@ def rate_not_worse(finals: dict, a: str, b: str, text: str) -> Claim:
     """a's rate is not above b's: the 95% CI of a - b at or below 0 (reproduced),
     wholly above 0 (not reproduced), else undecided."""
     d = paired(finals[a], finals[b])
-    holds, why = at_most(*d.points(), 0.0, f"{a}-{b} (points)")
+    holds, why = at_most(*points(d), 0.0, f"{a}-{b} (points)")
     verdict = {True: REPRODUCED, False: NOT_REPRODUCED, None: UNDECIDED}[holds]
     note = {
         REPRODUCED: f"{a} at or below {b} (95% CI of {a}-{b} at or below 0)",

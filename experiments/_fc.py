@@ -21,6 +21,7 @@ import numpy as np
 import jbandits
 from experiments import _claims as C
 from experiments import _core
+from jbandits.analysis import stats
 from jbandits.sim import runner
 
 
@@ -177,9 +178,8 @@ def row(runs: Runs) -> dict:
 
 def mean_se(x) -> tuple[float, float]:
     """Mean and standard error of ``x [R]`` (SE NaN with one replication)."""
-    x = np.asarray(x, float)
-    se = x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else float("nan")
-    return float(x.mean()), float(se)
+    p = stats.paired(x)
+    return p.mean, p.se
 
 
 def against_table(x, paper: float) -> tuple[bool | None, str]:
@@ -198,10 +198,9 @@ def against_table(x, paper: float) -> tuple[bool | None, str]:
 def against_plot(x, paper: float, band: float) -> tuple[bool | None, str]:
     """Our 95% CI of the mean of ``x [R]`` against a value read from a plot with a
     reading uncertainty ``+-band``: consistent when the two intervals overlap."""
-    m, se = mean_se(x)
+    m, se, lo, hi = stats.paired(x)
     if not np.isfinite(se):
         return None, f"one run: no SE ({m:.0f} vs {paper:g})"
-    lo, hi = m - C.Z * se, m + C.Z * se
     ok = bool(hi >= paper - band and lo <= paper + band)
     rel = 100 * (m / paper - 1)
     return ok, f"{m:.0f} [{lo:.0f}, {hi:.0f}] vs {paper:g}+-{band:g} ({rel:+.1f}%)"
@@ -217,7 +216,7 @@ def magnitude_claim(text: str, checks: dict, rule: str) -> _core.Claim:
     ours = f"{ok}/{len(checks)} cells consistent"
     if out:
         ours += "; not: " + "; ".join(out)
-    return _core.Claim(text, ours, verdict, rule)
+    return C.Claim(text, ours, verdict, rule)
 
 
 def below_claim(text: str, stops: dict, triples, rule: str = "") -> _core.Claim:
@@ -228,7 +227,7 @@ def below_claim(text: str, stops: dict, triples, rule: str = "") -> _core.Claim:
     holds, fails, parts, why = 0, 0, [], []
     for where, a, b in triples:
         d = C.paired(stops[where, a], stops[where, b])
-        parts.append(f"{where} {a} - {b}: {d.d:+.0f} [{d.lo:+.0f}, {d.hi:+.0f}]")
+        parts.append(f"{where} {a} - {b}: {d.mean:+.0f} [{d.lo:+.0f}, {d.hi:+.0f}]")
         holds += d.sign < 0
         fails += d.sign > 0
         if d.sign == 0:
@@ -236,11 +235,11 @@ def below_claim(text: str, stops: dict, triples, rule: str = "") -> _core.Claim:
     note = "paired difference of stopping times, 95% CI below 0 in every part"
     note = f"{rule}; {note}" if rule else note
     if not triples:
-        return _core.Claim(text, "algorithms not run", C.NOT_TESTABLE, note)
+        return C.Claim(text, "algorithms not run", C.NOT_TESTABLE, note)
     verdict = C.combine(holds, fails, len(triples))
     if verdict == C.UNDECIDED:
         note = C.undecided_note(note, why)
-    return _core.Claim(text, "; ".join(parts), verdict, note)
+    return C.Claim(text, "; ".join(parts), verdict, note)
 
 
 def error_claim(text: str, errors: dict, delta: float) -> _core.Claim:
@@ -258,7 +257,7 @@ def error_claim(text: str, errors: dict, delta: float) -> _core.Claim:
     note = "error (capped runs count as errors) at or below delta on its Wilson 95% CI"
     if verdict == C.UNDECIDED or why:
         note = C.undecided_note(note, why)
-    return _core.Claim(text, "; ".join(parts), verdict, note)
+    return C.Claim(text, "; ".join(parts), verdict, note)
 
 
 def kl_bernoulli(x: float, y: float) -> float:
@@ -280,8 +279,9 @@ def bar_panel(title: str, labels: list, series: dict, ylabel="mean stopping time
 
 
 def mean_ci(x) -> tuple[float, float, float]:
-    m, se = mean_se(x)
-    return m, m - C.Z * se, m + C.Z * se
+    """Mean of ``x [R]`` and its normal 95% interval (NaN with one replication)."""
+    m, _, lo, hi = stats.paired(x)
+    return m, lo, hi
 
 
 def characteristic_time(means, family: str, sigma: float = 1.0, beta=None):

@@ -13,7 +13,7 @@ import math
 
 from experiments import _claims as C
 from experiments import _regret as R
-from experiments._core import Claim
+from experiments._claims import Claim
 
 PULLS = " [elim_count='pulls' variant]"
 FIG1B = ("EUCBV", "MOSS", "OCUCB", "UCB1", "TS", "UCB-Improved", "BU", "KL-UCB-Gauss")
@@ -31,7 +31,7 @@ def beats(finals: dict, label: str, others: list[str]) -> tuple[str, str]:
     """'label has lower regret than each of others' -> (ours text, verdict)."""
     diffs, wins, losses = C.beats(finals, label, others)
     parts = [
-        f"{k} {finals[k].mean():.0f} (diff {d.d:+.0f} +- {C.Z * d.se:.0f}, "
+        f"{k} {finals[k].mean():.0f} (diff {d.mean:+.0f} +- {C.Z * d.se:.0f}, "
         f"{'<' if d.lower else ('>' if d.higher else '~')})"
         for k, d in diffs.items()
     ]
@@ -86,10 +86,10 @@ def slightly_better_than_ts(finals: dict) -> list:
     rows = []
     for label in _eucbvs(finals) if "TS" in finals else ():
         d = C.paired(finals[label], finals["TS"])
-        rel = d.d / max(finals["TS"].mean(), 1e-12)
+        rel = d.mean / max(finals["TS"].mean(), 1e-12)
         ours = (
             f"{label} {finals[label].mean():.0f} vs TS {finals['TS'].mean():.0f}: "
-            f"diff {d.d:+.0f} +- {C.Z * d.se:.0f} ({100 * rel:+.0f}% of TS)"
+            f"diff {d.mean:+.0f} +- {C.Z * d.se:.0f} ({100 * rel:+.0f}% of TS)"
         )
         text = "EUCBV is only slightly better than TS" + _suffix(label)
         verdict = C.ladder(d.z < 0 and abs(rel) <= 0.25, False)
@@ -107,7 +107,7 @@ def much_worse(finals: dict, ref: str, worse: list[str]) -> list:
         ratio = finals[lab].mean() / max(finals[ref].mean(), 1e-12)
         ours = (
             f"{lab} {finals[lab].mean():.0f} vs {ref} {finals[ref].mean():.0f} "
-            f"(ratio {ratio:.2f}, diff {d.d:+.0f} +- {C.Z * d.se:.0f})"
+            f"(ratio {ratio:.2f}, diff {d.mean:+.0f} +- {C.Z * d.se:.0f})"
         )
         verdict = C.ladder(d.higher and ratio >= 1.5, False)
         note = "read as: significantly higher and at least 1.5x"
@@ -165,7 +165,7 @@ def growth_claim(results: dict, label: str, arms: tuple, others: list) -> Claim:
         lower = sum(bool(C.paired(e[k]["regret"], o[k]["regret"]).lower) for k in arms)
         d_hi = C.paired(e[hi_k]["regret"], o[hi_k]["regret"])
         d_lo = C.paired(e[lo_k]["regret"], o[lo_k]["regret"])
-        g = d_hi.d - d_lo.d  # growth difference (independent K instances)
+        g = d_hi.mean - d_lo.mean  # growth difference (independent K instances)
         g_se = math.hypot(d_hi.se, d_lo.se)
         all_k += lower == len(arms)
         growth_ok += g < -C.Z * g_se

@@ -101,8 +101,8 @@ def _vbr_claim(err: dict, budgets, fig: int) -> _core.Claim:
     d0 = C.paired(err["VBR*"][0], err["SHAdaVar"][0])
     d1 = C.paired(err["VBR*"][-1], err["SHAdaVar"][-1])
     ours = (
-        f"VBR* - SHAdaVar: n={budgets[0]}: {d0.d:+.4f} (z={d0.z:.1f}); "
-        f"n={budgets[-1]}: {d1.d:+.4f} (z={d1.z:.1f})"
+        f"VBR* - SHAdaVar: n={budgets[0]}: {d0.mean:+.4f} (z={d0.z:.1f}); "
+        f"n={budgets[-1]}: {d1.mean:+.4f} (z={d1.z:.1f})"
     )
     if fig == 2:
         text = "For smaller budgets VBR outperforms SHAdaVar; as n increases SHAdaVar outperforms VBR"
@@ -111,15 +111,15 @@ def _vbr_claim(err: dict, budgets, fig: int) -> _core.Claim:
         text = "VBR performs poorly for smaller budgets, on par with SHVar/SHAdaVar for larger budgets"
         d2 = C.paired(err["VBR*"][-1], err["SHVar"][-1]) if "SHVar" in err else d1
         ok0 = d0.higher
-        ok1 = not (d1.lower or d1.higher) or not (d2.lower or d2.higher) or d1.d < 0
-        ours += f"; VBR* - SHVar at n={budgets[-1]}: {d2.d:+.4f} (z={d2.z:.1f})"
+        ok1 = not (d1.lower or d1.higher) or not (d2.lower or d2.higher) or d1.mean < 0
+        ours += f"; VBR* - SHVar at n={budgets[-1]}: {d2.mean:+.4f} (z={d2.z:.1f})"
     else:
         text = "VBR performs poorly for all budgets (K stages, one rejection per stage)"
         worse = [C.paired(err["VBR*"][p], err["SHAdaVar"][p]).higher for p in range(P)]
         ok0 = ok1 = all(worse)
         ours += f"; VBR* significantly worse than SHAdaVar at {sum(worse)}/{P} budgets"
     note = "VBR* is our provisional placeholder (Faella et al., ECAI 2020, unavailable)"
-    return _core.Claim(text, ours, C.ladder(ok0 and ok1, ok0 or ok1), note)
+    return C.Claim(text, ours, C.ladder(ok0 and ok1, ok0 or ok1), note)
 
 
 def claims_budget_curve(err: dict, budgets, fig: int) -> list:
@@ -141,9 +141,7 @@ def claims_budget_curve(err: dict, budgets, fig: int) -> list:
             f"{C.fmt_rate(err['Unif'][-1])}"
         )
         claims.append(
-            _core.Claim(
-                "Unif performs the worst", ours, C.ladder(ok == P, ok >= P // 2)
-            )
+            C.Claim("Unif performs the worst", ours, C.ladder(ok == P, ok >= P // 2))
         )
     if gap_labels and "Unif" in err:
         nb = {
@@ -161,7 +159,7 @@ def claims_budget_curve(err: dict, budgets, fig: int) -> list:
         ]
         total = sum(nb.values())
         claims.append(
-            _core.Claim(
+            C.Claim(
                 "GapE and GapE-V improve (only slightly) upon Unif",
                 "; ".join(rows) + f"; mean relative reduction vs Unif {rel:.1%}",
                 C.ladder(total >= len(gap_labels) * P * 0.8 and rel < 0.5, total > 0),
@@ -176,7 +174,7 @@ def claims_budget_curve(err: dict, budgets, fig: int) -> list:
             f"SH significantly better than {k} at {w}/{P}" for k, w in wins.items()
         )
         verdict = C.ladder(min(wins.values()) == P, max(wins.values()) > 0)
-        claims.append(_core.Claim("SH outperforms GapE and GapE-V", ours, verdict))
+        claims.append(C.Claim("SH outperforms GapE and GapE-V", ours, verdict))
     if "SHVar" in err:
         best = sum(
             all(means["SHVar"][p] <= means[k][p] for k in labels) for p in points
@@ -200,7 +198,7 @@ def claims_budget_curve(err: dict, budgets, fig: int) -> list:
                 else "SHVar and SHAdaVar perform the best for most budgets"
             )
             verdict = C.ladder(best == P and not worse, best >= P / 2)
-        claims.append(_core.Claim(text, ours, verdict))
+        claims.append(C.Claim(text, ours, verdict))
     if "VBR*" in err and "SHAdaVar" in err:
         claims.append(_vbr_claim(err, budgets, fig))
     if fig == 2 and "SHAdaVar" in err and "SHVar" in err:
@@ -208,7 +206,7 @@ def claims_budget_curve(err: dict, budgets, fig: int) -> list:
         r = means["SHAdaVar"] / np.maximum(means["SHVar"], 1e-12)
         closer = abs(g[-1]) < abs(g[0])
         claims.append(
-            _core.Claim(
+            C.Claim(
                 "As n increases SHAdaVar approaches the performance of SHVar",
                 f"SHAdaVar - SHVar: {g[0]:+.4f} at n={budgets[0]} -> {g[-1]:+.4f} at n={budgets[-1]}"
                 f" (ratio {r[0]:.2f} -> {r[-1]:.2f})",

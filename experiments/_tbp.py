@@ -123,5 +123,5 @@ def claim_published(err: dict, mode: str) -> list:
             else "file " + PUBLISHED_FILES.get(label, label + "1")
         )
         verdict = C.ladder(not differ.any(), not differ[-1])
-        out.append(_core.Claim(text, mine, verdict, note))
+        out.append(C.Claim(text, mine, verdict, note))
     return out

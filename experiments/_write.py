@@ -12,16 +12,12 @@ import sys
 import time
 import uuid
 from dataclasses import asdict
-from typing import TYPE_CHECKING
 
 import jax
 import numpy as np
 
 import jbandits
 from jbandits.analysis.plotting import plot_panels
-
-if TYPE_CHECKING:  # _core imports this module
-    from experiments._core import Config, Experiment
 
 
 class Interval(str):
@@ -118,7 +114,7 @@ def versions() -> dict:
     }
 
 
-def command_line(cfg: Config) -> str:
+def command_line(cfg) -> str:
     """The ``python -m experiments run ...`` line that reproduces ``cfg``."""
     cmd = f"python -m experiments run {cfg.name}"
     if cfg.quick:
@@ -152,8 +148,11 @@ def publish(tmp: str, final: str) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def run_into(exp: Experiment, cfg: Config, out: str) -> float:
-    """Run ``exp`` and write its four files into ``out``; returns the run time (s)."""
+def run_into(exp, cfg, out: str, gate) -> float:
+    """Run ``exp`` (an ``experiments._core.Experiment``) under ``cfg`` (its
+    ``Config``) and write its four files into ``out``; returns the run time (s).
+    ``gate(claims, reps)`` (:func:`experiments._claims.gate`) reads the claims again
+    when ``cfg.reps`` overrides the experiment's own number of replications."""
     print(
         f"[{exp.name}] start: {exp.title} (quick={cfg.quick}, reps="
         f"{'default' if cfg.reps is None else cfg.reps}, seed={cfg.seed})",
@@ -163,9 +162,7 @@ def run_into(exp: Experiment, cfg: Config, out: str) -> float:
     outcome = exp.run(cfg)
     seconds = time.perf_counter() - t0
     if cfg.reps is not None:  # the experiments' own numbers are >= 2
-        from experiments import _claims  # imports _core, which imports this module
-
-        _claims.gate(outcome.claims, cfg.reps)
+        gate(outcome.claims, cfg.reps)
     np.savez_compressed(os.path.join(out, "results.npz"), **outcome.arrays)
     meta = {
         "experiment": exp.name,

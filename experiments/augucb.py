@@ -81,7 +81,7 @@ def claim_catches_up(err, a, b, text, mode) -> _core.Claim:
     gap = {t: err[a][:, c].astype(float) - err[b][:, c] for t, c in at.items()}
     shrink = C.paired(gap[S.BUDGET] - gap[5000], np.zeros(len(gap[5000])))  # T/2 -> T
     behind = gaps[5000].lo > 0  # b significantly ahead at T/2
-    shrinks = gaps[S.BUDGET].d < gaps[5000].d
+    shrinks = gaps[S.BUDGET].mean < gaps[5000].mean
     verdict = C.ladder(behind and shrink.hi < 0, behind and shrinks)
     ours = f"gap {a}-{b} (points): " + "; ".join(
         f"t={t}: {C.fmt_points(g)}" for t, g in gaps.items()
@@ -89,7 +89,7 @@ def claim_catches_up(err, a, b, text, mode) -> _core.Claim:
     note = f"gap change T/2 -> T: {C.fmt_points(shrink)}" + (
         "" if behind else f"; {a} is not significantly behind {b} at T/2"
     )
-    return _core.Claim(f"[{mode}] {text}", ours, verdict, note)
+    return C.Claim(f"[{mode}] {text}", ours, verdict, note)
 
 
 def claim_csar(err, pulls, mode) -> _core.Claim:
@@ -103,7 +103,7 @@ def claim_csar(err, pulls, mode) -> _core.Claim:
     rank = 1 + sum(int(v <= at_half["CSAR"]) for k, v in at_half.items() if k != "CSAR")
     late = C.paired(err["CSAR"][:, -1], err["CSAR"][:, S.checkpoint(8000)])
     higher = C.paired(err["CSAR"][:, -1], err["AugUCB"][:, -1])
-    early, flat = bool(rank <= 2), bool(late.points()[0] > -2.0)
+    early, flat = bool(rank <= 2), bool(C.points(late)[0] > -2.0)
     above = bool(higher.lo > 0)
     p = pulls["CSAR"]
     ours = (
@@ -115,7 +115,7 @@ def claim_csar(err, pulls, mode) -> _core.Claim:
         "read as: among the 2 best at T/2 (ties count against CSAR); improves by < 2 points over the last 20% "
         f"of the budget; significantly above AugUCB at T -> {early}, {flat}, {above}"
     )
-    return _core.Claim(f"[{mode}] {text}", ours, C.tally(early + flat + above, 3), note)
+    return C.Claim(f"[{mode}] {text}", ours, C.tally(early + flat + above, 3), note)
 
 
 NV = NON_VARIANCE

@@ -192,7 +192,7 @@ def _spec_claims(a_values, pulls_csar) -> list:
         ours = a_values[number, inst][cfg_name]
         ok = abs(ours - value) <= 0.5 * 10 ** (np.floor(np.log10(value)) - 3)
         out.append(
-            _core.Claim(
+            C.Claim(
                 f"[code reading] {text}",
                 f"{ours:.6g} ({inst} instance)",
                 C.ladder(ok, False),
@@ -203,7 +203,7 @@ def _spec_claims(a_values, pulls_csar) -> list:
         ours = a_values[number, inst]["UCBEV paper"]
         quoted = {1: 0.6093, 5: 0.5169}[number]
         out.append(
-            _core.Claim(
+            C.Claim(
                 f"[code reading] UCBEV paper-form a = {quoted} (Expt {number}, sigma = "
                 "sqrt(listed))",
                 f"{ours:.4g}",
@@ -217,7 +217,7 @@ def _spec_claims(a_values, pulls_csar) -> list:
         p = pulls_csar[number, "authors_code"]
         inside = np.mean((p >= lo) & (p <= hi))
         out.append(
-            _core.Claim(
+            C.Claim(
                 f"[code reading] the code's CSAR stops sampling after {lo}-{hi} of the "
                 f"10^4 steps (Expt {number}; logged code runs)",
                 f"pulls made: min {p.min()}, median {int(np.median(p))}, max {p.max()}; "

@@ -151,7 +151,7 @@ def _claims3(results: dict, arms: tuple) -> list:
         ours += f" of {final[arms[0]]['regret'].size} runs"
         note = "no measurable statement in the paper; elimination counts reported"
         text = "'stability' of EUCBV over a very large horizon and many arms"
-        rows.append(_core.Claim(text, ours, C.NOT_TESTABLE, note))
+        rows.append(C.Claim(text, ours, C.NOT_TESTABLE, note))
     return rows
 
 

@@ -260,7 +260,7 @@ def _lower_bound_claim(stops, oracle, labels) -> _core.Claim:
             holds += lo >= lb
             fails += hi < lb
             parts.append(f"{inst} {lab} {m:.0f} vs {lb:.0f}")
-    return _core.Claim(
+    return C.Claim(
         "GK16 Theorem 1: E[tau] >= T*(mu) kl(delta, 1 - delta) for delta-PAC "
         "algorithms (delta-correct thresholds)",
         "; ".join(parts),
@@ -276,7 +276,7 @@ def _weights_claim(oracle) -> _core.Claim:
         same = np.array_equal(np.round(w, 3), np.asarray(PAPER_W[inst]))
         ok += same
         parts.append(f"{inst}: " + " ".join(f"{x:.4f}" for x in w))
-    return _core.Claim(
+    return C.Claim(
         "GK16 Table 1 caption: w*(mu1), w*(mu2) to 3 decimals",
         "; ".join(parts),
         C.tally(ok, len(INSTANCES)),

@@ -158,7 +158,7 @@ def _claims(number: int, regrets: dict, times: np.ndarray) -> list:
         f"z<-{C.Z:.2f}) "
         f"than: {summary}; significantly worse: {'; '.join(worse_any) or 'never'}"
     )
-    claims = [_core.Claim(text, ours, verdict)]
+    claims = [C.Claim(text, ours, verdict)]
     if number == 1:
         claims.append(_setup1_exception(better, len(times)))
     return claims
@@ -176,7 +176,7 @@ def _setup1_exception(better: dict, n: int) -> _core.Claim:
         + ", ".join(f"{k}: {better[k]}" for k in exempt if k in better)
         + f"; other methods with a majority of significant budgets: {most}/{len(rest)}"
     )
-    return _core.Claim(
+    return C.Claim(
         "Setup 1: paired tests find LSA significantly better than most other methods, "
         "except APT(.05) and APT(.025)",
         ours,
@@ -204,7 +204,7 @@ def _apt_epsilon_claim(all_regrets: dict, all_times: dict) -> _core.Claim:
         + ", ".join(sorted(others))
     )
     verdict = C.ladder(differs and small not in others, differs or small not in others)
-    return _core.Claim(
+    return C.Claim(
         "Setup 2: APT works reasonably well at small T, but its best epsilon differs "
         "from that for bigger T and other setups",
         ours,

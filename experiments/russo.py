@@ -154,7 +154,7 @@ def _shares_claim(frac) -> _core.Claim:
     m4, lo4, hi4 = _fc.mean_ci(rest4)
     parts = [lo5 >= 0.4 and hi5 <= 0.6, lo4 > 0.5]
     fails = [hi5 < 0.4 or lo5 > 0.6, hi4 <= 0.5]
-    return _core.Claim(
+    return C.Claim(
         "Russo OR 2020 Fig. 2(a), c = 0.999: about half of TTTS's measurements go to "
         "design 5, most of the rest to design 4",
         f"design 5 share {m5:.3f} [{lo5:.3f}, {hi5:.3f}]; design 4's share of the rest "

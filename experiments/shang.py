@@ -189,7 +189,7 @@ def _legend_claim(stars, panels_run) -> _core.Claim:
         parts.append(
             f"{name}: {mine[0]:.2f} / {mine[1]:.2f} (paper {n_star} / {n_half})"
         )
-    return _core.Claim(
+    return C.Claim(
         "Shang et al. Fig. 1 legends: N* = T* log(1/delta), N*_1/2 = T*_1/2 log(1/delta)",
         "; ".join(parts),
         C.tally(ok, len(panels_run)),
@@ -210,12 +210,12 @@ def _comparable(stops, names) -> _core.Claim:
         fails += verdict == C.NOT_REPRODUCED
         if verdict == C.UNDECIDED:
             why.append(f"{n}: CI [{d.lo:+.0f}, {d.hi:+.0f}] crosses +-{tol:.0f}")
-        parts.append(f"{n} T3C - TTTS {d.d:+.0f} [{d.lo:+.0f}, {d.hi:+.0f}]")
+        parts.append(f"{n} T3C - TTTS {d.mean:+.0f} [{d.lo:+.0f}, {d.hi:+.0f}]")
     rule = "'competitive' read as: paired 95% CI inside +-10% of TTTS's mean"
     verdict = C.combine(holds, fails, len(names))
     if verdict == C.UNDECIDED:
         rule = C.undecided_note(rule, why)
-    return _core.Claim(
+    return C.Claim(
         "Shang et al. Sec. 6 (1): 'T3C is competitive with ... TTTS'",
         "; ".join(parts), verdict, rule,
     )  # fmt: skip

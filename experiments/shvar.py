@@ -31,7 +31,7 @@ def _claims_arms(err, ks) -> list:
     if {"SHVar", "SHAdaVar"} <= set(labels):
         two = sum(S.two_lowest(means, p) for p in range(P))
         claims.append(
-            _core.Claim(
+            C.Claim(
                 "SHVar and SHAdaVar have the lowest probabilities of a mistake for all K",
                 f"the two lowest mean errors at {two}/{P} values of K",
                 C.ladder(two == P, two >= P / 2),
@@ -40,9 +40,9 @@ def _claims_arms(err, ks) -> list:
     worse = {k: C.paired(err[k][-1], err[k][0]) for k in labels}
     n_ok = sum(bool(d.higher) for d in worse.values())
     claims.append(
-        _core.Claim(
+        C.Claim(
             "All algorithms get worse as K increases",
-            "; ".join(f"{k}: {d.d:+.3f} (z={d.z:.1f})" for k, d in worse.items())
+            "; ".join(f"{k}: {d.mean:+.3f} (z={d.z:.1f})" for k, d in worse.items())
             + f" (K={ks[-1]} minus K={ks[0]}, unpaired instances)",
             C.ladder(n_ok == len(labels), n_ok > 0),
         )
@@ -52,7 +52,7 @@ def _claims_arms(err, ks) -> list:
         ok32 = sum(means[k][0] <= 0.06 for k in others)
         ok64 = sum(means[k][-1] > 0.1 for k in others)
         claims.append(
-            _core.Claim(
+            C.Claim(
                 f"Other algorithms: error around 0.05 or below at K={ks[0]}, above 0.1 at K={ks[-1]}",
                 "; ".join(
                     f"{k}: {means[k][0]:.3f} -> {means[k][-1]:.3f}" for k in others

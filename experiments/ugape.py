@@ -88,7 +88,7 @@ def run_budget(cfg: _core.Config) -> _core.Outcome:
         ]
         wins = sum(errors["UGapEb"][p].mean() <= best_other[p] for p in range(P))
         claims.append(
-            _core.Claim(
+            C.Claim(
                 f"(ours, no paper figure) UGapEb vs SR/SAR/UCB-E, m={m}, eps={eps}",
                 f"UGapEb lowest or tied-lowest mean error at {wins}/{P} budgets",
                 C.NOT_TESTABLE,
@@ -126,7 +126,7 @@ def claim_confidence(m: int, deltas, err) -> _core.Claim:
     )
     if verdict is None:
         verdict, note = C.UNDECIDED, C.undecided_note(note, why)
-    return _core.Claim(
+    return C.Claim(
         f"Gabillon et al. 2012, Thm 2 (m={m}): P(r_Omega > eps) <= delta at stopping",
         f"error CI at or below delta at {ok}/{n} values of delta, above it at "
         f"{fails}/{n}",

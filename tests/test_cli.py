@@ -18,7 +18,7 @@ import pytest
 matplotlib.use("Agg")
 
 import experiments.__main__ as cli  # noqa: E402
-from experiments import _core  # noqa: E402
+from experiments import _claims, _core  # noqa: E402
 from jbandits.analysis import plotting  # noqa: E402
 
 ENV = ("JBANDITS_DATA", "JBANDITS_PROGRESS", "JBANDITS_COMPILE_CACHE", "XDG_CACHE_HOME")
@@ -52,7 +52,7 @@ def calls(monkeypatch):
         return _core.Outcome(
             panels=[{"title": "t", "curves": {"A": curve, "B": curve}}],
             table=[{"algorithm": "A", "value": 1.0}],
-            claims=[_core.Claim("c", "o", "reproduced")],
+            claims=[_claims.Claim("c", "o", "reproduced")],
             arrays={"x": x},
         )
 

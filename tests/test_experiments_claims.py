@@ -8,7 +8,7 @@ import pytest
 
 import jbandits
 from experiments import _claims as C
-from jbandits.analysis import oracles
+from jbandits.analysis import oracles, stats
 from jbandits.envs import problems
 
 
@@ -16,11 +16,11 @@ def test_paired_difference_and_interval():
     a, b = np.array([1.0, 2.0, 3.0, 4.0]), np.zeros(4)
     d = C.paired(a, b)
     se = np.std([1, 2, 3, 4], ddof=1) / 2
-    assert d.d == 2.5 and d.se == pytest.approx(se, rel=1e-15)
-    assert C.Z == jbandits.analysis.metrics.Z95  # never the rounded 1.96
+    assert d.mean == 2.5 and d.se == pytest.approx(se, rel=1e-15)
+    assert C.Z == jbandits.analysis.stats.Z95  # never the rounded 1.96
     assert d.lo == 2.5 - C.Z * d.se and d.hi == 2.5 + C.Z * d.se
     assert d.z == pytest.approx(2.5 / se) and d.higher and not d.lower
-    assert d.points() == (250.0, 100 * d.lo, 100 * d.hi)
+    assert C.points(d) == (250.0, 100 * d.lo, 100 * d.hi)
     # vectorised over checkpoints [R, C]
     v = C.paired(np.c_[a, -a], np.zeros((4, 2)))
     np.testing.assert_array_equal(v.lower, [False, True])
@@ -33,10 +33,15 @@ def test_zero_standard_error():
     assert sure.z == -math.inf and sure.lower and sure.hi < 0
 
 
+def _diff(mean: float, se: float) -> stats.Paired:
+    """A difference with its 95% interval, as :func:`C.paired` returns it."""
+    return stats.Paired(mean, se, mean - C.Z * se, mean + C.Z * se)
+
+
 def test_significance_uses_z95():
     # z just above 1.96 * (1 - 1e-5): significant with Z95 = 1.95996..., not with 1.96
-    d = C.Diff(1.9599999, 1.0)
-    assert d.higher and not C.Diff(1.9599, 1.0).higher
+    d = _diff(1.9599999, 1.0)
+    assert d.higher and not _diff(1.9599, 1.0).higher
 
 
 def test_verdict_ladder():
@@ -66,7 +71,7 @@ def test_beats_lowest_comparable():
     values = {"A": z, "B": z + 1.0, "C": z - 1.0, "D": z + 1e-3 * rng.normal(size=400)}
     diffs, wins, losses = C.beats(values, "A", ["B", "C", "D", "missing"])
     assert list(diffs) == ["B", "C", "D"] and (wins, losses) == (1, 1)
-    assert diffs["B"].d == pytest.approx(-1.0)
+    assert diffs["B"].mean == pytest.approx(-1.0)
     low, sig = C.lowest(values, "C")
     assert low and sig == ["A", "B", "D"]
     low, sig = C.lowest(values, "A")
@@ -76,8 +81,8 @@ def test_beats_lowest_comparable():
     assert C.comparable(diffs["B"], 50, scale=100) == C.NOT_REPRODUCED
     # the CI [-1.56, 2.36] points contains the band edge 0.5: undecided (was
     # "partly" on the mean alone); wholly outside the band: not reproduced
-    assert C.comparable(C.Diff(0.004, 0.01), 0.5, scale=100) == C.UNDECIDED
-    assert C.comparable(C.Diff(0.04, 0.01), 0.5, scale=100) == C.NOT_REPRODUCED
+    assert C.comparable(_diff(0.004, 0.01), 0.5, scale=100) == C.UNDECIDED
+    assert C.comparable(_diff(0.04, 0.01), 0.5, scale=100) == C.NOT_REPRODUCED
 
 
 def test_rate_claims_and_formats():
@@ -143,7 +148,7 @@ def test_interval_containing_the_bound_is_undecided():
     rng = np.random.default_rng(1)
     a, b = (rng.random(100) < 0.3).astype(float), (rng.random(100) < 0.32).astype(float)
     claim = C.rate_not_worse({"A": a, "B": b}, "A", "B", "t")
-    assert C.paired(a, b).d <= 0 < C.paired(a, b).hi  # mean below, CI straddles 0
+    assert C.paired(a, b).mean <= 0 < C.paired(a, b).hi  # mean below, CI straddles 0
     assert claim.verdict == C.UNDECIDED and "more reps needed" in claim.note
     same = {"A": a, "B": a.copy()}  # identical outcomes: the CI is [0, 0]
     assert C.rate_not_worse(same, "A", "B", "t").verdict == C.REPRODUCED
