@@ -21,6 +21,7 @@ import numpy as np
 
 from jbandits.core.types import Bandit
 from jbandits.sim.contract import policy_contract
+from jbandits.sim.runner import refill as refill_lanes
 from jbandits.sim.runner.chunking import (
     LANE_BYTES,
     abstract_chunk,
@@ -62,6 +63,7 @@ def execute(
     group: str = "g0",
     order: np.ndarray | None = None,
     report: Report | None = None,
+    refill: bool | None = None,
 ) -> dict:
     """Run every lane; returns RunResult fields as NumPy arrays ``[cells, reps, ...]``.
 
@@ -79,6 +81,10 @@ def execute(
         atomically under ``group``; chunks already there are read, not recomputed.
       order: cell order (default: by budget, so chunks stop at their own budget).
       report: a :class:`Report` to fill.
+      refill: lanes whose replication is done take the next one from a queue
+        (:mod:`~jbandits.sim.runner.refill`); None (default): for policies that stop
+        by themselves (:func:`~jbandits.sim.runner.refill.stops`); never with
+        several checkpoints or recorded arms.
 
     Raises:
       ValueError: bad ``batch_size`` / ``memory_budget``; several processes
@@ -113,7 +119,11 @@ def execute(
     out: dict = {}
     bar = _progress_bar(work.total, label or name, progress)
     t0 = time.perf_counter()
-    _run_chunks(out, plan, work, store, group, report, bar)
+    if refill_lanes.applies(source, opts, refill):
+        setup = (source, bandit, opts)
+        refill_lanes.run(out, plan, work, store, group, report, bar, setup)
+    else:
+        _run_chunks(out, plan, work, store, group, report, bar)
     if bar is not None:
         bar.close()
     if store is not None and jax.process_count() > 1:
