@@ -136,7 +136,8 @@ def _result(num_checkpoints: int, inner, budget, lane, results) -> RunResult:
     to_b = jax.vmap(to_bandit_numbering)
     pulls = to_b(counts, perm)
     arm = jnp.where(below, -2, 0)  # only "below -1" is read from the final arm
-    bad = jax.vmap(_violations)(arm, counts, t, pulls, lane.mask, outside)
+    mask = jnp.broadcast_to(lane.params.arm_mask, pulls.shape)  # bandit numbering
+    bad = jax.vmap(_violations)(arm, counts, t, pulls, mask, outside)
     return RunResult(
         times=times.astype(jnp.int32),
         metrics=values,

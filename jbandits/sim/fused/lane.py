@@ -106,10 +106,33 @@ class Lane(NamedTuple):
     key_env: Any  # [2] uint32
     perm: Any  # [K] int32
     gaps: Any  # [K] mu* - mu_{perm[a]} (policy numbering)
-    means: Any  # [K] bandit numbering
-    mask: Any  # [K] bool, bandit numbering
+    means: Any  # [K] in the read-outs' numbering (:func:`read_in_policy_numbering`)
+    mask: Any  # [K] bool, in the read-outs' numbering
     budget: Any  # [] int32
     inner: Any  # [] int32 steps between checkpoints
+
+
+#: metrics whose values do not change when the output, the means and the arm mask
+#: are renumbered by one permutation (sums and any of 0/1 values, max, min, sort and
+#: one arm's value, all exact): read in policy numbering, they need no [K, K]
+#: renumbering of a per-arm output inside the kernel
+RENUMBERABLE = (metrics.Thresholding, metrics.Identification, metrics.TopM)
+
+
+def read_in_policy_numbering(spec: Spec) -> bool:
+    """Whether the checkpoint read-outs run in policy numbering (the metric's means
+    and mask permuted once before the kernel, the output as the policy gives it)
+    rather than renumbering the output at every checkpoint (a [K, K] one-hot sum for
+    a per-arm output: the largest live values of the kernel at K = 128). The same
+    values: the metrics of :data:`RENUMBERABLE` and the range check
+    (:func:`jbandits.sim.replication.output_outside`) read one arm's mask entry or
+    reduce over the arms with exact, order-free reductions."""
+    return spec.metric is None or type(spec.metric) in RENUMBERABLE
+
+
+def _as_is(out, perm):
+    del perm
+    return out
 
 
 def policy_of(spec: Spec, hp):
@@ -141,6 +164,8 @@ def readout(spec: Spec, lane: Lane, carry):
     out of range)."""
     state, counts, _, total, _ = carry
     play = play_of(spec, lane)
+    if read_in_policy_numbering(spec):
+        play = play._replace(ops=KERNEL._replace(to_bandit=_as_is))
     values, bad = replication.read(play, spec.metric, lane.means, lane.mask, state)
     return values, replication.regret(total.dtype, lane.gaps, counts), total, bad
 
@@ -166,6 +191,9 @@ def before(spec: Spec, hp, params, kdata, rep, budget, horizon):
     lane0 = replication.begin(policy, spec.bandit, params, keys, spec.permute)
     perm, means, state0 = lane0.perm, lane0.means, lane0.state
     mask = params.arm_mask
+    read_means, read_mask = means, mask
+    if read_in_policy_numbering(spec):
+        read_means, read_mask = means[perm], mask[perm]
     num_arms = mask.shape[-1]
     ftype = jnp.result_type(float)
     budget = jnp.asarray(budget, jnp.int32)
@@ -181,8 +209,8 @@ def before(spec: Spec, hp, params, kdata, rep, budget, horizon):
         jax.random.key_data(lane0.key_env),
         perm,
         lane0.gaps[perm],
-        means,
-        mask,
+        read_means,
+        read_mask,
         budget,
         inner,
     )
