@@ -19,6 +19,7 @@ FILES = {
         "fixed_confidence_tracking",
         "fixed_confidence_lucb",
         "fixed_confidence_top_two",
+        "fixed_confidence_baselines",
     ),
 }
 
@@ -42,6 +43,8 @@ SLOW |= {
     "track_and_stop-c-code-bernoulli-practical",
     "ttucb-bernoulli-tracking-practical",
     "t3c-bernoulli-glr-bounded",
+    "eb_tc-bernoulli-fixed-practical",
+    "eb_tc-gaussian-ids-kk21",
 }
 
 
