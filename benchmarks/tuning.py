@@ -31,7 +31,7 @@ import jax
 import numpy as np
 
 from jbandits import envs
-from jbandits.analysis import metrics
+from jbandits.analysis import metrics, stats
 from jbandits.envs import problems
 from jbandits.tuning import ES, PG, Box, LogSpace, Objective, Search, Space, tune
 
@@ -279,8 +279,8 @@ def main(argv=None) -> None:
             if have_optuna:
                 tpe_ratios.append(ev[1] / best_f)
                 wins += ev[0] <= ev[1]
-                diff = per[0] - per[1]  # paired: same evaluation replications
-                z = diff.mean() / max(diff.std(ddof=1) / math.sqrt(eval_reps), 1e-12)
+                d = stats.paired(per[0], per[1])  # same evaluation replications
+                z = d.mean / max(d.se, 1e-12)
                 outcome[int(np.sign(z)) if abs(z) >= 2 else 0] += 1
             if d == 1:
                 grid_ratios.append(ev[-1] / best_f)

@@ -36,6 +36,7 @@ import numpy as np
 
 from benchmarks.tuning_tasks import TASK_SETS, Size, _grid_pick, hits
 from benchmarks.tuning_verdict import eval_key, merge, score
+from jbandits.analysis import stats
 from jbandits.tuning import ES, Report, Search, Space, tune
 
 
@@ -128,7 +129,7 @@ def curves(records: dict, tasks: dict, spec: str, only: str | None) -> None:
         )
         per = obj.losses(space.batch_from_z(z), jax.random.key(key), reps, chunk=200)
         m = per.mean(1)
-        se = (per - per[0]).std(1, ddof=1) / np.sqrt(reps) / m[0]
+        se = stats.paired(per, per[0], axis=1).se / m[0]
         print(f"{name} (key {key}, {reps} replications; ratio to the reference, z = "
               f"{float(z_ref[0]):.4f})")  # fmt: skip
         cells = zip(z[1:, 0], m[1:] / m[0], se[1:], strict=True)

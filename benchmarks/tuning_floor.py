@@ -37,6 +37,7 @@ import jax
 import numpy as np
 
 from benchmarks.tuning_tasks import Size, _fine_points, reference, tasks
+from jbandits.analysis import stats
 from jbandits.tuning import Space
 
 
@@ -65,7 +66,7 @@ def floor_task(task, size, reps_list, top, pool, draws, rng):
     )
     i_ref = int(np.argmin(np.max(np.abs(z - z_ref), axis=1)))
     ratio = ev.mean(1) / ev[i_ref].mean()
-    eval_se = (ev - ev[i_ref]).std(1, ddof=1) / np.sqrt(ev.shape[1]) / ev[i_ref].mean()
+    eval_se = stats.paired(ev, ev[i_ref], axis=1).se / ev[i_ref].mean()
     per = obj.losses(space.batch_from_z(z), jax.random.key(123), pool, chunk=chunk)
     ranked = np.argsort(ratio)
     within2 = np.flatnonzero(ratio <= 1.02)

@@ -30,6 +30,7 @@ import jax
 import numpy as np
 
 from benchmarks.tuning_tasks import tasks
+from jbandits.analysis import stats
 from jbandits.tuning import Report, Search, Space, allocation, tune
 
 REFS = {  # run 6's references (notes_tuning_tasks.md)
@@ -110,7 +111,7 @@ def _evaluate(obj, space, ref, points, reps, chunk):
     z = np.stack([space.to_z(ref)] + [space.to_z(p) for p in points])
     per = obj.losses(space.batch_from_z(z), jax.random.key(7), reps, chunk=chunk)
     ev = per.mean(1)
-    se = (per[1:] - per[0]).std(1, ddof=1) / np.sqrt(per.shape[1]) / ev[0]
+    se = stats.paired(per[1:], per[0], axis=1).se / ev[0]
     return ev[1:] / ev[0], se
 
 

@@ -55,7 +55,7 @@ import jax
 import numpy as np
 
 from jbandits import envs
-from jbandits.analysis import metrics
+from jbandits.analysis import metrics, stats
 from jbandits.tuning import Box, LogSpace, Objective, Report, Search, Space, tune
 
 THR, IDENT = metrics.thresholding(0.5), metrics.identification()
@@ -409,7 +409,7 @@ def _ratios(per, names):
     of each ratio on the evaluation replications."""
     ev = per.mean(1)
     ratio = {n: float(ev[i + 1] / ev[0]) for i, n in enumerate(names)}
-    se = (per[1:] - per[0]).std(1, ddof=1) / np.sqrt(per.shape[1]) / ev[0]
+    se = stats.paired(per[1:], per[0], axis=1).se / ev[0]
     return ratio, se
 
 

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 import jax
 import numpy as np
 
 from benchmarks.tuning_tasks import TASK_SETS, Size, hits
+from jbandits.analysis import stats
 from jbandits.tuning import Space
 
 
@@ -37,32 +39,23 @@ def _final_rows(rec: dict) -> tuple[dict, float]:
     return rows, max(f for (_, f) in rows)
 
 
-def paired(per: np.ndarray, j: int, k: int) -> tuple[float, float]:
-    """Mean and standard error of ``per[j] - per[k]``, paired over the replications
-    (rows of per-replication losses)."""
-    d = per[j] - per[k]
-    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size))
-
-
 def score(per: np.ndarray, j: int, base: int | None = None):
     """Row ``j`` against row 0 (the reference): its ratio, the ratio's paired SE, and
-    (with ``base``) whether it is worse than row ``base`` by more than 2 paired SE."""
+    (with ``base``) whether it is worse than row ``base`` by more than 2 paired SE
+    (:attr:`jbandits.analysis.stats.Paired.z` > 2; with a zero SE: any excess)."""
     ref = per[0].mean()
-    se = paired(per, j, 0)[1] / ref
-    late = None
-    if base is not None:
-        m, s = paired(per, j, base)
-        late = m > 2 * s if s > 0 else m > 0
+    se = stats.paired(per[j], per[0]).se / ref
+    late = None if base is None else stats.paired(per[j], per[base]).z > 2
     return float(per[j].mean() / ref), se, late
 
 
 def log_ratio_ci(logs) -> dict:
-    """The mean of paired log-ratios, its SE and 95 % CI."""
-    x = np.asarray(logs)
-    mean = float(x.mean()) if x.size else float("nan")
-    se = float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
-    return {"runs": x.size, "mean": mean, "se": se,
-            "ci": (mean - 1.96 * se, mean + 1.96 * se)}  # fmt: skip
+    """The mean of paired log-ratios, its SE and 95 % CI (NaN without two runs)."""
+    x = np.asarray(logs, np.float64)
+    if not x.size:
+        return {"runs": 0, "mean": math.nan, "se": math.nan, "ci": (math.nan,) * 2}
+    p = stats.paired(x)
+    return {"runs": x.size, "mean": p.mean, "se": p.se, "ci": (p.lo, p.hi)}
 
 
 def versus_grid(
@@ -86,8 +79,8 @@ def versus_grid(
             obj.run(space.batch_from_z(z), jax.random.key(key), eval_reps, chunk=chunk)
         )
         ref = per[0].mean()
-        mean, se = paired(per, 1, 2)
-        out.append((mean / ref, se / ref))
+        d = stats.paired(per[1], per[2])
+        out.append((d.mean / ref, d.se / ref))
     return out
 
 
