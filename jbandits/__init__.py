@@ -12,7 +12,7 @@ Quick start::
 
 import importlib as _importlib
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # ``import jbandits`` loads nothing: the library (JAX with it) is imported on the first
 # use of a name, ``jbandits.simulate`` or ``from jbandits import make`` (PEP 562), all
