@@ -103,8 +103,8 @@ def summarize_stopping(
 
     Raises:
       ValueError: arrays that are not 1-D of one length (at least one run), negative or
-        non-finite stopping times, non-integer arms, ``delta`` outside ``(0, 1)``, or a
-        ``t_star`` that is not finite and positive.
+        non-finite stopping times, non-integer arms, a negative ``best_arm``, ``delta``
+        outside ``(0, 1)``, or a ``t_star`` that is not finite and positive.
     """
     pulls = _vector("num_pulls", num_pulls).astype(np.float64)
     runs = pulls.shape[0]
@@ -114,7 +114,13 @@ def summarize_stopping(
         raise ValueError("num_pulls must be finite and >= 0")
     rec = _integers("recommended", _vector("recommended", recommended, runs))
     best = np.asarray(best_arm)
-    best = _integers("best_arm", _vector("best_arm", np.broadcast_to(best, (runs,))))
+    best = _integers("best_arm", _vector("best_arm", best, runs) if best.ndim else best)
+    if np.any(best < 0):
+        raise ValueError(
+            f"best_arm must be an arm index >= 0 (the instance's best arm, e.g. "
+            f"np.argmax(means)), got {int(best.min())}"
+        )
+    best = np.broadcast_to(best, (runs,))
     done = _vector("stopped", stopped, runs)
     if done.dtype != bool:
         raise ValueError(f"stopped must be a bool array, got {done.dtype}")

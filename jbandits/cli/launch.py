@@ -19,3 +19,9 @@ def main(argv=None) -> int:
     from jbandits.cli.main import main as run
 
     return run(argv)
+
+
+if __name__ == "__main__":  # python -m jbandits.cli.launch ...
+    import sys
+
+    sys.exit(main())

@@ -91,6 +91,38 @@ def in_range(
         raise ValueError(f"{name} must be {sign} {high}, got {value!r}")
 
 
+def instance_values(
+    name: str, value, *, low: float | None = None, high: float | None = None,
+    why: str = "",
+) -> None:  # fmt: skip
+    """Raise ValueError unless a concrete instance array (means, stds, a replay
+    table) is finite and within ``[low, high]``; one line that names the first
+    offending entry (``means[2] = 1.5``), whatever the array's size. The family
+    builders (:mod:`jbandits.envs`) and the entry points' instance checks
+    (:func:`jbandits.sim.checks.bandit`) both call it; ``why`` ends the range's
+    words (`` for Bernoulli arms``)."""
+    if value is None or not is_concrete(value):
+        return
+    arr = np.asarray(jax.device_get(value))
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype}")
+    rules = [(~np.isfinite(arr), "must be finite (no NaN/inf)")]
+    bounds = ", ".join(f"{b:g}" for b in (low, high) if b is not None)
+    if low is not None and high is not None:
+        rules.append(((arr < low) | (arr > high), f"must lie in [{bounds}]{why}"))
+    elif low is not None:
+        rules.append((arr < low, f"must be >= {bounds}{why}"))
+    elif high is not None:
+        rules.append((arr > high, f"must be <= {bounds}{why}"))
+    for bad, words in rules:
+        if np.any(bad):
+            where = np.unravel_index(int(np.argmax(bad)), arr.shape)
+            index = "[" + ", ".join(str(int(i)) for i in where) + "]"
+            raise ValueError(
+                f"{name} {words}, got {name}{index} = {float(arr[where]):g}"
+            )
+
+
 def concrete_int(
     name: str, value, *, minimum: int | None = None, maximum: int | None = None
 ) -> int | None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax.numpy as jnp
-import numpy as np
 
 from jbandits.core.types import Array, ArrayLike, Bandit, Key
+from jbandits.core.validate import instance_values
 from jbandits.envs import common as _common
 
 
@@ -25,7 +25,21 @@ def _stds(params: BernoulliParams):
     return jnp.sqrt(params.means * (1.0 - params.means))
 
 
-BERNOULLI = _common.family("bernoulli", BernoulliParams, _sample, stds=_stds)
+def check_means(means) -> None:
+    """Bernoulli means are probabilities: finite, in [0, 1] (concrete ones; the
+    builder and the entry points, through the family's ``check``)."""
+    instance_values("means", _common.host(means), low=0.0, high=1.0,
+                    why=" for Bernoulli arms")  # fmt: skip
+
+
+def _check(params: BernoulliParams, budget) -> None:
+    _common.check_budget(budget)
+    check_means(params.means)
+
+
+BERNOULLI = _common.family(
+    "bernoulli", BernoulliParams, _sample, stds=_stds, check=_check
+)
 
 
 def bernoulli(means, *, arm_mask=None) -> tuple[Bandit, BernoulliParams]:
@@ -59,8 +73,6 @@ def bernoulli(means, *, arm_mask=None) -> tuple[Bandit, BernoulliParams]:
     """
     means = _common.as_float_array("means", means)
     _common.check_num_arms("means", means)
-    values = _common.host(means)
-    if values is not None and np.any((values < 0.0) | (values > 1.0)):
-        raise ValueError(f"means must lie in [0, 1] for Bernoulli arms, got {means}")
+    check_means(means)
     mask = _common.make_mask(arm_mask, means.shape)
     return BERNOULLI, BernoulliParams(means=means, arm_mask=mask)

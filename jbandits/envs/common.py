@@ -28,7 +28,7 @@ import numpy as np
 
 from jbandits.core import prng as _prng
 from jbandits.core.types import Array, ArrayLike, Bandit, Key
-from jbandits.core.validate import is_concrete
+from jbandits.core.validate import instance_values, is_concrete
 
 
 def means_leaf(params) -> Array:
@@ -116,8 +116,8 @@ def as_float_array(name: str, value) -> Array:
         arr = values = jnp.asarray(value, dtype=dtype)
     if arr.ndim < 1:
         raise ValueError(f"{name} must have an arm axis, got shape {arr.shape}")
-    if isinstance(values, np.ndarray) and not np.all(np.isfinite(values)):
-        raise ValueError(f"{name} must be finite (no NaN/inf), got {value!r}")
+    if isinstance(values, np.ndarray):
+        instance_values(name, values)  # finite (the entry points call it too)
     return arr
 
 

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbandits.core.types import Array, ArrayLike, Bandit, Key
+from jbandits.core.validate import instance_values
 from jbandits.envs import common as _common
 
 
@@ -22,7 +23,19 @@ def _sample(params: GaussianParams, key: Key, arm: ArrayLike, pull_index: ArrayL
     return params.means[arm] + params.stds[arm] * z
 
 
-GAUSSIAN = _common.family("gaussian", GaussianParams, _sample)
+def check_stds(stds) -> None:
+    """Standard deviations: finite and >= 0 (concrete ones; the builder and the
+    entry points, through the family's ``check``)."""
+    instance_values("stds", _common.host(stds), low=0.0)
+
+
+def _check(params: GaussianParams, budget) -> None:
+    _common.check_budget(budget)
+    instance_values("means", _common.host(params.means))
+    check_stds(params.stds)
+
+
+GAUSSIAN = _common.family("gaussian", GaussianParams, _sample, check=_check)
 
 
 def gaussian(means, stds, *, arm_mask=None) -> tuple[Bandit, GaussianParams]:
@@ -64,8 +77,6 @@ def gaussian(means, stds, *, arm_mask=None) -> tuple[Bandit, GaussianParams]:
     stds = _common.as_float_array("stds", stds)
     _common.check_num_arms("means", means)
     _common.check_shapes("means", means, "stds", stds)
-    values = _common.host(stds)
-    if values is not None and np.any(values < 0.0):
-        raise ValueError(f"stds must be >= 0, got {stds}")
+    check_stds(stds)
     mask = _common.make_mask(arm_mask, means.shape)
     return GAUSSIAN, GaussianParams(means=means, stds=stds, arm_mask=mask)

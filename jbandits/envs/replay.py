@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from jbandits.core.types import Array, ArrayLike, Bandit, Key
-from jbandits.core.validate import is_concrete
+from jbandits.core.validate import instance_values, is_concrete
 from jbandits.envs import common as _common
 
 
@@ -31,6 +31,8 @@ def _sample(params: ReplayParams, key: Key, arm: ArrayLike, pull_index: ArrayLik
 
 def _check(params: ReplayParams, budget) -> None:
     _common.check_budget(budget)
+    for name in ("table", "means", "stds"):  # as the builder checks them
+        instance_values(name, _common.host(getattr(params, name)))
     if budget is not None and is_concrete(budget):
         most = int(np.max(jax.device_get(budget)))
         if most > params.table.shape[-1]:

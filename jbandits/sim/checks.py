@@ -14,8 +14,10 @@ import numpy as np
 from jbandits.analysis import metrics
 from jbandits.core import prng as _prng
 from jbandits.core import registry
+from jbandits.core import reward_model as _reward_model
 from jbandits.core import validate as _validate
 from jbandits.core.types import Bandit, Policy
+from jbandits.envs import rewards as _rewards
 
 
 # --------------------------------------------------------------------------- budgets
@@ -147,12 +149,16 @@ def mask(params) -> np.ndarray:
 
 
 def bandit(family, params) -> None:
-    """``family`` is a Bandit and ``params`` one of its instances."""
+    """``family`` is a Bandit and ``params`` one of its instances, whose true means
+    are finite (any family's, one's own included; the family's own ``check`` adds
+    its bounds, e.g. Bernoulli means in [0, 1], with its builder's validator)."""
     if not isinstance(family, Bandit):
         raise ValueError(
             f"bandit must be a jbandits Bandit, got {type(family).__name__}"
         )
     _validate.bandit_params(family, params)
+    if _validate.is_concrete(params):
+        _validate.instance_values("means", family.means(params))
 
 
 def cells(family, params, budgets, real_arms, horizon: int) -> None:
@@ -182,6 +188,34 @@ def one_key(key) -> np.ndarray:
     or ``jax.random.PRNGKey(n)``, nothing else); returns its uint32 data ``[2]`` (on
     the host, for the entry points to derive the lanes' keys from)."""
     return np.asarray(jax.random.key_data(_prng.one_key(key)))
+
+
+# ------------------------------------------------------------------ reward model
+def reward_model(policies, family, instances, check) -> None:
+    """Every policy of ``policies`` (built ones) fits the rewards of every instance
+    of ``instances`` (a list of params) of ``family``: the reward model it declares
+    (:mod:`jbandits.core.reward_model`) against what the rewards are known to be
+    (:func:`jbandits.envs.rewards.rewards_of`). ``check=False`` skips it."""
+    if not isinstance(check, (bool, np.bool_)):
+        raise ValueError(f"check_model must be True or False, got {check!r}")
+    if not check:
+        return
+    known: list = []
+    for policy in policies:
+        model = _reward_model.of_policy(policy)
+        if model is None:
+            continue
+        if not known:
+            known = [_rewards.rewards_of(family, p) for p in instances]
+        for rewards in known:
+            fix = _reward_model.mismatch(model, rewards)
+            if fix is not None:
+                raise ValueError(
+                    f"{policy.spec.name} assumes {_reward_model.describe(model)} but "
+                    f"the bandit is {family.name!r} with {rewards.what}: {fix} (or "
+                    "pass check_model=False to run it anyway; "
+                    "see jbandits.core.reward_model)"
+                )
 
 
 # --------------------------------------------------------------- policy and metric

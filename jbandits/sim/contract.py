@@ -128,15 +128,43 @@ def _probe(policy, num_arms: int):
     mask = jax.ShapeDtypeStruct((num_arms,), jnp.bool_)
     reward = jax.ShapeDtypeStruct((), jnp.result_type(float))
     state = jax.eval_shape(policy.init, key, mask)
+    if not hasattr(state, "arm"):
+        raise _StateType(state, None)
     new = jax.eval_shape(policy.step, state, key, reward)
+    if type(new) is not type(state):
+        raise _StateType(state, new)
     jax.eval_shape(policy.output, new)
     return state, new
+
+
+class _StateType(Exception):
+    """init returns no state with an ``arm``, or step another type than init."""
+
+    def __init__(self, state, new):
+        super().__init__()
+        self.state, self.new = state, new
+
+    def words(self, name: str) -> str:
+        kind = type(self.state).__name__
+        if self.new is None:
+            return (
+                f"{name}'s init returns a {kind}, not a state with an arm field: "
+                "init and step return the policy's state, a NamedTuple with arm ([] "
+                "int32: the next arm to pull, -1 to stop) and its statistics"
+            )
+        return (
+            f"{name}'s step returns a {type(self.new).__name__}, not the {kind} its "
+            f"init returns: step must return {kind}(...) (the same state type, with "
+            "new values)"
+        )
 
 
 def _diagnosed(name: str, num_arms: int, policy_of, numbers: dict) -> str | None:
     """What the policy's functions traced alone show, or None."""
     try:
         state, new = _probe(policy_of(numbers), num_arms)
+    except _StateType as err:
+        return err.words(name)
     except jax.errors.ConcretizationTypeError as err:
         return _conversion(name, err)
     except Exception:  # noqa: BLE001 - try the numbers

@@ -65,6 +65,18 @@ class RunResult(NamedTuple):
     # entry points raise when any is nonzero (contract.policy_contract)
     violations: Any = None
 
+    @property
+    def num_stopped(self) -> int:
+        """Runs the policy stopped by itself (a fixed-confidence rule, a spent
+        schedule), over every leading axis."""
+        return int(np.sum(np.asarray(self.stopped)))
+
+    @property
+    def num_capped(self) -> int:
+        """Runs that reached their budget without the policy stopping (every run of
+        a regret policy; a capped fixed-confidence run counts at its budget)."""
+        return int(np.size(self.stopped)) - self.num_stopped
+
 
 def lane_varying(carry: Any, lane: Array) -> Any:
     """``carry`` with every leaf made to vary with the lane: ``where(lane, x, x)`` for
@@ -192,7 +204,7 @@ def run(
         carry, outs = jax.lax.scan(loop.checkpoint, loop.carry, loop.checkpoints)
     except _validate.PolicyError:
         raise
-    except (TypeError, ValueError, IndexError) as err:
+    except (TypeError, ValueError, IndexError, AttributeError) as err:
         raise _contract.policy_failure(err, loop.perm_size, *_rebuild(policy)) from err
     result = loop.result(carry, outs)
     if _validate.is_concrete(result.violations):  # an eager call: check it here

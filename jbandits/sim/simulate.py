@@ -7,11 +7,13 @@ from typing import Any
 import numpy as np
 
 from jbandits.core.execution import Execution
+from jbandits.core.reward_model import is_fixed_confidence
 from jbandits.core.types import Bandit, Key
 from jbandits.sim import checks as _checks
 from jbandits.sim import entry as _entry
 from jbandits.sim import runner
 from jbandits.sim.engine import RunResult
+from jbandits.sim.runner.results import warn_capped
 
 
 def simulate(
@@ -35,6 +37,7 @@ def simulate(
     store=None,
     report: runner.Report | None = None,
     execution: Execution | None = None,
+    check_model: bool = True,
 ) -> RunResult:
     """Run ``num_reps`` replications of ``policy`` (compiled once, chunked, sharded).
 
@@ -69,10 +72,17 @@ def simulate(
       execution: optional :class:`jbandits.core.execution.Execution`: how the policy's
         step is compiled (never what it computes; default: the measured defaults of
         the devices' platform), e.g. to compare forms in a benchmark.
+      check_model: refuse a policy whose declared reward model does not fit the
+        bandit's rewards (default True; :mod:`jbandits.core.reward_model`: a
+        fixed-confidence policy's ``family``/``sigma`` against the instance). False
+        runs it anyway.
 
     Returns:
       A :class:`~jbandits.sim.engine.RunResult` of NumPy arrays ``[R, ...]``
-      (``[N, R, ...]`` for a stack).
+      (``[N, R, ...]`` for a stack). ``res.stopped`` says which runs the policy
+      stopped, ``res.num_stopped`` / ``res.num_capped`` count them; a
+      fixed-confidence policy with capped runs (budget reached without stopping)
+      gets a one-line :class:`~jbandits.sim.runner.results.CappedRunsWarning`.
 
     Raises:
       ValueError: a bad argument, named in the message (budget not a positive whole
@@ -80,7 +90,9 @@ def simulate(
         schedule needs, or beyond ``horizon``; ``num_reps`` or ``num_checkpoints``
         < 1; a policy built for another K or budget; params of another family than
         ``bandit``; a metric of another setting than the policy's; ``diagnostics``
-        for a policy without them; a batch of keys; ``batch_size`` < 1, ...).
+        for a policy without them; a batch of keys; ``batch_size`` < 1; instance
+        numbers its family's builder refuses (NaN or infinite means, Bernoulli means
+        outside [0, 1], negative stds); a reward model that does not fit, ...).
 
     Example::
 
@@ -103,6 +115,7 @@ def simulate(
     metric = _checks.auto_metric(metric, policy)
     _checks.metric(metric)
     _checks.use(policy, metric, diagnostics)
+    _checks.reward_model([policy], bandit, [params], check_model)
     if store is not None and return_state:
         raise ValueError("return_state cannot be combined with a store")
     source, numeric = runner.source_of(policy)
@@ -148,10 +161,14 @@ def simulate(
     flat = runner.execute(source, bandit, lanes, opts, store=store, **call)
     if store is not None:
         store.finish()
-    return runner.to_result(
+    res = runner.to_result(
         flat, (num_inst, num_reps) if mask.ndim == 2 else (num_reps,)
     )
 
+    if is_fixed_confidence(policy):
+        each = budgets[:, None] if mask.ndim == 2 else budgets[0]
+        warn_capped("simulate", policy.spec.name, res.stopped, each)
+    return res
 
 def _instances(params, budget) -> tuple[np.ndarray, np.ndarray]:
     """The arm mask of ``params`` (one instance ``[K]`` or a stack ``[N, K]``) and

@@ -8,11 +8,13 @@ from typing import Any
 import jax
 import numpy as np
 
+from jbandits.core.reward_model import is_fixed_confidence, of_policy
 from jbandits.core.types import Bandit, Key
 from jbandits.sim import checks as _checks
 from jbandits.sim import entry as _entry
 from jbandits.sim import runner
 from jbandits.sim.engine import RunResult
+from jbandits.sim.runner.results import warn_capped
 
 
 def product_grid(**axes) -> dict:
@@ -53,6 +55,7 @@ def sweep(
     memory_budget: int | None = None,
     store=None,
     report: runner.Report | None = None,
+    check_model: bool = True,
 ) -> RunResult:
     """Hyper-parameters (and budgets) x instances x replications, compiled once.
 
@@ -74,9 +77,13 @@ def sweep(
         thresholds needs an explicit ``metric``).
       num_checkpoints, permute, batch_size, memory_budget, progress, diagnostics, store, report:
         as in :func:`simulate`.
+      check_model: as in :func:`simulate`, at every distinct grid point (a grid
+        over ``sigma`` is checked point by point).
 
     Returns:
-      RunResult with leaves ``[P, N, R, ...]`` (``[P, R, ...]`` for one instance).
+      RunResult with leaves ``[P, N, R, ...]`` (``[P, R, ...]`` for one instance);
+      capped runs of a fixed-confidence policy are warned about as in
+      :func:`simulate`.
 
     Raises:
       ValueError: grid entries that are not 1-D of one length, a missing budget, ...
@@ -96,7 +103,7 @@ def sweep(
     cell_budget = np.repeat(point_budget, num_inst)
     cell_inst = np.tile(np.arange(num_inst), num_points)
     _checks.cells(bandit, params, cell_budget, real[cell_inst], horizon)
-    arrays, metric = _policy_checks(
+    arrays, metric, first = _policy_checks(
         make_policy,
         arrays,
         num_points,
@@ -107,6 +114,8 @@ def sweep(
         cell_budget,
         real[cell_inst],
     )
+    build = _build(make_policy, mask.shape[-1], int(point_budget[0]))
+    _model_checks(build, arrays, num_points, first, bandit, params, check_model)
     hp = jax.tree_util.tree_map(lambda v: np.repeat(v, num_inst, axis=0), arrays)
     keys, inst_params = _entry.instance_inputs(
         key_host, params, mask.ndim == 2, num_inst
@@ -152,7 +161,29 @@ def sweep(
     )  # fmt: skip
     if store is not None:
         store.finish()
-    return runner.to_result(flat, lead)
+    res = runner.to_result(flat, lead)
+    if is_fixed_confidence(first):
+        each = np.reshape(cell_budget, lead[:-1] + (1,))
+        warn_capped("sweep", first.spec.name, res.stopped, each)
+    return res
+
+
+def _build(make_policy, num_arms: int, budget: int):
+    """``point -> Policy``: the policy at one grid point, built on the host."""
+    if isinstance(make_policy, str):
+        return lambda p: _entry.host_policy(make_policy, num_arms, p, budget)
+    return lambda p: make_policy(**p)
+
+
+def _model_checks(build, arrays, num_points, first, bandit, params, check):
+    """The reward model of the policy at every distinct grid point fits the
+    instances (:func:`jbandits.sim.checks.reward_model`); only a policy whose first
+    point declares a model is built at the others."""
+    _checks.reward_model([first], bandit, [params], check)
+    if not check or of_policy(first) is None or num_points == 1:
+        return
+    others = _entry.points(arrays, num_points)[1:]
+    _checks.reward_model([build(p) for p in others], bandit, [params], check)
 
 
 def _policy_checks(
@@ -169,8 +200,8 @@ def _policy_checks(
     """Build the policy on the host at the grid's distinct points (every point for
     ``metric="auto"``, else the first) and check it against the metric, the
     diagnostics and the cells' budgets. Returns the grid (less a ``budget`` entry
-    that a registered policy does not take: the engine's budget only) and the
-    metric."""
+    that a registered policy does not take: the engine's budget only), the metric
+    and the policy at the first point."""
     registered = isinstance(make_policy, str)
     if (
         registered
@@ -181,10 +212,8 @@ def _policy_checks(
     points = _entry.points(arrays, num_points if _checks.is_auto(metric) else 1)
     if registered:
         runner.registry.check_kwargs(make_policy, points[0])
-        b0 = int(point_budget[0])
-        built = [_entry.host_policy(make_policy, num_arms, p, b0) for p in points]
-    else:
-        built = [make_policy(**p) for p in points]
+    build = _build(make_policy, num_arms, int(point_budget[0]))
+    built = [build(p) for p in points]
     if _checks.is_auto(metric):
         metric = _checks.one_metric(built)
     _checks.metric(metric)
@@ -194,4 +223,4 @@ def _policy_checks(
         runner.registry.check_budgets(
             spec.name, dict(spec.kwargs), cell_budget, cell_real
         )
-    return arrays, metric
+    return arrays, metric, built[0]

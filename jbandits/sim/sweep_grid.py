@@ -10,10 +10,12 @@ from typing import Any
 import jax
 import numpy as np
 
+from jbandits.core.reward_model import is_fixed_confidence, of_policy
 from jbandits.core.types import Bandit, Key
 from jbandits.sim import checks as _checks
 from jbandits.sim import entry as _entry
 from jbandits.sim import runner
+from jbandits.sim.runner.results import warn_capped
 from jbandits.sim.sweep_result import SweepResult
 
 
@@ -38,6 +40,7 @@ def sweep_grid(
     progress: bool | None = None,
     store=None,
     skip_invalid: bool = True,
+    check_model: bool = True,
 ) -> SweepResult:
     """Policies x hyper-parameter grids x instances (any K) x budgets x replications.
 
@@ -68,16 +71,21 @@ def sweep_grid(
         different settings, or several thresholds, need an explicit ``metric``).
       num_checkpoints, permute, memory_budget, batch_size, progress, store: as in
         :func:`simulate`.
+      check_model: as in :func:`simulate`: every policy at every grid point against
+        every instance (``jbandits sweep`` runs with the default, True).
 
     Returns:
-      A :class:`SweepResult`.
+      A :class:`SweepResult`; capped runs of a fixed-confidence policy are warned
+      about (one line per policy) as in :func:`simulate`.
 
     Raises:
       ValueError: before anything runs, on a bad argument (named in the message):
         an empty grid axis, no budgets or instances, no cell left to run, params of
         another family than ``bandit``, a hyper-parameter the policy does not take
         or a string where it takes a number, a metric of another setting than a
-        policy's, a budget past int32, ``num_checkpoints`` < 1, a batch of keys.
+        policy's, a budget past int32, ``num_checkpoints`` < 1, a batch of keys,
+        instance numbers its family's builder refuses, a reward model that does not
+        fit (``check_model``).
     """
     num_reps, num_checkpoints = _checks.counts(num_reps, num_checkpoints)
     key_host = _checks.one_key(key)
@@ -92,6 +100,7 @@ def sweep_grid(
             runner.registry.check_kwargs(name, point)
     inst_keys = runner.instance_keys(key_host, len(instances))
     metric = _grid_metric(policies, points, instances, budgets, metric)
+    stopping = _model_checks(policies, points, instances, budgets, bandit, check_model)
     real = [int(np.asarray(p.arm_mask).sum()) for p in instances]
     cells, groups = _cells(policies, points, instances, real, budgets, skip_invalid)
     store = _entry.open_store(
@@ -133,6 +142,10 @@ def sweep_grid(
     if store is not None:
         store.write_cells(cells)
         store.finish(noop_fraction=report.noop_fraction, lanes=report.lanes)
+    for name in stopping:
+        ids = [i for i, c in enumerate(cells) if c["policy"] == name]
+        each = np.asarray([cells[i]["budget"] for i in ids])[:, None]
+        warn_capped("sweep_grid", name, values["stopped"][ids], each)
     return SweepResult(cells, values, report)
 
 
@@ -168,6 +181,27 @@ def _grid_metric(policies, points, instances, budgets, metric):
 def _cells(policies, points, instances, real, budgets, skip_invalid):
     """The cells (labels, and the ``_point`` each runs) and their groups: the cell
     indices per (policy, K bucket, static arguments), one compiled program each.
+def _model_checks(policies, points, instances, budgets, bandit, check) -> list:
+    """Check every policy's reward model at every grid point against every instance
+    (:func:`jbandits.sim.checks.reward_model`; a policy is built at its other points
+    only when its first declares a model). Returns the names of the
+    fixed-confidence policies (:func:`jbandits.core.reward_model.is_fixed_confidence`)."""
+    kb0 = k_bucket(np.asarray(instances[0].arm_mask).shape[-1])
+    b_max = int(budgets.max())
+    names = []
+    for i, (name, _) in enumerate(policies):
+        if not points[i]:
+            continue
+        first = _entry.host_policy(name, kb0, points[i][0], b_max)
+        if is_fixed_confidence(first) and name not in names:
+            names.append(name)
+        built = [first]
+        if check and of_policy(first) is not None:
+            built += [_entry.host_policy(name, kb0, p, b_max) for p in points[i][1:]]
+        _checks.reward_model(built, bandit, instances, check)
+    return names
+
+
     Cells with a budget below what the policy needs are skipped (or refused)."""
     cells, groups = [], {}
     skipped = 0

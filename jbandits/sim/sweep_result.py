@@ -28,8 +28,20 @@ class SweepResult:
     values: dict
     report: runner.Report = field(default_factory=runner.Report)
 
+    @property
+    def num_stopped(self) -> int:
+        """Runs the policy stopped by itself, over every cell."""
+        return int(np.sum(self.values["stopped"]))
+
+    @property
+    def num_capped(self) -> int:
+        """Runs that reached their budget without the policy stopping, over every
+        cell (see :meth:`summary`'s ``capped``)."""
+        return int(np.size(self.values["stopped"])) - self.num_stopped
+
     def to_dataframe(self):
-        """Tidy table: one row per (cell, replication, checkpoint) (needs pandas)."""
+        """Tidy table: one row per (cell, replication, checkpoint) (needs pandas);
+        a run's own values (``num_pulls``, ``stopped``) repeat on its checkpoints."""
         import pandas as pd
 
         num_cells, reps, num_ckpt = self.values["times"].shape
@@ -41,6 +53,8 @@ class SweepResult:
         for name, value in self.values.items():
             if value.shape[2:] == (num_ckpt,):
                 frame[name.removeprefix("metric.")] = value.reshape(-1)
+            elif value.shape[2:] == () and name in _PER_RUN:
+                frame[name] = np.repeat(value.reshape(-1), num_ckpt)
         return frame
 
     def summary(self, z: float = 1.959963984540054):
@@ -51,6 +65,12 @@ class SweepResult:
         (:func:`jbandits.analysis.metrics.binomial_ci`: inside [0, 1], not empty at a rate of
         0 or 1); other values (regret, reward, misclassified, simple regret) the
         normal interval ``mean +- z * sd / sqrt(reps)``.
+
+        Every row also has its cell's ``stopped`` and ``capped`` counts (runs the
+        policy stopped by itself; runs that reached the budget without stopping) and
+        ``num_pulls`` with its normal interval: the stopping time of a
+        fixed-confidence policy, a capped run counted at its budget (with
+        ``capped > 0`` the mean is a lower bound of the mean stopping time).
         """
         import pandas as pd
 
@@ -79,6 +99,7 @@ class SweepResult:
                     row[short] = mean
                     row[short + "_lo"] = lo
                     row[short + "_hi"] = hi
+                row.update(_stopping(self.values, c, z))
                 rows.append(row)
         frame = pd.DataFrame(rows)
         # policy, hyper-parameters (of every policy), K, instance, budget, values
@@ -86,6 +107,24 @@ class SweepResult:
         tail = [k for k in ("K", "instance", "budget") if k in labels]
         labels = [k for k in labels if k not in tail] + tail
         return frame[labels + [c for c in frame.columns if c not in labels]]
+
+
+_PER_RUN = ("num_pulls", "stopped")  # a run's own values, no checkpoint axis
+
+
+def _stopping(values: dict, c: int, z: float) -> dict:
+    """Cell ``c``'s stopped and capped counts and its mean ``num_pulls`` with the
+    normal interval."""
+    done = np.asarray(values["stopped"][c], bool)
+    x = np.asarray(values["num_pulls"][c], np.float64)
+    se = x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else 0.0
+    return {
+        "stopped": int(done.sum()),
+        "capped": int((~done).sum()),
+        "num_pulls": x.mean(),
+        "num_pulls_lo": x.mean() - z * se,
+        "num_pulls_hi": x.mean() + z * se,
+    }
 
 
 def _is_rate(name: str, value: np.ndarray) -> bool:

@@ -86,7 +86,7 @@ def lane_bytes(fn, hp, params, kdata, rep, budget, horizon) -> int:
     """
     try:
         abstract = jax.eval_shape(fn, hp, params, kdata, rep, budget, horizon)
-    except (TypeError, ValueError, IndexError) as err:
+    except (TypeError, ValueError, IndexError, AttributeError) as err:
         raise misfit(params, err) from err
     return bytes_per_lane(abstract, hp, params, kdata, rep, budget, horizon)
 

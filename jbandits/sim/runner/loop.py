@@ -107,7 +107,7 @@ def execute(
     if key not in LANE_BYTES or key not in RESULT_BYTES:  # its first trace sizes
         try:
             shapes = jax.eval_shape(fn, *probe)
-        except (TypeError, ValueError, IndexError) as err:
+        except (TypeError, ValueError, IndexError, AttributeError) as err:
             raise misfit(probe[1], err, source, hp) from err
         LANE_BYTES[key] = bytes_per_lane(shapes, *probe)  # a lane on the device
         RESULT_BYTES[key] = result_bytes_per_lane(shapes)  # its results on the host

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits.core import validate as _validate
 from jbandits.sim.engine import RunResult
 
 
@@ -84,6 +85,31 @@ def check_count_precision(pulls) -> None:
             "run's statistics are wrong. Enable 64-bit floats before any JAX work "
             "(jax.config.update('jax_enable_x64', True)) or use a smaller budget"
         )
+
+
+class CappedRunsWarning(UserWarning):
+    """Runs of a fixed-confidence policy reached their budget without stopping."""
+
+
+def warn_capped(who: str, name: str, stopped, budgets) -> None:
+    """A one-line :class:`CappedRunsWarning` when any run of fixed-confidence policy
+    ``name`` is capped: ``stopped`` its runs' flags, ``budgets`` (broadcast to them)
+    their budgets. A capped run counts at its budget (``num_pulls``) with the
+    output at the cap as its recommendation: the mean stopping time is then a lower
+    bound, and the error rate not that of the stopping rule."""
+    stopped = np.asarray(stopped, bool)
+    capped = ~stopped
+    count = int(capped.sum())
+    if not count:
+        return
+    at = np.unique(np.broadcast_to(np.asarray(budgets), stopped.shape)[capped])
+    where = f"budget {at[0]}" if at.size == 1 else f"budgets {at[0]}..{at[-1]}"
+    _validate.warn(
+        f"{who}: {count} of {stopped.size} runs of {name} reached their {where} "
+        "without stopping (capped: counted at the budget, with the output at the cap "
+        "as their recommendation; see num_capped and stopped); raise the budget",
+        CappedRunsWarning,
+    )
 
 
 def _host(res: RunResult, n: int) -> dict:
