@@ -61,39 +61,11 @@ def recommended_arm(output) -> np.ndarray:
     return np.where(picked.any(-1), picked.argmax(-1), -1)
 
 
-# speed settings only (the runs are the same whatever they are): a chunk runs until its
-# last lane stops, so its cost is (lanes) x (its largest stopping time, up to the
-# round's cap). Measured on GK16 Table 1 (benchmarks/notes_fixed_confidence.md §1):
-# chunks of 32 lanes and caps growing x3 from 1.5 x the expected mean run 2.07 lane-
-# steps per useful pull for the Track-and-Stop rows, against 2.89 with 128 lanes and x4
-# from 3 x the mean; a Track-and-Stop step costs no more per lane in chunks of 32.
-GROWTH = 3  # each later round's cap, times the previous one
-BATCH = 32  # lanes per chunk (fewer for fewer replications)
-
-
-def caps(first: float, cap: int, num_arms: int) -> list[int]:
-    """The caps of the rounds: ``first`` (at least ``50 K``), then ``GROWTH`` times
-    more each round, the last one ``cap``."""
-    out, c = [], max(int(math.ceil(first)), 50 * num_arms)
-    while c < cap:
-        out.append(c)
-        c *= GROWTH
-    return out + [int(cap)]
-
-
-def _lanes(algo, params, keys, todo, budget, cap, total, num_arms) -> runner.Lanes:
-    """The lanes of one round: the replications ``todo`` at ``budget``, padded to
-    ``total`` lanes (a multiple of the chunk size) with copies of the first one at a
-    budget of K pulls: the runner would otherwise fill the last chunk with copies of
-    real lanes run in full."""
-    pad = total - todo.size
-    budgets = np.r_[np.full(todo.size, budget), np.full(pad, num_arms)]
-    hp = {name: np.full(total, v, float) for name, v in dict(algo.hp).items()}
-    return runner.Lanes(
-        hp=hp, params=params, instance=np.zeros(total, np.int64),
-        budget=budgets.astype(np.int64), keys=keys[np.r_[todo, np.full(pad, todo[0])]],
-        num_reps=1, horizon=np.full(total, cap, np.int64),
-    )  # fmt: skip
+# a speed setting only (the runs are the same whatever it is): lanes per program of the
+# runner's refilling lanes (jbandits.sim.runner.refill). A Track-and-Stop step cost no
+# more per lane in chunks of 32 than of 128 on CPU (benchmarks/notes_fixed_confidence.md
+# §1).
+BATCH = 32
 
 
 def run(
@@ -113,56 +85,41 @@ def run(
 
     Replication ``r`` has the key of instance ``r`` of a stack of ``reps`` copies of the
     instance run by :func:`jbandits.simulate` with one replication each (``fold_in(
-    fold_in(key, r), 0)``). A batch of lanes runs until its last lane stops, so one
-    long run would hold every lane of its chunk to the cap. Instead the replications
-    run in rounds of growing caps (:func:`caps`, from ``first`` pulls): each round
-    re-runs from the start only the replications that have not stopped yet, in
-    chunks of :data:`BATCH` lanes. A replication's pulls do not depend on its budget
-    until it reaches it, so the result is that of one run of every replication at
-    ``cap`` (``tests/test_experiments_fixed_confidence.py`` checks it against
+    fold_in(key, r), 0)``). They run in one runner call whose lanes refill from a queue
+    (:mod:`jbandits.sim.runner.refill`): a lane whose replication stopped takes the
+    next one, so no lane waits for the slowest of a chunk; each result is that of one
+    run at ``cap`` (``tests/test_experiments_fixed_confidence.py`` checks it against
     :func:`jbandits.simulate`). ``num_arms``: pad the instance to that many arms
-    (:func:`instance`).
+    (:func:`instance`). ``first`` is ignored (it was the first cap of the rounds of
+    growing caps that the refilling lanes replaced; the runs are the same).
     """
+    del first
     means = np.asarray(means, float)
     k = means.size
     width = max(k, num_arms or k)
     bandit, one = instance(family, means, sigma, width)
     params = type(one)(*[np.asarray(x)[None] for x in one])
-    source = algo.source(num_arms=width)
-    keys = runner.instance_keys(key, reps)
-    opts = runner.Options(metric=None, permute=algo.permute)
-    out = Runs(
-        np.full(reps, float(cap)), np.zeros(reps, bool), np.full(reps, -1, np.int64),
-        np.zeros(reps, bool), np.zeros((reps, k)),
+    lanes = runner.Lanes(
+        hp={name: np.full(reps, v, float) for name, v in dict(algo.hp).items()},
+        params=params, instance=np.zeros(reps, np.int64),
+        budget=np.full(reps, cap, np.int64), keys=runner.instance_keys(key, reps),
+        num_reps=1, horizon=np.full(reps, cap, np.int64),
     )  # fmt: skip
-    todo = np.arange(reps)
-    # chunks of `batch` lanes and every round padded to a multiple of that (lanes at a
-    # budget of K, done at once), so that the rounds run one compiled program
+    opts = runner.Options(metric=None, permute=algo.permute)
     batch = min(BATCH, 2 ** max(1, math.ceil(math.log2(reps))))
-    for budget in caps(cap if first is None else first, cap, k):
-        n = todo.size
-        total = -(-n // batch) * batch
-        lanes = _lanes(algo, params, keys, todo, budget, cap, total, width)
-        res = runner.execute(source, bandit, lanes, opts, batch_size=batch)
-        res = {
-            f: np.asarray(res[f])[:n]
-            for f in ("stopped", "output", "num_pulls", "pulls")
-        }
-        stopped = np.asarray(res["stopped"], bool).reshape(n)
-        keep = stopped | (budget >= cap)  # at the cap: keep what happened
-        output = np.asarray(res["output"]).reshape(n, -1)
-        output = output[:, 0] if output.shape[1] == 1 else output
-        done = todo[keep]
-        out.stop[done] = np.asarray(res["num_pulls"], float).reshape(n)[keep]
-        out.stopped[done] = stopped[keep]
-        out.recommended[done] = recommended_arm(output)[keep]
-        out.pulls[done] = np.asarray(res["pulls"]).reshape(n, width)[keep, :k]
-        todo = todo[~keep]
-        if not todo.size:
-            break
-    best = int(np.argmax(means))
-    out.error[:] = (out.recommended != best) | ~out.stopped
-    return out
+    res = runner.execute(
+        algo.source(num_arms=width), bandit, lanes, opts, batch_size=batch,
+        refill=True,
+    )  # fmt: skip
+    output = np.asarray(res["output"]).reshape(reps, -1)
+    output = output[:, 0] if output.shape[1] == 1 else output
+    stopped = np.asarray(res["stopped"], bool).reshape(reps)
+    recommended = recommended_arm(output)
+    error = (recommended != int(np.argmax(means))) | ~stopped
+    return Runs(
+        np.asarray(res["num_pulls"], float).reshape(reps), stopped, recommended,
+        error, np.asarray(res["pulls"]).reshape(reps, width)[:, :k].astype(float),
+    )  # fmt: skip
 
 
 def row(runs: Runs) -> dict:

@@ -78,11 +78,11 @@ def test_shang_legends_but_the_mu2_bernoulli_n_star():
 
 # ------------------------------------------------------------- runs in rounds
 @pytest.mark.slow  # ~8 s: two programs
-def test_rounds_give_the_runs_of_one_call_at_the_cap():
-    """_fc.run re-runs the unstopped replications with growing caps: the same stopping
-    times, recommendations and pull counts as jbandits.simulate on a stack of copies
-    at the cap (Chernoff-Racing on GK16's mu2, whose stopping times reach 10-50 times
-    the median: rounds of caps 250, 750, 2250, 6750, 20000 run here)."""
+def test_runs_are_those_of_one_call_at_the_cap():
+    """_fc.run (lanes that refill from a queue, 32 per program here for 40
+    replications): the same stopping times, recommendations and pull counts as
+    jbandits.simulate on a stack of copies at the cap (Chernoff-Racing on GK16's mu2,
+    whose stopping times reach 10-50 times the median)."""
     import jax
 
     import jbandits
@@ -90,7 +90,7 @@ def test_rounds_give_the_runs_of_one_call_at_the_cap():
     means, reps, cap = np.array([0.3, 0.21, 0.2, 0.19, 0.18]), 40, 20_000
     algo = _core.Algo("CR", "chernoff_racing", {"family": "bernoulli"}, {"delta": 0.1})
     key = jax.random.key(3)
-    runs = _fc.run(algo, "bernoulli", means, key, reps, cap, first=200)
+    runs = _fc.run(algo, "bernoulli", means, key, reps, cap)
     bandit, params = jbandits.envs.bernoulli(np.broadcast_to(means, (reps, 5)))
     res = jbandits.simulate(
         jbandits.make("chernoff_racing", num_arms=5, family="bernoulli", delta=0.1),
@@ -100,8 +100,7 @@ def test_rounds_give_the_runs_of_one_call_at_the_cap():
     np.testing.assert_array_equal(runs.stopped, np.asarray(res.stopped).reshape(-1))
     np.testing.assert_array_equal(runs.recommended, np.asarray(res.output).reshape(-1))
     np.testing.assert_array_equal(runs.pulls, np.asarray(res.pulls).reshape(reps, 5))
-    assert runs.stop.max() > 800 and np.median(runs.stop) < 3200  # several rounds ran
-    assert _fc.caps(200, cap, 5) == [250, 750, 2250, 6750, cap]
+    assert runs.stop.max() > 2 * np.median(runs.stop)  # lanes refilled, then narrowed
 
 
 def test_gk16_chernoff_racing_runs_in_the_papers_order_and_the_others_relabelled():

@@ -69,8 +69,26 @@ def _col(x, k: int):
     return jnp.sum(jnp.where(hit, x, _zero(x.dtype)), axis=-1).astype(x.dtype)
 
 
+def _pow2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def in_place_pad(x, config) -> bool:
+    """Whether padding ``x`` at the high end of its axes (``config``: ``(lo, hi,
+    interior)`` per axis) stays within the power-of-two sizes the kernel's arrays
+    already have (:mod:`jbandits.sim.fused.safe.padded`): then it moves nothing, and
+    is kept as a ``pad`` that the padded evaluation writes as one select."""
+    return all(
+        lo == 0 and interior == 0 and _pow2(int(d + hi)) == _pow2(int(d))
+        for d, (lo, hi, interior) in zip(x.shape, config, strict=True)
+    )
+
+
 def _pad_to(x, axis: int, width: int, value):
     size = x.shape[axis]
+    config = [(0, width - size if a == axis else 0, 0) for a in range(x.ndim)]
+    if in_place_pad(x, config):
+        return lax.pad(x, jnp.asarray(value, x.dtype), config)
     mask = _place_mask(0, 1, width, size)
     placed = _contract(x, axis, mask)
     cover = _contract(jnp.ones(x.shape, jnp.bool_), axis, mask)

@@ -36,6 +36,7 @@ from jbandits.sim.fused.safe.core import (
     interpret,
     rule_table,
 )
+from jbandits.sim.fused.safe.onehot import in_place_pad
 
 
 def pow2(n: int) -> int:
@@ -168,6 +169,20 @@ def _split(eqn, ins):
     if any(s != pow2(s) for s in sizes) or x.shape[axis] != sum(sizes):
         raise NotKernelSafe(f"padding: split {sizes} of {x.shape}")
     return eqn.primitive.bind(x, **eqn.params)
+
+
+@_rule("pad")
+def _pad(eqn, ins):
+    """A pad at the high end that stays within the power-of-two sizes
+    (:func:`jbandits.sim.fused.safe.onehot.in_place_pad`, the only pads the
+    kernel-safe rewrite leaves): the padding value past the logical sizes."""
+    x, value = ins
+    config = eqn.params["padding_config"]
+    shape = _shape(eqn.invars[0])
+    if not in_place_pad(jax.ShapeDtypeStruct(shape, x.dtype), config):
+        raise NotKernelSafe(f"padding: pad {config} of {shape}")
+    mask = _valid(shape, x.shape, range(len(shape)))
+    return x if mask is None else jnp.where(mask, x, jnp.asarray(value, x.dtype))
 
 
 # --------------------------------------------------------------------- reductions

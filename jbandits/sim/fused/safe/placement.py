@@ -7,7 +7,13 @@ import jax.numpy as jnp
 from jax import lax
 
 from jbandits.sim.fused.safe.core import NotKernelSafe, _Key, _rule
-from jbandits.sim.fused.safe.onehot import _col, _contract, _place_mask, _zero
+from jbandits.sim.fused.safe.onehot import (
+    _col,
+    _contract,
+    _place_mask,
+    _zero,
+    in_place_pad,
+)
 
 
 def _scatter(eqn, x, idx, upd, how: str):
@@ -115,6 +121,8 @@ def _dynamic_update_slice(eqn, x, update, *starts):
 
 @_rule("pad")
 def _pad(eqn, x, value):
+    if in_place_pad(x, eqn.params["padding_config"]):
+        return lax.pad(x, jnp.asarray(value, x.dtype), eqn.params["padding_config"])
     cover = jnp.ones(x.shape, jnp.bool_)
     for axis, (lo, hi, interior) in enumerate(eqn.params["padding_config"]):
         dim = x.shape[axis]
