@@ -199,10 +199,14 @@ def engine_program_text(policy, bandit, params, budget: int, lanes: int = 1) -> 
     return fn.lower(*args).compile().as_text()
 
 
-def engine_program(policy, bandit, params, budget: int, lanes: int = 1):
+def engine_program(
+    policy, bandit, params, budget: int, lanes: int = 1, opts=None, platform=None
+):
     """``(fn, args)``: the batched runner's jitted program for ``policy`` on one
     instance and the arguments of a call with ``lanes`` replications (nothing is
-    traced or run)."""
+    traced or run). ``opts``: the runner's Options (default ``runner.Options()``);
+    ``platform``: the platform the program is built for (default: the local
+    devices'; ``"cuda"`` for an ahead-of-time GPU compile, benchmarks/gpu_compile.py)."""
     import jax
     import numpy as np
 
@@ -214,9 +218,9 @@ def engine_program(policy, bandit, params, budget: int, lanes: int = 1):
     # host-side schedules (SH and the other phase policies), as simulate builds them
     real = np.full(lanes, int(np.sum(np.asarray(params.arm_mask))))
     hp.update(entry.prepared(source, numeric, real[0], real, np.full(lanes, budget)))
-    fn = runner._program(
-        source, bandit, runner.Options(), tuple(params._fields), fold=True
-    )
+    opts = runner.Options() if opts is None else opts
+    fields = tuple(params._fields)
+    fn = runner._program(source, bandit, opts, fields, True, platform=platform)
     kdata = np.stack([prng.key_data(jax.random.key(0))] * lanes)
     one = np.ones(lanes, np.int32)
     return fn, (hp, params, kdata, 0 * one, budget * one, budget * one)

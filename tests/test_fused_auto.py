@@ -1,5 +1,7 @@
-"""``Execution(backend="auto")``: the fused kernel on a GPU after a first-call check
-against the XLA program, XLA elsewhere (jbandits.sim.fused.backend).
+"""``Execution(backend="auto")``: XLA, except on a GPU for the (policy, K) pairs a GPU
+run measured faster fused (``lowering.FUSED_FASTER``, the only way in), where the
+fused kernel runs after a first-call check against the XLA program
+(jbandits.sim.fused.backend).
 
 On CPU the GPU is simulated: the platform seam reports ``"gpu"`` and the lowering
 choice returns Pallas interpret mode, so the fused program runs as it would on a GPU
@@ -42,11 +44,18 @@ def on_gpu(monkeypatch):
 
 
 @pytest.fixture
+def measured(monkeypatch):
+    """UCB1 at K arms measured faster fused (the only way into fused under auto)."""
+    monkeypatch.setattr(lowering, "FUSED_FASTER", {("ucb1", K): "a test's entry"})
+
+
+@pytest.fixture
 def spy(monkeypatch):
     """Wraps every program the runner builds: counts the untraced calls of its XLA
-    program; ``perturb`` set: the fused program's output has that change."""
+    and fused programs; ``perturb`` set: the fused program's output has that
+    change."""
     real = backend.program_for
-    state = {"xla_calls": 0, "perturb": None, "programs": []}
+    state = {"xla_calls": 0, "fused_calls": 0, "perturb": None, "programs": []}
 
     def counted(xla):
         def call(*args):
@@ -59,6 +68,7 @@ def spy(monkeypatch):
 
     def perturbed(fused, change):
         def call(*args):
+            state["fused_calls"] += 1
             return change(fused(*args))
 
         call.__wrapped__ = lambda *args: change(fused.__wrapped__(*args))
@@ -69,8 +79,9 @@ def spy(monkeypatch):
         prog = real(*args, **kwargs)
         if isinstance(prog, backend.FusedProgram):
             prog.xla = counted(prog.xla)
-            if state["perturb"] is not None:
-                prog.fused = perturbed(prog.fused, state["perturb"])
+            prog.fused = perturbed(
+                prog.fused, lambda out: (state["perturb"] or (lambda o: o))(out)
+            )
         state["programs"].append(prog)
         return prog
 
@@ -98,7 +109,7 @@ def _assert_same(a, b):
         np.testing.assert_array_equal(x, y)
 
 
-def test_auto_on_gpu_runs_fused_after_a_passing_check(on_gpu, spy):
+def test_auto_on_gpu_runs_fused_after_a_passing_check(on_gpu, measured, spy):
     expected = _simulate("xla")
     spy["xla_calls"], spy["programs"] = 0, []
     got = _simulate()
@@ -112,7 +123,7 @@ def test_auto_on_gpu_runs_fused_after_a_passing_check(on_gpu, spy):
     assert spy["xla_calls"] == 1 and prog.backend == "fused"
 
 
-def test_auto_check_catches_a_wrong_fused_result(on_gpu, spy, caplog):
+def test_auto_check_catches_a_wrong_fused_result(on_gpu, measured, spy, caplog):
     expected = _simulate("xla")
     spy["programs"] = []
     spy["perturb"] = lambda out: out._replace(num_pulls=out.num_pulls + 1)
@@ -128,7 +139,41 @@ def test_auto_check_catches_a_wrong_fused_result(on_gpu, spy, caplog):
     assert prog.backend == "xla"
 
 
-def test_auto_off_gpu_is_xla(spy):
+def test_auto_on_gpu_without_a_measured_pair_is_xla(on_gpu, spy, monkeypatch):
+    """An empty FUSED_FASTER (no GPU timing): no fused program is even built."""
+    monkeypatch.setattr(lowering, "FUSED_FASTER", {})
+    expected = _simulate("xla")
+    spy["programs"] = []
+    _assert_same(_simulate(), expected)
+    assert spy["programs"] and not any(
+        isinstance(p, backend.FusedProgram) for p in spy["programs"]
+    )
+    assert not backend.FALLBACKS
+
+
+def test_auto_runs_fused_only_at_a_measured_k(on_gpu, spy, monkeypatch):
+    """UCB1 measured at another K only: the program is built, but every call at this
+    K runs XLA (no fused call, no check); the entry at K lets it in."""
+    monkeypatch.setattr(lowering, "FUSED_FASTER", {("ucb1", 2 * K): "elsewhere"})
+    expected = _simulate("xla")
+    spy["xla_calls"], spy["programs"] = 0, []
+    _assert_same(_simulate(), expected)
+    (prog,) = spy["programs"]
+    assert isinstance(prog, backend.FusedProgram) and prog.reason is None
+    assert spy["fused_calls"] == 0 and spy["xla_calls"] == 1
+    lowering.FUSED_FASTER[("ucb1", K)] = "here"
+    _assert_same(_simulate(), expected)
+    assert spy["fused_calls"] == 1 and spy["xla_calls"] == 2  # fused, then the check
+
+
+def test_no_pair_is_measured_yet():
+    """No GPU has timed the fused backend: "auto" is XLA everywhere. An entry comes
+    with the GPU run that measured it (then update this test)."""
+    assert lowering.FUSED_FASTER == {}
+    assert not lowering.fused_faster("apt") and not lowering.fused_faster("apt", 128)
+
+
+def test_auto_off_gpu_is_xla(spy, measured):
     _simulate()
     assert spy["programs"] and not any(
         isinstance(p, backend.FusedProgram) for p in spy["programs"]

@@ -58,8 +58,10 @@ class Execution:
       backend: how the batched runner runs a chunk of lanes: ``"xla"`` (the
         engine's loop of XLA kernels), ``"fused"`` (a block of lanes plays its whole
         budget in one Pallas kernel, :mod:`jbandits.sim.fused`; interpret mode off a
-        GPU) or ``"auto"`` (the default: fused on a ``gpu``/``cuda`` platform,
-        XLA elsewhere; see :mod:`jbandits.sim.fused.backend`). Under ``"auto"`` the
+        GPU) or ``"auto"`` (the default: XLA, but fused on a ``gpu``/``cuda``
+        platform for the (policy, K) pairs a GPU run measured faster fused,
+        ``jbandits.sim.fused.lowering.FUSED_FASTER``: none yet; see
+        :mod:`jbandits.sim.fused.backend`). Under ``"auto"`` the
         first call of a fused program at each argument signature also runs the XLA
         program and compares every output exactly; a difference switches that
         program to XLA for good, and the call returns the XLA result. A fused

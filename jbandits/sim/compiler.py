@@ -9,7 +9,7 @@ import jax
 import numpy as np
 
 
-def compiler_options() -> dict[str, str]:
+def compiler_options(platform: str | None = None) -> dict[str, str]:
     """XLA options for programs that run the engine (the batched runner uses them).
 
     On CPU, XLA's YNN fusions (reductions and elementwise fusions handed to XNNPACK's
@@ -28,8 +28,11 @@ def compiler_options() -> dict[str, str]:
     one lane (never over replications), where the rewriter's pairwise partial sums
     buy no accuracy that matters; results of every trace test are unchanged. The
     measurements behind each option: ``benchmarks/notes_sim.md``.
+
+    ``platform``: the platform the program is compiled for (default: JAX's default
+    backend; another one for ahead-of-time compiles, ``benchmarks/gpu_compile.py``).
     """
-    if jax.default_backend() != "cpu":
+    if (platform or jax.default_backend()) != "cpu":
         return {}
     wanted = {
         "xla_cpu_experimental_ynn_fusion_type": "",

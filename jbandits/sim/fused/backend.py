@@ -8,7 +8,11 @@ cannot be traced (an operation the kernel-safe rewrite does not cover) or lowere
 and compiled (a lowering that refuses the kernel). The choice:
 
 * ``Execution(backend="xla")``: XLA;
-* ``"auto"`` (the default): on a ``gpu``/``cuda`` platform, the fused kernel with a
+* ``"auto"`` (the default): XLA, except on a ``gpu``/``cuda`` platform for the
+  (policy, K) pairs a GPU run measured faster fused than on XLA
+  (:data:`jbandits.sim.fused.lowering.FUSED_FASTER`, the only way into the fused
+  kernel under ``"auto"``; empty today, so ``"auto"`` is XLA everywhere). For those
+  pairs, the fused kernel with a
   **first-call check**: the first (untraced) call at each argument signature also
   runs the XLA program on the same arguments and compares every output leaf exactly
   (``np.array_equal``, NaN equal to NaN); any difference, like a trace, lowering or
@@ -16,11 +20,12 @@ and compiled (a lowering that refuses the kernel). The choice:
   :data:`FALLBACKS`, :attr:`FusedProgram.reason`, and logged: a difference at
   ``WARNING``, the rest at ``INFO``), and that call returns the XLA result. After a
   passing check, later calls at that signature run the fused kernel only. The check
-  costs one XLA run of the first chunk per program and signature. Elsewhere: XLA.
-  (The kernel has not yet been run on a GPU, nor its speed measured: see
-  benchmarks/notes_fused.md.)
+  costs one XLA run of the first chunk per program and signature.
 * ``"fused"``: fused wherever a lowering exists (interpret mode on CPU: the tests),
-  without the check; a fall-back warns, with its one-line reason.
+  without the check; a fall-back warns, with its one-line reason. Its GPU programs
+  are compiled for an H100 and checked for spills in CI
+  (``python -m benchmarks.gpu_compile``); not yet timed on hardware (nor run on a
+  GPU: benchmarks/notes_fused.md).
 
 Run options the kernel does not produce (``record_arms``, ``return_state``,
 ``diagnostics``) and several devices (``shard_map``) run on XLA, with the reason.
@@ -45,7 +50,8 @@ _LOG = logging.getLogger("jbandits")
 
 BACKENDS = ("auto", "xla", "fused")
 
-#: platforms on which ``"auto"`` picks the fused kernel (with the first-call check)
+#: platforms on which ``"auto"`` may pick the fused kernel (with the first-call
+#: check), for the pairs of :data:`jbandits.sim.fused.lowering.FUSED_FASTER` only
 AUTO_PLATFORMS = ("gpu", "cuda")
 
 #: label -> the reason of the last fall-back to XLA in this process (read by
@@ -94,6 +100,20 @@ def _signature(args) -> tuple:
     )
 
 
+def registry_name(source) -> str:
+    """The registered name of a policy source (its label for an unregistered one):
+    what :data:`jbandits.sim.fused.lowering.FUSED_FASTER` is keyed on."""
+    ident = getattr(source, "ident", None)
+    if isinstance(ident, tuple) and len(ident) == 2 and ident[0] == "registered":
+        return ident[1]
+    return getattr(source, "name", "") or "policy"
+
+
+def num_arms(args) -> int:
+    """K of a chunk's arguments ``(hp, params, ...)``: the instance's arm axis."""
+    return int(jax.numpy.shape(args[1].arm_mask)[-1])
+
+
 def _unjitted(fn):
     return getattr(fn, "__wrapped__", fn)
 
@@ -134,18 +154,29 @@ class FusedProgram:
     Called like the XLA program. The first call at each argument signature that
     fails (trace, lowering or compilation) switches to the XLA program for good and
     records :attr:`reason`; a call that succeeded once is not guarded again. With
-    ``check`` (``"auto"``), that first untraced call also runs the XLA program and
+    ``check`` (``"auto"``), a call whose K is not measured faster fused for
+    ``policy`` (:func:`jbandits.sim.fused.lowering.fused_faster`) runs the XLA
+    program, and the first untraced call of the others also runs the XLA program and
     compares the results exactly (:func:`first_difference`): a difference is a
     fall-back too, and the call returns the XLA result.
     """
 
     def __init__(
-        self, fused, xla, *, wanted: str, label: str, spec=None, check: bool = False
+        self,
+        fused,
+        xla,
+        *,
+        wanted: str,
+        label: str,
+        spec=None,
+        check: bool = False,
+        policy: str | None = None,
     ):
         self.fused = fused
         self.xla = xla
         self.wanted = wanted
         self.label = label
+        self.policy = policy or label
         self.spec = spec
         self.check = check
         self.reason: str | None = None
@@ -188,6 +219,8 @@ class FusedProgram:
         xla = _unjitted(self.xla) if tracing else self.xla
         if self.reason is not None:
             return xla(*args)
+        if self.check and not lowering.fused_faster(self.policy, num_arms(args)):
+            return xla(*args)  # "auto": fused only where measured faster
         sig = _signature(args)
         if sig in self._ok:
             return fused(*args)
@@ -254,8 +287,11 @@ def program_for(
     if wanted == "xla":
         return xla
     platform = (platform or _platform()).lower()
-    if wanted == "auto" and platform not in AUTO_PLATFORMS:
-        return xla  # "auto" picks the fused kernel on a GPU only
+    policy = registry_name(source)
+    if wanted == "auto" and (
+        platform not in AUTO_PLATFORMS or not lowering.fused_faster(policy)
+    ):
+        return xla  # "auto": fused on a GPU, where a GPU run measured it faster
     label = getattr(source, "name", "") or "policy"
     reason = static_reason(opts, devices)
     low = None
@@ -288,8 +324,9 @@ def program_for(
     fn = driver.program(spec)
     fused = jax.jit(fn, compiler_options=compiler_options or None)
     return FusedProgram(
-        fused, xla, wanted=wanted, label=label, spec=spec, check=wanted == "auto"
-    )
+        fused, xla, wanted=wanted, label=label, spec=spec, check=wanted == "auto",
+        policy=policy,
+    )  # fmt: skip
 
 
 __all__ = [
@@ -297,7 +334,9 @@ __all__ = [
     "BACKENDS",
     "FusedProgram",
     "first_difference",
+    "num_arms",
     "program_for",
+    "registry_name",
     "requested",
     "static_reason",
 ]

@@ -12,6 +12,12 @@
 
 Versions recorded (:data:`TESTED`): what ran where, and how; update it with the
 versions a GPU run checks (``benchmarks/gpu_fused.sh`` prints the line to add).
+
+:data:`FUSED_FASTER`: the (policy, K) pairs a GPU run measured faster on the fused
+backend than on XLA, the only way into the fused kernel under ``"auto"``
+(:func:`fused_faster`). It is empty: the fused programs are compiled for an H100 and
+checked for spills in CI (``python -m benchmarks.gpu_compile``), not yet timed on
+hardware, so ``"auto"`` runs XLA everywhere.
 """
 
 from __future__ import annotations
@@ -26,13 +32,30 @@ import jax
 TESTED = {
     "interpret": {"0.10.2": "tests/test_fused.py on CPU (identical to the XLA path)"},
     "triton": {
-        "0.10.2": "lowered to Triton IR on CPU only (benchmarks/fused_lowering.py); "
-        "not yet compiled or run on a GPU",
+        "0.10.2": "compiled for an H100 on CPU, deviceless (benchmarks/gpu_compile.py, "
+        "in CI); not yet run on a GPU",
     },
     # the measured ceiling (/work/shared/lab/fused_apt_ceiling.py): a hand-written
     # APT kernel, not this backend
     "triton (lab kernel)": {"0.11.2": "run on one H200"},
 }
+
+#: ``(registered policy name, K) -> the run that measured it``: pairs on which a GPU
+#: run timed the fused program faster than the XLA one (same chunk, same device), K
+#: the instance's arm count (padded arms included). ``Execution(backend="auto")``
+#: runs the fused kernel (with its first-call check) for these pairs only. Empty: no
+#: GPU has timed the fused backend yet. An entry reads e.g.
+#: ``("apt", 128): "benchmarks/notes_fused.md, H200, jax 0.10.2: 2.1x XLA at 1e7"``.
+FUSED_FASTER: dict = {}
+
+
+def fused_faster(policy: str, num_arms: int | None = None) -> bool:
+    """Whether a GPU run measured ``policy`` faster fused than on XLA at ``num_arms``
+    arms (:data:`FUSED_FASTER`); with ``num_arms`` None, at some K."""
+    if num_arms is None:
+        return any(name == policy for name, _ in FUSED_FASTER)
+    return (policy, int(num_arms)) in FUSED_FASTER
+
 
 #: jax versions [first, last) on which the Triton lowering is attempted
 TRITON_JAX = ((0, 4, 31), (0, 12, 0))
@@ -112,4 +135,13 @@ def block_for(num_arms: int) -> int:
     return 1 << (lanes.bit_length() - 1)
 
 
-__all__ = ["Lowering", "TESTED", "TRITON_JAX", "Unsupported", "block_for", "choose"]
+__all__ = [
+    "FUSED_FASTER",
+    "Lowering",
+    "TESTED",
+    "TRITON_JAX",
+    "Unsupported",
+    "block_for",
+    "choose",
+    "fused_faster",
+]

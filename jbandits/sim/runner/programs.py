@@ -165,16 +165,19 @@ class Options:
 LANES_AXIS = "lanes"  # the vmap axis over a chunk's lanes
 
 
-def execution_of(source: Source, opts: Options) -> Execution | None:
+def execution_of(
+    source: Source, opts: Options, platform: str | None = None
+) -> Execution | None:
     """The :class:`~jbandits.core.execution.Execution` a program builds its policy with
     (None when the policy's factory takes none): the policy's own ``execution=``
     if it was built with one, else ``opts.execution``, else the measured defaults of
-    the platform of the local devices; always with the program's lanes axis."""
+    ``platform`` (default: that of the local devices); always with the program's
+    lanes axis."""
     if not source.takes_execution:
         return None
     chosen = dict(source.static).get("execution") or opts.execution
     if chosen is None:
-        chosen = Execution.for_platform(jax.local_devices()[0].platform)
+        chosen = Execution.for_platform(platform or jax.local_devices()[0].platform)
     return Execution.resolve(chosen).with_lanes(LANES_AXIS)
 
 
@@ -194,11 +197,17 @@ def _program(
     fold: bool,
     devices: int = 1,
     params_type: type | None = None,
+    platform: str | None = None,
 ):
     """The compiled program of a chunk of lanes (cached).
 
     ``params_type``: the class of the instance (default: the bandit's
     ``params_type``); it places the ``shared`` fields.
+
+    ``platform``: the platform the program is built for (default: that of the local
+    devices): its Execution defaults, XLA options and backend (fused or XLA). A
+    program for another platform can only be lowered and compiled ahead of time
+    (``benchmarks/gpu_compile.py`` compiles the ``"cuda"`` one on a CPU-only machine).
 
     ``devices > 1``: the lane axis is split over the first ``devices`` local devices
     by ``shard_map``, and each device runs its own lanes under ``vmap``. The engine's
@@ -208,9 +217,10 @@ def _program(
     stops. Results do not depend on how lanes are grouped (those predicates only
     choose how much work is done, never what it computes).
     """
-    execution = execution_of(source, opts)
+    execution = execution_of(source, opts, platform)
     params_type = params_type or bandit.params_type
     key = (
+        platform,
         execution,  # how phase ends, Bayes-UCB's search and lane pooling compile
         source.ident,
         source.static,
@@ -226,7 +236,9 @@ def _program(
     if fn is not None:
         _CACHE.move_to_end(key)
         return fn
-    fn = _compile(source, bandit, opts, shared, fold, devices, execution, params_type)
+    fn = _compile(
+        source, bandit, opts, shared, fold, devices, execution, params_type, platform
+    )
     _CACHE[key] = fn
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -242,6 +254,7 @@ def _compile(
     devices: int,
     execution: Execution | None,
     params_type: type,
+    platform: str | None = None,
 ):
     """The jitted function of a chunk of lanes (see :func:`_program`): :func:`lane`
     under ``vmap``."""
@@ -266,17 +279,16 @@ def _compile(
         in_axes=(0, _axes(params_type, shared), 0, 0, 0, 0),
         axis_name=LANES_AXIS,
     )
+    options = compiler_options(platform)
     if devices > 1:
-        fn = jax.jit(
-            _per_device(lanes, shared, devices), compiler_options=compiler_options()
-        )
+        fn = jax.jit(_per_device(lanes, shared, devices), compiler_options=options)
     else:
-        fn = jax.jit(lanes, compiler_options=compiler_options())
+        fn = jax.jit(lanes, compiler_options=options)
     # the backend (jbandits.sim.fused.backend): this XLA program, or the fused kernel
     # with this program as its fall-back
     return fused_backend.program_for(
         source, bandit, opts, shared, fold, devices, fn,
-        execution=execution, compiler_options=compiler_options(),
+        execution=execution, compiler_options=options, platform=platform,
     )  # fmt: skip
 
 
