@@ -191,6 +191,37 @@ def threshold_index_policy(
     )
 
 
+def gap_index_policy(
+    num_arms: int,
+    threshold,
+    width: Callable[[arms.ArmStats], Array],
+    *,
+    tie_break: str,
+    passes: int = 1,
+    variance: bool = True,
+) -> Policy:
+    """UCB-E adapted to thresholds (Locatelli, Gutzeit, Carpentier, ICML 2016;
+    Mukherjee et al., IJCAI 2017: UCBE and UCBEV): after ``passes`` pulls per real
+    arm, pull the arm of smallest ``|mean_i - threshold| - width_i``, the gap to the
+    threshold less an exploration width ``width(stats) -> [K]`` (``sqrt(a / n_i)``
+    for UCBE, an empirical-Bernstein width for UCBEV); output the labels. A
+    :func:`threshold_index_policy` (``variance=False`` when the width does not read
+    the variance)."""
+
+    def index(stats, mask):
+        w = width(stats)
+        return jnp.abs(arms.mean(stats) - threshold) - w
+
+    return threshold_index_policy(
+        num_arms,
+        index,
+        threshold,
+        tie_break=tie_break,
+        passes=passes,
+        variance=variance,
+    )
+
+
 def best_arm_index_policy(
     num_arms: int, index: Callable[..., Array], setting: str, **options
 ) -> Policy:

@@ -119,16 +119,9 @@ def eucbv(
         n_sched, log_sched = eucbv_schedule(horizon, psi_)
         n0 = jnp.minimum(num_real * n_sched[0], _MAX_ROUND).astype(jnp.int32)
         zero = jnp.zeros((), jnp.int32)
+        stats, active, arm = _rounds.opening(num_arms, arm_mask)
         return EUCBVState(
-            arms.init_stats(num_arms),
-            arm_mask,
-            arm_mask,
-            zero,
-            n0,
-            zero,
-            n_sched,
-            log_sched,
-            arms.round_robin(0, arm_mask),
+            stats, arm_mask, active, zero, n0, zero, n_sched, log_sched, arm
         )
 
     def step_fn(state, key, reward):
@@ -141,8 +134,7 @@ def eucbv(
         # 2. elimination on one snapshot of the statistics
         count = state.n_sched[m] if elim_count == "round" else z
         w = widths(stats, state.log_sched[m], count)
-        lcb = jnp.where(state.active, mean - w, -jnp.inf)
-        kept = state.active & (mean + w >= jnp.max(lcb))
+        kept, lcb = _rounds.eliminate(mean, w, state.active)
         # defensive guard (unreachable in exact arithmetic; overflowing statistics can
         # make every bound NaN): keep the max-LCB active arm, never an inactive one
         fallback = arms.one_hot(arms.argmax_masked(lcb, state.active), num_arms)

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from jbandits.core import registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, Policy
-from jbandits.policies.blocks import arms, schedules
+from jbandits.policies.blocks import arms, rounds, schedules
 
 
 class UCBImprovedState(NamedTuple):
@@ -69,14 +69,8 @@ def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> P
     def init_fn(key, arm_mask):
         del key  # the first pull is forced
         zero = jnp.zeros((), jnp.int32)
-        return UCBImprovedState(
-            arms.init_stats(num_arms),
-            arm_mask,
-            arm_mask,
-            zero,
-            zero,
-            arms.round_robin(0, arm_mask),
-        )
+        stats, active, arm = rounds.opening(num_arms, arm_mask)
+        return UCBImprovedState(stats, arm_mask, active, zero, zero, arm)
 
     def step_fn(state, key, reward):
         stats = arms.update(state.stats, state.arm, reward)
@@ -90,8 +84,8 @@ def ucb_improved(num_arms: int, *, horizon: int, tie_break: str = "random") -> P
             (min_count >= targets[m]) & (m <= sched.cap) & (jnp.sum(state.active) > 1)
         )
         w = widths[m]
-        lcb_max = jnp.max(jnp.where(state.active, mean - w, -jnp.inf))
-        active = jnp.where(done, state.active & (mean + w >= lcb_max), state.active)
+        kept, _ = rounds.eliminate(mean, w, state.active)
+        active = jnp.where(done, kept, state.active)
         m = jnp.where(done, m + 1, m)
         least = arms.argmin_masked(stats.counts, active, key=key, tie_break=tie_break)
         greedy = arms.argmax_masked(mean, active, key=key, tie_break=tie_break)

@@ -14,7 +14,7 @@ from jbandits.core import registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import ArrayLike, Policy
 from jbandits.policies.blocks import arms
-from jbandits.policies.blocks.index import threshold_index_policy
+from jbandits.policies.blocks.index import gap_index_policy
 
 VARIANTS = ("paper", "authors_code")
 
@@ -52,10 +52,9 @@ def ucbe(
     _validate.in_range("a", a, 0.0, low_open=True)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
 
-    def index(stats, mask):
-        n = jnp.maximum(stats.counts, 1.0)
-        return jnp.abs(arms.mean(stats) - threshold) - jnp.sqrt(a / n)
+    def width(stats):
+        return jnp.sqrt(a / jnp.maximum(stats.counts, 1.0))
 
-    return threshold_index_policy(
-        num_arms, index, threshold, tie_break=tie_break, variance=False
+    return gap_index_policy(
+        num_arms, threshold, width, tie_break=tie_break, variance=False
     )

@@ -17,7 +17,7 @@ from jbandits.core import registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import ArrayLike, Policy
 from jbandits.policies.blocks import arms
-from jbandits.policies.blocks.index import threshold_index_policy
+from jbandits.policies.blocks.index import gap_index_policy
 
 VARIANTS = ("paper", "authors_code")
 
@@ -57,7 +57,7 @@ def ucbev(
     authors = variant == "authors_code"
     passes = 1 if authors else 2
 
-    def index(stats, mask):
+    def width(stats):
         n = jnp.maximum(stats.counts, 1.0)
         if authors:
             var = arms.var_biased(stats)
@@ -65,9 +65,8 @@ def ucbev(
         else:
             var = arms.var_unbiased(stats)
             bias = 7.0 * a * b / (3.0 * jnp.maximum(n - 1.0, 1.0))
-        width = jnp.sqrt(2.0 * a * var / n) + bias
-        return jnp.abs(arms.mean(stats) - threshold) - width
+        return jnp.sqrt(2.0 * a * var / n) + bias
 
-    return threshold_index_policy(
-        num_arms, index, threshold, tie_break=tie_break, passes=passes
+    return gap_index_policy(
+        num_arms, threshold, width, tie_break=tie_break, passes=passes
     )
