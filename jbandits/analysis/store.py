@@ -40,16 +40,15 @@ from jbandits.analysis import store_check as _check
 from jbandits.analysis.store_check import (  # noqa: F401  (re-exported)
     FORMAT,
     FORMATS,
+    StoreCodeChanged,
     StoreDamaged,
+    StoreMismatch,
     _folder,
+    _plain,
+    _poll,
     _same_table,
     digest,
 )
-
-
-class StoreMismatch(ValueError):
-    """A store folder holds the results of different work (another fingerprint)."""
-
 
 # Writes (temporary file + rename) in progress in this process, and what to call once
 # none is: an interrupt handler defers its exit with :func:`when_idle` so that it never
@@ -110,10 +109,15 @@ class Store:
       fingerprint: any JSON-able description of the work; reopening a store written
         for different work raises ValueError instead of mixing results.
       meta: extra JSON-able information kept in the manifest.
+      code: ``{what: digest}`` of the code the work runs
+        (:func:`jbandits.sim.runner.code_of`), apart from the fingerprint: a store
+        that records other code is refused (:class:`StoreCodeChanged`); one that
+        records none (older) records it where the run goes on.
 
     Raises:
       TypeError / ValueError: ``path`` is not a path, is empty or names a file.
       StoreMismatch: the folder holds a store of other work.
+      StoreCodeChanged: the folder holds the results of other code.
       StoreDamaged: its manifest is not a manifest of a format this version reads.
     """
 
@@ -123,6 +127,7 @@ class Store:
         fingerprint: Any = None,
         meta: dict | None = None,
         writer: bool | None = None,
+        code: dict | None = None,
     ):
         self.path = _folder(path)
         if not os.path.isdir(self.path):
@@ -142,6 +147,8 @@ class Store:
                 "chunk_sizes": {},
                 "meta": meta or {},
             }
+            if code is not None:
+                manifest["code"] = dict(code)
             with _check.locked(self.path):
                 self._write_manifest(manifest)
         elif fingerprint is not None and manifest.get("fingerprint") != fp:
@@ -149,13 +156,24 @@ class Store:
                 f"store {self.path} holds results of different work; use another path "
                 "or delete it"
             )
-        elif manifest.get("status") == "complete" or not self.writer:
-            pass
         else:
-            self._update(lambda m: m.update(status="running"))
+            self._check_code(manifest, code)
+            if manifest.get("status") != "complete" and self.writer:
+                self._update(lambda m: m.update(status="running"))
         self.tag = _check.sha256(
             json.dumps(manifest.get("fingerprint"), sort_keys=True).encode()
         )[:16]
+
+    def _check_code(self, manifest: dict, code: dict | None) -> None:
+        """StoreCodeChanged if ``manifest`` records other code than ``code``; a
+        manifest that records none records ``code`` where the run goes on (a store
+        written before code identities: checked from now on)."""
+        if code is None:
+            return
+        if manifest.get("code") is not None:
+            _check.check_code(manifest["code"], code, self.path)
+        elif self.writer and manifest.get("status") != "complete":
+            self._update(lambda m: m.setdefault("code", dict(code)))
 
     # ---------------------------------------------------------------- manifest
     def manifest(self) -> dict | None:
@@ -365,26 +383,7 @@ class Store:
         write_atomic(final, lambda tmp: pq.write_table(table, tmp))
 
 
-def _poll(probe, timeout: float, interval: float, what: str):
-    """Call ``probe`` every ``interval`` s until it returns a truthy value (returned);
-    TimeoutError ``"{what} after {timeout} s"`` once ``timeout`` s have passed."""
-    deadline = time.monotonic() + timeout
-    while not (value := probe()):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} after {timeout} s")
-        time.sleep(interval)
-    return value
-
-
 def _is_writer() -> bool:
     import jax
 
     return jax.process_index() == 0
-
-
-def _plain(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return value

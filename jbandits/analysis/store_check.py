@@ -2,6 +2,9 @@
 
 * ``manifest.json`` must be a JSON object of a format this version reads
   (:data:`FORMATS`) with fields of the right types, else :class:`StoreDamaged`;
+* the digests of the code the work runs that it records (``code``: the policies'
+  and the reward family's, :mod:`jbandits.core.code_identity`) must be those of
+  the code run now, else :class:`StoreCodeChanged` (:func:`check_code`);
 * every part (``<group>/part-NNNNN.parquet``) carries its identity in its Parquet
   metadata (the store it belongs to, its group, chunk and lane span), and the writing
   process records the SHA-256 of its bytes in the manifest (``parts``). A part is read
@@ -23,6 +26,7 @@ import contextlib
 import hashlib
 import json
 import os
+import time
 
 import numpy as np
 
@@ -35,6 +39,33 @@ IDENTITY = b"jbandits.part"  # Parquet metadata key of a part's identity
 class StoreDamaged(ValueError):
     """A store file is not what the store recorded (damaged, truncated, swapped,
     of an unknown format); the message names the file and what to do."""
+
+
+class StoreMismatch(ValueError):
+    """A store folder holds the results of different work (another fingerprint), or
+    of other code (:class:`StoreCodeChanged`)."""
+
+
+class StoreCodeChanged(StoreMismatch):
+    """A store holds the results of the same work run by other code: a policy's or a
+    reward family's code changed since (:mod:`jbandits.core.code_identity`)."""
+
+
+def check_code(recorded: dict, code: dict, store: str) -> None:
+    """StoreCodeChanged (one line, naming what changed and the way forward) unless
+    the code digests a store ``recorded`` are ``code``'s."""
+    changed = sorted(
+        k for k in set(recorded) | set(code) if recorded.get(k) != code.get(k)
+    )
+    if changed:
+        err = StoreCodeChanged(
+            f"store {store} holds results of other code: the code of "
+            f"{', '.join(changed)} changed since they were computed (or it is other "
+            "code under the same name); give another store (path, or --out), or "
+            "delete that folder to recompute them"
+        )
+        err.changed = changed
+        raise err
 
 
 def sha256(data: bytes) -> str:
@@ -99,6 +130,11 @@ def check_manifest(manifest, path: str, store: str) -> None:
         for g in parts.values()
     ):
         bad = "parts (not digests by group and chunk)"
+    elif "code" in manifest and not (
+        isinstance(manifest["code"], dict)
+        and all(isinstance(d, str) for d in manifest["code"].values())
+    ):
+        bad = "code (not digests by policy and family)"
     if bad is not None:
         raise StoreDamaged(f"{path} has a damaged field: {bad}: {_redo_folder(store)}")
 
@@ -211,3 +247,22 @@ def _folder(path, what: str = "store=", store: bool = True) -> str:
             "missing) for the results store"
         )
     return path
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
+def _poll(probe, timeout: float, interval: float, what: str):
+    """Call ``probe`` every ``interval`` s until it returns a truthy value (returned);
+    TimeoutError ``"{what} after {timeout} s"`` once ``timeout`` s have passed."""
+    deadline = time.monotonic() + timeout
+    while not (value := probe()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} after {timeout} s")
+        time.sleep(interval)
+    return value

@@ -10,16 +10,16 @@ See :mod:`jbandits.cli.main` for the file's layout.
 from __future__ import annotations
 
 import difflib
-import importlib
-import importlib.util
 import math
 import os
-import sys
 
 try:  # Python >= 3.11
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib
+
+from jbandits.cli import imports as _imports
+from jbandits.cli.errors import ConfigError, ImportInterrupted  # noqa: F401
 
 METRICS = ("thresholding", "identification", "top_m", "regret")
 # metric kind -> (required keys, optional keys) of the metric table besides `kind`
@@ -32,10 +32,6 @@ METRIC_ARGS = {
 # policy arguments the sweep sets itself, per cell
 SET_BY_SWEEP = {"num_arms": "K of each instance", "budget": "each of `budgets`"}
 LABELS = ("policy", "K", "instance", "budget")  # cell labels that are not hyper-params
-
-
-class ConfigError(ValueError):
-    """A sweep config that does not match :data:`SCHEMA` (one line)."""
 
 
 # ------------------------------------------------------------------------- schema
@@ -121,41 +117,13 @@ class Family:
 
 
 def import_modules(entries, base: str) -> None:
-    """Import the config's ``imports``: a module name (importable from the current
-    folder or ``sys.path``), or a ``.py`` file (relative to ``base``, the config's
-    folder). Their registrations (policies, reward families) then apply; the
-    modules' code runs as on any import. ConfigError if one cannot be imported."""
+    """Import the config's ``imports`` (:func:`jbandits.cli.imports.run`: a module
+    name, or a ``.py`` file relative to ``base``, loaded under a private name), so
+    that the policies and families they register apply; their code runs."""
     ListOf(Str(), "a non-empty list of module names or .py files").check(
         entries, "imports"
     )
-    for i, entry in enumerate(entries):
-        try:
-            if entry.endswith(".py"):
-                path = os.path.abspath(os.path.join(base, entry))
-                name = os.path.splitext(os.path.basename(path))[0]
-                loaded = sys.modules.get(name)
-                if getattr(loaded, "__file__", None) == path:
-                    continue
-                spec = importlib.util.spec_from_file_location(name, path)
-                if spec is None or not os.path.isfile(path):
-                    raise FileNotFoundError(f"no file {path}")
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[name] = module
-                try:
-                    spec.loader.exec_module(module)
-                except BaseException:
-                    del sys.modules[name]
-                    raise
-            else:
-                sys.path.insert(0, os.getcwd())
-                try:
-                    importlib.import_module(entry)
-                finally:
-                    sys.path.remove(os.getcwd())
-        except Exception as err:  # the user's module: report any failure, one line
-            raise ConfigError(
-                f"imports[{i}]: cannot import {entry!r}: {type(err).__name__}: {err}"
-            ) from None
+    _imports.run(entries, base)
 
 
 class Str:
@@ -381,5 +349,5 @@ def load(path: str) -> dict:
         ]
     try:
         return check(cfg, base=base)
-    except ConfigError as err:
-        raise ConfigError(f"config {path}: {err}") from None
+    except ConfigError as err:  # of its kind (ImportInterrupted: exit status 130)
+        raise type(err)(f"config {path}: {err}") from None

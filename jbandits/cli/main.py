@@ -63,6 +63,7 @@ from jbandits.cli.config import (  # noqa: E402, F401  (the schema, re-exported)
     METRICS,
     SCHEMA,
     ConfigError,
+    ImportInterrupted,
     Name,
     check,
     load,
@@ -220,13 +221,44 @@ def _write_outputs(res, folder: str, name: str, headline: str) -> None:
 
 
 def result_folder(out: str, name: str) -> str:
-    """``out/name``, checked: ConfigError if ``out`` or it is a file."""
+    """``out/name``, checked: ConfigError if ``out`` or it is a file, if it is a
+    symbolic link, or if it is a folder with files that is not a results store (no
+    ``manifest.json``): the sweep writes only into a new or empty folder or into a
+    store, which it resumes if it holds the same work (else it is refused)."""
     Name().check(name, "name")
     folder = os.path.join(out, name)
     for path, what in ((out, "--out"), (folder, "the sweep's folder")):
         if os.path.exists(path) and not os.path.isdir(path):
             raise ConfigError(f"{what} {path!r} is a file, not a folder")
+    way = "pass another --out or change `name`"
+    if os.path.islink(folder):
+        raise ConfigError(
+            f"the sweep's folder {folder!r} is a symbolic link: the sweep writes only "
+            f"into a folder of its own; {way}"
+        )
+    if os.path.isdir(folder) and os.listdir(folder) and not _is_store(folder):
+        raise ConfigError(
+            f"the sweep's folder {folder!r} exists and is not a results store (no "
+            f"manifest.json of a store): its files would be overwritten; {way}, or "
+            "move that folder away"
+        )
     return folder
+
+
+def _is_store(folder: str) -> bool:
+    """Whether ``folder`` has a manifest.json that a results store wrote (a JSON
+    object with a fingerprint; whether the rest is whole is the store's check)."""
+    import json
+
+    path = os.path.join(folder, "manifest.json")
+    if os.path.islink(path) or not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            manifest = json.loads(f.read().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "fingerprint" in manifest
 
 
 # -------------------------------------------------------------------------- main
@@ -311,11 +343,14 @@ def _main(argv) -> int:
         return 0
     if args.reps is not None and args.reps < 1:
         parser.error("--reps must be >= 1")
-    from jbandits.analysis.store import StoreMismatch
+    from jbandits.analysis.store import StoreCodeChanged, StoreMismatch
 
     try:
         cfg = load(args.config)
         folder = result_folder(args.out, cfg["name"])
+    except ImportInterrupted as err:
+        print(f"jbandits sweep: interrupted: {err}", file=sys.stderr)
+        return 130
     except ConfigError as err:
         return _error(err)
     if _compile_cache.wanted(args.compile_cache):
@@ -324,6 +359,13 @@ def _main(argv) -> int:
         try:
             run_sweep(
                 cfg, args.out, reps=args.reps, progress=False if args.quiet else None
+            )
+        except StoreCodeChanged as err:
+            return _error(
+                f"{folder} holds results of other code: the code of "
+                f"{', '.join(err.changed)} changed since they were computed (or it "
+                "is other code under the same name); pass another --out, change "
+                "`name`, or delete that folder to recompute them"
             )
         except StoreMismatch:
             return _error(

@@ -64,10 +64,11 @@ def prepared(policy_source, numeric: dict, num_arms: int, real, budgets) -> dict
     return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *rows)
 
 
-def open_store(store, source, **work):
+def open_store(store, source, *, code=None, **work):
     """A :class:`jbandits.analysis.store.Store` for ``store`` (a Store, a path, or None) of
     the runs of ``source`` (a registered policy: see :func:`jbandits.sim.runner.storable`;
-    None for sweep_grid's registered names)."""
+    None for sweep_grid's registered names); ``code``: the digests of the code the
+    work runs (:func:`jbandits.sim.runner.code_of`), checked against the store's."""
     if store is None:
         return None
     from jbandits.analysis.store import Store, digest
@@ -77,7 +78,7 @@ def open_store(store, source, **work):
     if isinstance(store, Store):
         return store
     fingerprint = {k: digest(v) for k, v in work.items()}
-    return Store(store, fingerprint=fingerprint)
+    return Store(store, fingerprint=fingerprint, code=code)
 
 
 def instance_inputs(key, params, batched: bool, num_inst: int):

@@ -126,6 +126,7 @@ def simulate(
     store = _entry.open_store(
         store,
         source,
+        code=None if store is None else runner.code_of([source], bandit),
         policy=(source.ident, source.static, numeric, hp),
         bandit=bandit.name,
         params=params,
@@ -164,11 +165,11 @@ def simulate(
     res = runner.to_result(
         flat, (num_inst, num_reps) if mask.ndim == 2 else (num_reps,)
     )
-
     if is_fixed_confidence(policy):
         each = budgets[:, None] if mask.ndim == 2 else budgets[0]
         warn_capped("simulate", policy.spec.name, res.stopped, each)
     return res
+
 
 def _instances(params, budget) -> tuple[np.ndarray, np.ndarray]:
     """The arm mask of ``params`` (one instance ``[K]`` or a stack ``[N, K]``) and

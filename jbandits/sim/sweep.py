@@ -132,6 +132,7 @@ def sweep(
     store = _entry.open_store(
         store,
         source,
+        code=None if store is None else runner.code_of([source], bandit),
         policy=(source.ident, source.static),
         hp=hp,
         bandit=bandit.name,

@@ -106,6 +106,9 @@ def sweep_grid(
     store = _entry.open_store(
         store,
         None,  # registered names
+        code=None
+        if store is None
+        else runner.code_of(sorted({name for name, _ in policies}), bandit),
         policies=repr(policies),
         bandit=bandit.name,
         instances=instances,
@@ -139,13 +142,13 @@ def sweep_grid(
         _collect(values, flat, ids, len(cells), num_reps)
     for c in cells:
         c.pop("_point")
-    if store is not None:
-        store.write_cells(cells)
-        store.finish(noop_fraction=report.noop_fraction, lanes=report.lanes)
     for name in stopping:
         ids = [i for i, c in enumerate(cells) if c["policy"] == name]
         each = np.asarray([cells[i]["budget"] for i in ids])[:, None]
         warn_capped("sweep_grid", name, values["stopped"][ids], each)
+    if store is not None:
+        store.write_cells(cells)
+        store.finish(noop_fraction=report.noop_fraction, lanes=report.lanes)
     return SweepResult(cells, values, report)
 
 
@@ -178,9 +181,6 @@ def _grid_metric(policies, points, instances, budgets, metric):
     return metric
 
 
-def _cells(policies, points, instances, real, budgets, skip_invalid):
-    """The cells (labels, and the ``_point`` each runs) and their groups: the cell
-    indices per (policy, K bucket, static arguments), one compiled program each.
 def _model_checks(policies, points, instances, budgets, bandit, check) -> list:
     """Check every policy's reward model at every grid point against every instance
     (:func:`jbandits.sim.checks.reward_model`; a policy is built at its other points
@@ -202,6 +202,9 @@ def _model_checks(policies, points, instances, budgets, bandit, check) -> list:
     return names
 
 
+def _cells(policies, points, instances, real, budgets, skip_invalid):
+    """The cells (labels, and the ``_point`` each runs) and their groups: the cell
+    indices per (policy, K bucket, static arguments), one compiled program each.
     Cells with a budget below what the policy needs are skipped (or refused)."""
     cells, groups = [], {}
     skipped = 0

@@ -3,8 +3,9 @@
 A :class:`Source` says how to build the policy *inside* the compiled function from
 traced numbers; :func:`_program` is the jitted function of a chunk of lanes (``vmap``
 over lanes, ``shard_map`` over devices), cached on what changes it: the source's
-identity and static arguments, the bandit family, the :class:`Options`, the shared
-instance fields, key folding, the device count, x64 and the :class:`Execution`.
+identity, code (:attr:`Source.code`) and static arguments, the bandit family, the
+:class:`Options`, the shared instance fields, key folding, the device count, x64
+and the :class:`Execution`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import jax
 
-from jbandits.core import registry
+from jbandits.core import code_identity, registry
 from jbandits.core.execution import Execution
 from jbandits.core.types import Bandit, Policy
 from jbandits.core.validate import policy_object
@@ -33,7 +34,11 @@ class Source:
     """How to build the policy inside the compiled function.
 
     ``build(**static, **numeric)`` returns a Policy; ``static`` is hashable and part of
-    the cache key, the numeric keyword arguments are traced per cell.
+    the cache key, the numeric keyword arguments are traced per cell. ``code`` is the
+    digest of the code it runs (:func:`jbandits.core.code_identity.digest` of
+    ``build`` and ``prepare``; computed when not given): a name does not identify
+    code (registered again, an edited notebook cell, a changed helper), so the
+    program cache and the stores key on it too.
     """
 
     build: Any
@@ -42,6 +47,13 @@ class Source:
     name: str = ""
     prepare: Any = None  # host hook (num_arms, num_real_arms, budget, **kw) -> dict
     takes_execution: bool = False  # ``build`` takes ``execution=`` (an Execution)
+    code: str | None = None  # digest of the code of ``build`` and ``prepare``
+
+    def __post_init__(self):
+        if self.code is None:
+            object.__setattr__(
+                self, "code", code_identity.digest(self.build, self.prepare)
+            )
 
     def policy(self, numbers: dict, execution: Execution | None = None) -> Policy:
         """The policy with ``numbers`` (a lane's, traced inside a program, or a
@@ -110,8 +122,9 @@ def registered(name: str, static: dict, *, label: str | None = None) -> Source:
     (its numbers are traced per cell; a number given here is a constant of the
     program instead); ``label`` names it in progress output.
 
-    Programs and stores are keyed on the name and the static arguments, so every
-    source of the same policy and structure shares one compiled program.
+    Programs and stores are keyed on the name, the static arguments and the digest
+    of the registered code (:attr:`Source.code`), so every source of the same policy,
+    code and structure shares one compiled program.
     """
     registry.check_kwargs(name, static)
     items = tuple(sorted((k, _hashable(v)) for k, v in static.items()))
@@ -124,6 +137,21 @@ def registered(name: str, static: dict, *, label: str | None = None) -> Source:
         prepare=registry.prepare_hook(name),
         takes_execution=_takes_execution(factory),
     )
+
+
+def code_of(sources, bandit: Bandit) -> dict:
+    """What a results store records of the code of its work (:class:`~jbandits.
+    analysis.store.Store`'s ``code``): ``{"policy NAME": digest}`` of each source
+    (a :class:`Source` or a registered name) and ``{"family NAME": digest}`` of
+    ``bandit`` (:func:`jbandits.core.code_identity.family_digest`)."""
+    out = {}
+    for source in sources:
+        if isinstance(source, str):
+            source = registered(source, {})
+        name = source.ident[1] if storable(source) else source.name
+        out[f"policy {name}"] = source.code
+    out[f"family {bandit.name}"] = code_identity.family_digest(bandit)
+    return out
 
 
 def storable(source: Source) -> bool:
@@ -223,6 +251,7 @@ def _program(
         platform,
         execution,  # how phase ends, Bayes-UCB's search and lane pooling compile
         source.ident,
+        source.code,  # the name does not identify the code (registered again)
         source.static,
         bandit,
         opts,
@@ -268,7 +297,7 @@ def _compile(
         horizon = horizon if opts.horizon is None else opts.horizon
         loop = start(
             policy, bandit, params, k, budget, horizon, opts.engine(), LANES_AXIS,
-            key_cache=(source.ident, source.static, execution),
+            key_cache=(source.ident, source.code, source.static, execution),
         )  # fmt: skip
         carry, outs = jax.lax.scan(loop.checkpoint, loop.carry, loop.checkpoints)
         return loop.result(carry, outs)

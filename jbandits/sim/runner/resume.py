@@ -7,7 +7,7 @@ import contextlib
 import os
 
 from jbandits.core.types import Bandit
-from jbandits.sim.runner.programs import Options, Source, storable
+from jbandits.sim.runner.programs import Options, Source, code_of, storable
 from jbandits.sim.runner.work import Lanes
 
 _RESUME: list = []  # active resumable() roots: [path, calls so far]
@@ -19,7 +19,9 @@ def resumable(path: str):
 
     The ``i``-th call of the block gets the store ``path/<i>-<digest>``, the digest
     taken over its work (the registered policy's name, static arguments and numeric
-    hyper-parameters, instances, keys, budgets, replications, run options; a
+    hyper-parameters, the digests of the policy's and the reward family's code
+    (:func:`~jbandits.sim.runner.code_of`), instances, keys, budgets,
+    replications, run options; a
     hand-built policy is run without a store, with a warning: see
     :func:`~jbandits.sim.runner.storable`). Run the
     same program again after an interruption (SIGINT, SIGKILL, a session's end) and
@@ -29,8 +31,8 @@ def resumable(path: str):
     ``python -m experiments run`` wraps every experiment in this block
     (``OUT/.partial/NAME``) and removes the folder once the results are written.
 
-    Resuming assumes the same code: a call whose work changed gets a new store (its
-    digest differs) and recomputes.
+    A call whose work or code changed gets a new store (its digest differs) and
+    recomputes.
     """
     from jbandits.analysis.store import _folder  # the check of store=
 
@@ -58,6 +60,7 @@ def _auto_store(source: Source, bandit: Bandit, lanes: Lanes, opts: Options, hp)
     work = {
         "policy": (source.ident, source.static),
         "bandit": bandit.name,
+        "code": tuple(sorted(code_of([source], bandit).items())),
         "hp": hp,
         "params": lanes.params,
         "cells": (lanes.instance, lanes.budget, lanes.keys, lanes.horizon),
