@@ -5,6 +5,7 @@ and report what they launch and what their kernels cost.
     python -m benchmarks.gpu_compile [--policy NAME ...] [--arms K ...]
         [--backend xla fused] [--lanes N | --arm-lanes A] [--lab [FILE]]
         [--json OUT] [--keep DIR] [--stderr] [--timeout S] [--jobs N] [--check]
+    python -m benchmarks.gpu_compile --from OUT.json ...   (the table of saved rows)
 
 Per row (policy x backend x K; a policy as ``name``, ``name:variant`` or
 ``name:k=v,...``, see :func:`benchmarks.gpu_compile_child.make_policy`), in a process
@@ -302,7 +303,10 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--check", action="store_true", help="exit 1 on an error or a spill"
     )
+    ap.add_argument("--from", dest="saved", nargs="+", help="print saved --json rows")
     args = ap.parse_args(argv)
+    if args.saved:
+        return print_saved(args.saved)
     if args.ci:
         args.policy = list(CI)
     user_dump = re.search(r"--xla_dump_to=(\S+)", os.environ.get("XLA_FLAGS", ""))
@@ -318,7 +322,7 @@ def main(argv=None) -> int:
     started = _context()
     print(started["line"], flush=True)
     print(HEADER)
-    print("|" + " --- |" * HEADER.count(" | ") + " --- |", flush=True)
+    print("|" + " --- |" * (HEADER.count(" | ") + 1), flush=True)
     done = []
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         for result in pool.map(lambda row: run_row(row, args), rows):
@@ -332,6 +336,21 @@ def main(argv=None) -> int:
     for line in bad:
         print(f"FAILED {line}")
     return 1 if (args.check and bad) else 0
+
+
+def print_saved(paths: list[str]) -> int:
+    """The table of rows saved with ``--json`` (several files: their rows in order)."""
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            saved = json.load(f)
+        print(f"{path}: {saved['line']}; load {saved.get('load_now', '?')} at its end")
+        rows += saved["rows"]
+    print(HEADER)
+    print("|" + " --- |" * (HEADER.count(" | ") + 1))
+    for r in rows:
+        print(table_row(r))
+    return 0
 
 
 def _load() -> str:
