@@ -27,7 +27,7 @@ def _integer(text: str, what: str) -> int:
 
 
 def _positive_int(text: str) -> int:
-    value = _integer(text, "a positive integer")
+    value = _integer(text, "an integer >= 1")
     try:
         return _core.check_reps(value)
     except ValueError as exc:

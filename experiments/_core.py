@@ -14,8 +14,8 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-import jbandits
 from experiments import _claims, _write
+from jbandits.analysis import stats
 from jbandits.sim import runner
 
 # Seeds below 2^22: experiments key their runs with ``jax.random.key(seed * 1000 +
@@ -25,11 +25,7 @@ SEED_LIMIT = 2**22
 
 def check_reps(reps) -> int | None:
     """``reps``: None (the experiment's own number) or an integer >= 1."""
-    if reps is None:
-        return None
-    if isinstance(reps, bool) or not isinstance(reps, numbers.Integral) or reps < 1:
-        raise ValueError(f"reps must be a positive integer (>= 1), got {reps!r}")
-    return int(reps)
+    return stats.count("reps", reps, 1, none=True)
 
 
 def check_seed(seed) -> int:
@@ -128,11 +124,7 @@ def key(seed: int, stream: int):
 # ------------------------------------------------------------------ shared helpers
 def curve(x, values, *, binary: bool = False, transform=None) -> dict:
     """Mean and 95% CI over replications (axis 0) of ``values [R, C]``."""
-    ci = (
-        jbandits.analysis.metrics.binomial_ci
-        if binary
-        else jbandits.analysis.metrics.mean_ci
-    )
+    ci = stats.wilson_ci if binary else stats.mean_ci
     mean, lo, hi = ci(values, axis=0)
     if transform is not None:
         with np.errstate(divide="ignore", invalid="ignore"):

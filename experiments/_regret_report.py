@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import jbandits
 from experiments import _claims as C
 from experiments import _core
 from experiments import _regret as R
+from jbandits.analysis import stats
 
 SIG_NOTE = (
     "paired over replications (common random numbers); '<' / '>' = significantly "
@@ -35,7 +35,7 @@ def elimination_rows(results: dict, key_fn) -> list[dict]:
         for tag, r in key_fn(results[label]):
             kept = np.asarray(r["optimal_active"], bool)
             lost = ~kept
-            p, lo, hi = jbandits.analysis.metrics.binomial_ci(lost.astype(float))
+            p, lo, hi = stats.wilson_ci(lost.astype(float))
             reg = r["regret"]
             rows.append(
                 {
@@ -168,7 +168,7 @@ def expt3_outcome(algos, claims, cfg: _core.Config) -> _core.Outcome:
         for k in arms_list:
             f = r["final"][k]
             _save(arrays, f"{label}/K{k}", f)
-            cis.append(jbandits.analysis.metrics.mean_ci(f["regret"]))
+            cis.append(stats.mean_ci(f["regret"]))
             table.append(
                 {
                     "algorithm": label,

@@ -17,7 +17,7 @@ import numpy as np
 import jbandits
 from experiments import _claims as C
 from experiments import _core
-from jbandits.analysis import metrics, oracles
+from jbandits.analysis import metrics, oracles, stats
 from jbandits.envs import problems
 
 SETUPS = {  # setup -> (T_max, checkpoints) for the full and the quick version
@@ -228,7 +228,7 @@ def run(cfg: _core.Config) -> _core.Outcome:
         panels.append(_core.panel(title, "T", "ln(aggregate regret / K)", curves))
         for label, v in regrets.items():
             arrays[f"setup{number}/{label}"] = v
-            m, lo, hi = jbandits.analysis.metrics.mean_ci(v[:, -1] / k)
+            m, lo, hi = stats.mean_ci(v[:, -1] / k)
             ln = f"{np.log(m):.3f}" if m > 0 else "-inf"
             row = {"setup": number, "algorithm": label, "T": int(times[-1])}
             table.append(

@@ -112,7 +112,7 @@ def test_reps_must_be_a_positive_integer(tmp_path, calls, capsys, reps):
         run(tmp_path, "fake-a", f"--reps={reps}")
     assert info.value.code == 2
     assert calls == []
-    assert "positive integer" in capsys.readouterr().err
+    assert "integer >= 1, got " in capsys.readouterr().err
 
 
 # 3 ------------------------------------------------------------------ missing data
