@@ -261,7 +261,7 @@ def _run_chunk(plan: _Plan, work: Work, chunk: int, report: Report) -> dict:
     report.lane_steps_executed += _lane_steps(
         used, plan.segment, 1 if plan.sharding is None else plan.ndev
     )
-    report.pulls += int(np.asarray(res.num_pulls).sum())
+    report.pulls += int(np.asarray(res.num_pulls)[: stop - start].sum())  # no padding
     return part
 
 
