@@ -28,6 +28,7 @@ import jax.numpy as jnp
 
 import jbandits
 from benchmarks import _timing
+from jbandits.analysis import stats
 from jbandits.sim import replication
 from jbandits.sim.runner import programs
 
@@ -94,11 +95,9 @@ def measure(setting, pairs: int) -> dict:
                 times.append(_timed(call, cache))
     ratios = sorted(x / y for x, y in zip(a, b, strict=True))
     q1, _, q3 = statistics.quantiles(ratios, n=4)
-    logs = [math.log(r) for r in ratios]
-    half = 1.96 * statistics.stdev(logs) / math.sqrt(len(logs))
-    mean = statistics.fmean(logs)
+    log_ci = stats.paired([math.log(r) for r in ratios])
     return {
-        "geo": (math.exp(mean), math.exp(mean - half), math.exp(mean + half)),
+        "geo": tuple(math.exp(x) for x in (log_ci.mean, log_ci.lo, log_ci.hi)),
         "label": label,
         "checked_s": statistics.median(a),
         "unchecked_s": statistics.median(b),
