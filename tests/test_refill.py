@@ -54,7 +54,12 @@ def plain():
     return _run(False, report=report), report
 
 
-def test_refilled_lanes_give_the_plain_programs_results_in_every_field(plain):
+def test_refilled_lanes_give_the_plain_programs_results_in_every_field(
+    plain, monkeypatch
+):
+    """Every lane moves to the narrowest program that holds the live ones (no
+    compilation is waited for): widths 8, 2 and 1 all run."""
+    monkeypatch.setattr(refill, "COMPILE_WEIGHT", 0.0)
     report = runner.Report()
     got = _run(True, report=report)
     want, _ = plain

@@ -12,8 +12,9 @@ replication not yet started (its own key, instance, numbers and budget: exactly 
 arguments of the plain program). A call returns once ``max(1, W / 8)`` of its lanes
 have finished (:data:`REFILL_FRACTION`). When the queue is empty the lanes still
 running move into narrower programs (:func:`widths`: W, W/4, W/16, ... down to one
-lane per device, each compiled once, when first needed), so that a long last
-replication does not hold a wide program.
+lane per device, each compiled once), so that a long last replication does not hold
+a wide program; a width not yet compiled is compiled only once the time spent on the
+empty lanes of the tail reaches about a compilation (:class:`_Tail`).
 
 Every replication's result is exactly that of the plain program (the same key, the
 same steps; ``tests/test_refill.py`` compares every field). Lanes are recorded in
@@ -32,6 +33,7 @@ chunks: there a stopping policy runs as before).
 from __future__ import annotations
 
 import functools
+import time
 
 import jax
 import numpy as np
@@ -130,14 +132,20 @@ def run(out: dict, plan, work: Work, store, group: str, report: Report, bar,
     ladder = widths(plan.size, ndev)
     lanes = _Lanes(min(w for w in ladder if w >= min(queue.size, plan.size)))
     pos = _fill(lanes, np.arange(lanes.width), queue, 0)
-    calls = 0
+    tail = _Tail(ladder, _first_calls(fn))
+    calls, used = 0, []
     while lanes.active.any():
-        narrower = [w for w in ladder if w < lanes.width]
         if pos < queue.size:
-            control = (max(1, int(lanes.width * REFILL_FRACTION)), 0)
-        else:  # the tail: return once the live lanes fit the next width
-            control = (lanes.width + 1, narrower[0] if narrower else 0)
+            control = (max(1, int(lanes.width * REFILL_FRACTION)), 0, _ALL)
+        else:
+            control = tail.control(lanes)
+        t0 = time.perf_counter()
         res, live = _call(fn, empty, lanes, work, plan, ndev, control)
+        wall = time.perf_counter() - t0
+        first = lanes.width not in tail.seen
+        tail.seen.setdefault(lanes.width, wall)
+        if lanes.width not in used:
+            used.append(lanes.width)
         calls += 1
         done = np.flatnonzero(lanes.active & ~live)
         _record(out, res, lanes.slot[done], done, work, plan, ndev, report)
@@ -149,9 +157,64 @@ def run(out: dict, plan, work: Work, store, group: str, report: Report, bar,
             bar.update(done.size)
         lanes.fresh[:] = False
         pos = _fill(lanes, done, queue, pos)
-        if pos >= queue.size and narrower:
-            _narrow(lanes, [w for w in ladder if w >= lanes.active.sum()][-1])
-    report.extra["refill"] = {"calls": calls, "widths": ladder}
+        if pos >= queue.size:
+            _narrow(lanes, tail.after(lanes, 0.0 if first else wall))
+    report.extra["refill"] = {"calls": calls, "widths": used}
+
+
+_ALL = (1 << 31) - 1  # no bound on a call's segments
+#: segments of the first call once the queue is spent; each later one may run twice as
+#: many
+TAIL_SEGMENTS = 16
+#: a new width is compiled once the time spent on empty lanes reaches this times the
+#: first call of the width running (0: at once)
+COMPILE_WEIGHT = 1.0
+_FIRST_CALLS: dict = {}  # program -> {width: wall seconds of its first call}
+
+
+def _first_calls(fn) -> dict:
+    if len(_FIRST_CALLS) > 64:
+        _FIRST_CALLS.clear()
+    return _FIRST_CALLS.setdefault(fn, {})
+
+
+class _Tail:
+    """When the lanes still running move into a narrower program (the queue spent).
+
+    A width already compiled is taken as soon as the live lanes fit it. A new one
+    costs its compilation, about the first call of a width (``seen``: width -> wall
+    seconds of its first call, compilation included): the lanes move once the time
+    spent on empty lanes since the queue was spent (each call's wall time x its
+    share of empty lanes) reaches it, so that a short tail is not worth a compilation
+    and a long one pays at most about twice what the narrowest program would.
+    """
+
+    def __init__(self, ladder: list[int], seen: dict):
+        self.ladder, self.seen = ladder, seen
+        self.most, self.waste = TAIL_SEGMENTS, 0.0
+
+    def control(self, lanes: _Lanes) -> tuple:
+        """``(finish, floor, most)`` of the next call: return when the live lanes
+        fit the next width below their count, or after ``most`` segments."""
+        live = int(lanes.active.sum())
+        below = [w for w in self.ladder if w < live]
+        control = (lanes.width + 1, below[0] if below else 0, self.most)
+        self.most = min(2 * self.most, _ALL)
+        return control
+
+    def after(self, lanes: _Lanes, wall: float) -> int:
+        """The width to move to after a call of ``wall`` seconds (0 for the first
+        call of a width: its compilation)."""
+        live = int(lanes.active.sum())
+        self.waste += wall * (1.0 - live / lanes.width)
+        fits = [w for w in self.ladder if w >= live][-1]
+        if not live or fits >= lanes.width:
+            return lanes.width
+        cost = COMPILE_WEIGHT * self.seen.get(lanes.width, 0.0)
+        if fits not in self.seen and self.waste < cost:
+            return lanes.width
+        self.waste = 0.0
+        return fits
 
 
 def _queue(out, plan, work, store, group, report, bar):
@@ -233,7 +296,8 @@ def _store_chunks(out, ids, remaining, plan, work, store, group) -> None:
 
 
 def _narrow(lanes: _Lanes, width: int) -> None:
-    """Move the active lanes (carries on the device) into a program of ``width``."""
+    """Move the active lanes (carries on the device) into a program of ``width``
+    (nothing when it is the width they run at)."""
     if width >= lanes.width:
         return
     keep = np.flatnonzero(lanes.active)

@@ -12,8 +12,8 @@ program. One call:
    the guarded and fast steps of every batched run) run while more than ``floor``
    lanes are live and fewer than ``finish`` of the lanes live at the call's start
    have finished, counted over every lane of every device (one all-reduce per
-   segment keeps the devices in step); a device none of whose lanes is live skips
-   the segment;
+   segment keeps the devices in step), at most ``most`` segments; a device none of
+   whose lanes is live skips the segment;
 3. every lane's read-outs (:class:`~jbandits.sim.engine.RunResult`, as the plain
    program reads them at its one checkpoint) and whether it is still live.
 
@@ -63,8 +63,8 @@ def program(
     ``carry``: the lanes' carries ``[W, ...]`` (:func:`empty_carry` before the first
     call); ``fresh`` ``[W]`` bool: lanes that start their replication; the next six
     are the runner's lane arguments (:meth:`jbandits.sim.runner.work.Work.gather`;
-    a lane with budget 0 holds no replication); ``control`` ``[2]`` int32: ``(finish,
-    floor)``. ``result.segments`` ``[W, 1]``: the segments each lane's device ran.
+    a lane with budget 0 holds no replication); ``control`` ``[3]`` int32: ``(finish,
+    floor, most)``. ``result.segments`` ``[W, 1]``: the segments each lane's device ran.
     """
     execution = execution_of(source, opts)
     key = ("refill", execution, source.ident, getattr(source, "code", None),
@@ -94,25 +94,24 @@ def _compile(source, bandit, opts, shared, fold, devices, execution, params_type
         play, readout, budget, inner = loop.checkpoint.args  # checkpoint c = 0
         segments = Segments(play, jnp.minimum(budget, inner))
         live0 = _live(segments, carry)
-        finish, floor = control[0], control[1]
+        finish, floor, most = control[0], control[1], control[2]
 
         def more(s):
             live = _live(segments, s[0])
             count = jax.lax.psum(live.astype(jnp.int32), axes)
             ended = jax.lax.psum((live0 & ~live).astype(jnp.int32), axes)
-            return (count > floor) & (ended < finish)
+            return (count > floor) & (ended < finish) & (s[2] < most)
 
         def segment(s):
-            c, used = s
+            c, used, n = s
             mine = jax.lax.psum(_live(segments, c).astype(jnp.int32), LANES_AXIS) > 0
             c = jax.lax.cond(
                 mine, lambda c: segments.segment((c, 0))[0], lambda c: c, c
             )
-            return c, used + mine.astype(jnp.int32)
+            return c, used + mine.astype(jnp.int32), n + 1
 
-        carry, used = jax.lax.while_loop(
-            more, segment, (carry, jnp.zeros((), jnp.int32))
-        )
+        zero = jnp.zeros((), jnp.int32)
+        carry, used, _ = jax.lax.while_loop(more, segment, (carry, zero, zero))
         return (
             carry,
             loop.result(carry, _readouts(play, readout, carry, used)),
