@@ -163,7 +163,7 @@ def against_plot(x, paper: float, band: float) -> tuple[bool | None, str]:
     return ok, f"{m:.0f} [{lo:.0f}, {hi:.0f}] vs {paper:g}+-{band:g} ({rel:+.1f}%)"
 
 
-def magnitude_claim(text: str, checks: dict, rule: str) -> _core.Claim:
+def magnitude_claim(text: str, checks: dict, rule: str) -> C.Claim:
     """A claim made of cells ``label -> (ok, detail)``: reproduced when every cell
     is consistent, partly when some are, not reproduced when none is."""
     ok = sum(v[0] is True for v in checks.values())
@@ -176,7 +176,7 @@ def magnitude_claim(text: str, checks: dict, rule: str) -> _core.Claim:
     return C.Claim(text, ours, verdict, rule)
 
 
-def below_claim(text: str, stops: dict, triples, rule: str = "") -> _core.Claim:
+def below_claim(text: str, stops: dict, triples, rule: str = "") -> C.Claim:
     """``a`` significantly below ``b`` for every ``(where, a, b)`` of ``triples``: the
     paired 95% CI of ``stops[where, a] - stops[where, b]`` (common random numbers)
     below 0. Reproduced when every part holds, partly when some do, not reproduced
@@ -199,7 +199,7 @@ def below_claim(text: str, stops: dict, triples, rule: str = "") -> _core.Claim:
     return C.Claim(text, "; ".join(parts), verdict, note)
 
 
-def error_claim(text: str, errors: dict, delta: float) -> _core.Claim:
+def error_claim(text: str, errors: dict, delta: float) -> C.Claim:
     """Error rate at stopping (capped runs counted as errors) at most ``delta`` for
     every cell ``label -> [R] 0/1``, read on the Wilson 95% interval."""
     holds, fails, why, parts = 0, 0, [], []

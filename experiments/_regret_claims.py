@@ -2,7 +2,7 @@
 1711.03591 v1, Sec. 5), shared by ``eucbv-expt1..4`` (:mod:`experiments.eucbv`).
 
 Each rule reads final regrets (``finals[label]``: one value per replication, the same
-reward stacks for every algorithm) and returns :class:`experiments._core.Claim` rows
+reward stacks for every algorithm) and returns :class:`experiments._claims.Claim` rows
 with the verdict of :func:`experiments._claims.ladder`. A claim about EUCBV gives one
 row per EUCBV variant; the literal Algorithm 1 ("EUCBV") comes first.
 """

@@ -95,7 +95,7 @@ def two_lowest(means: dict, p: int) -> bool:
     return set(sorted(means, key=lambda k: means[k][p])[:2]) == {"SHVar", "SHAdaVar"}
 
 
-def _vbr_claim(err: dict, budgets, fig: int) -> _core.Claim:
+def _vbr_claim(err: dict, budgets, fig: int) -> C.Claim:
     """VBR* vs SHAdaVar (and SHVar) at the smallest and the largest budget."""
     P = len(budgets)
     d0 = C.paired(err["VBR*"][0], err["SHAdaVar"][0])

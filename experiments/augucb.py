@@ -54,19 +54,19 @@ def algorithms(number: int, mode: str, problem, listed) -> list[_core.Algo]:
 
 
 # ------------------------------------------------------------------ claims
-def claim_beats(err, winner, losers, text, mode) -> _core.Claim:
+def claim_beats(err, winner, losers, text, mode) -> C.Claim:
     return C.rate_beats(_final(err), winner, losers, f"[{mode}] {text}")
 
 
-def claim_lowest(err, winner, text, mode) -> _core.Claim:
+def claim_lowest(err, winner, text, mode) -> C.Claim:
     return C.rate_lowest(_final(err), winner, f"[{mode}] {text}")
 
 
-def claim_comparable(err, a, b, text, mode, tol: float = 5.0) -> _core.Claim:
+def claim_comparable(err, a, b, text, mode, tol: float = 5.0) -> C.Claim:
     return C.rate_comparable(_final(err), a, b, f"[{mode}] {text}", tol)
 
 
-def claim_not_worse(err, a, b, text, mode) -> _core.Claim:
+def claim_not_worse(err, a, b, text, mode) -> C.Claim:
     return C.rate_not_worse(_final(err), a, b, f"[{mode}] {text}")
 
 
@@ -74,7 +74,7 @@ def _final(err: dict) -> dict:
     return {k: v[:, -1] for k, v in err.items()}
 
 
-def claim_catches_up(err, a, b, text, mode) -> _core.Claim:
+def claim_catches_up(err, a, b, text, mode) -> C.Claim:
     """Gap a - b shrinks from T/2 to T, with b significantly ahead at T/2."""
     at = {t: S.checkpoint(t) for t in (2500, 5000, 7500, S.BUDGET)}
     gaps = {t: C.paired(err[a][:, c], err[b][:, c]) for t, c in at.items()}
@@ -92,7 +92,7 @@ def claim_catches_up(err, a, b, text, mode) -> _core.Claim:
     return C.Claim(f"[{mode}] {text}", ours, verdict, note)
 
 
-def claim_csar(err, pulls, mode) -> _core.Claim:
+def claim_csar(err, pulls, mode) -> C.Claim:
     """CSAR: good early, then saturates at a higher error than AugUCB."""
     text = (
         "CSAR performs well initially, quickly exhausts its budget and saturates at a "

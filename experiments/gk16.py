@@ -250,7 +250,7 @@ def _claims(stops, errors, oracle, labels) -> list:
     return out
 
 
-def _lower_bound_claim(stops, oracle, labels) -> _core.Claim:
+def _lower_bound_claim(stops, oracle, labels) -> C.Claim:
     kl = _fc.kl_bernoulli(DELTA, 1 - DELTA)
     holds, fails, parts = 0, 0, []
     for inst, _ in INSTANCES:
@@ -269,7 +269,7 @@ def _lower_bound_claim(stops, oracle, labels) -> _core.Claim:
     )
 
 
-def _weights_claim(oracle) -> _core.Claim:
+def _weights_claim(oracle) -> C.Claim:
     parts, ok = [], 0
     for inst, _ in INSTANCES:
         w = oracle[inst][1]

@@ -164,7 +164,7 @@ def _claims(number: int, regrets: dict, times: np.ndarray) -> list:
     return claims
 
 
-def _setup1_exception(better: dict, n: int) -> _core.Claim:
+def _setup1_exception(better: dict, n: int) -> C.Claim:
     """Tao et al. (NeurIPS 2019): LSA is significantly better than most methods except APT(.05), APT(.025)."""
     exempt = ("APT(0.05)", "APT(0.025)")
     rest = [k for k in better if k not in exempt]
@@ -186,7 +186,7 @@ def _setup1_exception(better: dict, n: int) -> _core.Claim:
     )
 
 
-def _apt_epsilon_claim(all_regrets: dict, all_times: dict) -> _core.Claim:
+def _apt_epsilon_claim(all_regrets: dict, all_times: dict) -> C.Claim:
     """Tao et al. (NeurIPS 2019): in Setup 2 the best APT eps at small T differs from bigger T / setups."""
     best = {}
     for number, regrets in all_regrets.items():

@@ -145,7 +145,7 @@ def _claims(stops, share, confs, labels) -> list:
     return out
 
 
-def _shares_claim(frac) -> _core.Claim:
+def _shares_claim(frac) -> C.Claim:
     """Fig. 2(a) at c = 0.999 (TTTS): design 5's share of the measurements within
     [0.4, 0.6] ('roughly one-half'), and design 4 holding most of the rest."""
     best = frac[:, 4]

@@ -180,7 +180,7 @@ def _claims(stops, errors, stars, panels_run, labels) -> list:
     return out
 
 
-def _legend_claim(stars, panels_run) -> _core.Claim:
+def _legend_claim(stars, panels_run) -> C.Claim:
     ok, parts = 0, []
     for name, _, _, n_star, n_half, _ in panels_run:
         mine = stars[name]
@@ -198,7 +198,7 @@ def _legend_claim(stars, panels_run) -> _core.Claim:
     )
 
 
-def _comparable(stops, names) -> _core.Claim:
+def _comparable(stops, names) -> C.Claim:
     """T3C within +-10 % of TTTS on every panel (paired 95% CI of T3C - TTTS inside
     +-10 % of TTTS's mean)."""
     holds, fails, parts, why = 0, 0, [], []

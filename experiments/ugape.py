@@ -107,7 +107,7 @@ def run_budget(cfg: _core.Config) -> _core.Outcome:
     return _core.Outcome(panels, table, claims, arrays, notes)
 
 
-def claim_confidence(m: int, deltas, err) -> _core.Claim:
+def claim_confidence(m: int, deltas, err) -> C.Claim:
     """Gabillon et al. (2012) Thm 2, P(r_Omega > eps) <= delta, at every delta: ``err [P, N]`` are the
     0/1 errors at stopping of the N runs at each of the P deltas. A delta holds when
     the Wilson 95% CI of its error is at or below it and fails when the CI is above
