@@ -5,7 +5,7 @@ and report what they launch and what their kernels cost.
     python -m benchmarks.gpu_compile [--policy NAME ...] [--arms K ...]
         [--backend xla fused] [--lanes N | --arm-lanes A] [--lab [FILE]]
         [--json OUT] [--keep DIR] [--stderr] [--timeout S] [--jobs N] [--check]
-    python -m benchmarks.gpu_compile --from OUT.json ...   (the table of saved rows)
+    python -m benchmarks.gpu_compile --from OUT.json ... [--keep DIR]   (saved rows)
 
 Per row (policy x backend x K; a policy as ``name``, ``name:variant`` or
 ``name:k=v,...``, see :func:`benchmarks.gpu_compile_child.make_policy`), in a process
@@ -18,10 +18,12 @@ XLA's own thunk sequence and ptxas' own report (:mod:`benchmarks.gpu_compile_par
 
 * ``status``: compiled, refused (the fused backend declined, with its reason: not a
   failure), error (the first line), timeout;
-* XLA rows: launches per step, unguarded / guarded (the step loop's condition
-  included), per segment of 32 steps outside them (each conditional by its largest
-  branch), of the segment loop's condition, and of the rest of the chunk (once);
-  ``N+Mc``: N kernels and M device copies;
+* XLA rows: launches per step, unguarded / guarded (the step loop's body: its
+  condition adds one kernel per step; ``(+Nb)`` a conditional's largest branch and
+  ``(+Nd)`` a data-dependent loop's body inside the step, run on few steps), per
+  segment of 32 steps outside them (each conditional by its largest branch), of the
+  segment loop's condition, and of the rest of the chunk (once); ``N+Mc``: N
+  kernels and M device copies;
 * fused rows: the Pallas kernel's registers per thread, stack frame, spill stores and
   loads (bytes), its PTX size; the XLA launches around it per chunk; lanes per
   kernel program x warps;
@@ -306,7 +308,7 @@ def main(argv=None) -> int:
     ap.add_argument("--from", dest="saved", nargs="+", help="print saved --json rows")
     args = ap.parse_args(argv)
     if args.saved:
-        return print_saved(args.saved)
+        return print_saved(args.saved, args.keep)
     if args.ci:
         args.policy = list(CI)
     user_dump = re.search(r"--xla_dump_to=(\S+)", os.environ.get("XLA_FLAGS", ""))
@@ -338,14 +340,22 @@ def main(argv=None) -> int:
     return 1 if (args.check and bad) else 0
 
 
-def print_saved(paths: list[str]) -> int:
-    """The table of rows saved with ``--json`` (several files: their rows in order)."""
+def print_saved(paths: list[str], keep: str | None = None) -> int:
+    """The table of rows saved with ``--json`` (several files: their rows in order);
+    with ``keep``, each row counted again from its dump and stderr kept there."""
     rows = []
     for path in paths:
         with open(path) as f:
             saved = json.load(f)
         print(f"{path}: {saved['line']}; load {saved.get('load_now', '?')} at its end")
         rows += saved["rows"]
+    if keep:
+        for n, r in enumerate(rows):
+            dump = os.path.join(keep, _slug(r))
+            if os.path.isdir(dump):
+                rows[n] = dict(
+                    measure(r, dump, _read(dump + ".stderr"), r), wall_s=r.get("wall_s")
+                )
     print(HEADER)
     print("|" + " --- |" * (HEADER.count(" | ") + 1))
     for r in rows:

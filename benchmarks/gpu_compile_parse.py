@@ -173,35 +173,50 @@ def pallas_kernels(hlo_text: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------ counting
-def launches(nodes, trips, skip=frozenset()) -> Counter:
-    """Launches of one execution of ``nodes``: ``kernel`` and ``copy`` (each
-    conditional by its largest branch, nested loops of known trip count times
-    their count; a loop of unknown trip count counts its condition and body once,
-    and also under ``"rare"``). ``trips``: thunk number -> trip count; thunks whose
-    number is in ``skip`` (and their contents) are left out."""
+def launches(nodes, trips, skip=frozenset(), apart=False) -> Counter:
+    """Launches of one execution of ``nodes``: ``kernel`` and ``copy``. A loop of
+    known trip count counts its condition and body that many times; one of unknown
+    trip count (data-dependent, e.g. a stage end) its condition and its body once. A
+    conditional counts its largest branch. With ``apart`` (a step, where a branch or
+    a data-dependent loop runs on few steps: a phase end, a rare fall-back) the
+    largest branch is counted under ``"branch"`` and a data-dependent loop's body
+    under ``"rare"`` instead, as ``benchmarks/hlo.py`` reports them. ``trips``: thunk
+    number -> trip count; ``kWhile`` thunks numbered in ``skip`` are left out."""
     out: Counter = Counter()
     for node in nodes:
-        if node.number in skip and node.kind == "kWhile":
+        if node.kind == "kWhile" and node.number in skip:
             continue
         if node.launch:
             out["copy" if node.kind in COPIES else "kernel"] += 1
         elif node.kind == "kConditional":
-            branches = [launches(b, trips, skip) for b in node.sections.values()]
+            branches = [launches(b, trips, skip, apart) for b in node.sections.values()]
             if branches:
-                out.update(max(branches, key=lambda c: c["kernel"] + c["copy"]))
+                largest = max(branches, key=_all)
+                if apart:
+                    out["branch"] += _all(largest)
+                else:
+                    out.update(largest)
         elif node.kind == "kWhile":
-            inner = launches(node.sections.get("condition", []), trips, skip)
-            inner.update(launches(node.sections.get("body", []), trips, skip))
+            out_cond = launches(node.sections.get("condition", []), trips, skip, apart)
+            body = launches(node.sections.get("body", []), trips, skip, apart)
             n = trips.get(node.number)
             if n is None:
-                out["rare"] += inner["kernel"] + inner["copy"]
-                n = 1
-            for k, v in inner.items():
+                out.update(out_cond)  # tested each time the loop is reached
+                if apart:
+                    out["rare"] += _all(body)
+                else:
+                    out.update(body)
+                continue
+            for k, v in (out_cond + body).items():
                 out[k] += n * v
         else:
             for nested in node.sections.values():
-                out.update(launches(nested, trips, skip))
+                out.update(launches(nested, trips, skip, apart))
     return out
+
+
+def _all(c) -> int:
+    return c["kernel"] + c["copy"] + c["branch"] + c["rare"]
 
 
 def _walk(nodes, path=()):
@@ -220,7 +235,6 @@ def xla_counts(thunks: str, metadata: str, hlo_text: str, segment: int) -> dict:
     """Launches of the engine's program (see the module docstring): ``step`` (the
     unguarded step's loop body, None if there is none), ``guarded``,
     ``step_condition`` (the step loop's condition, which also runs every step),
-    ``rare`` (launches in loops of unknown trip count inside a step, counted once),
     ``segment`` (per segment,
     outside its steps), ``condition`` (the segment loop's) and ``chunk`` (outside
     the segment loop); each a ``{"kernel", "copy"}`` dict. ``segment``: the steps of
@@ -248,16 +262,16 @@ def xla_counts(thunks: str, metadata: str, hlo_text: str, segment: int) -> dict:
     kinds = Counter(_signature(n) for n, _ in steps)
     per_kind = {}
     for n, _ in steps:  # the body (the step loop's condition: one more each step)
-        per_kind.setdefault(_signature(n), launches(n.sections.get("body", []), trips))
+        body = n.sections.get("body", [])
+        per_kind.setdefault(_signature(n), launches(body, trips, apart=True))
     # the guarded step runs in the segment's branch and in its redo: it appears twice
-    order = sorted(kinds, key=lambda s: (kinds[s] > 1, _total(per_kind[s])))
+    order = sorted(kinds, key=lambda s: (kinds[s] > 1, _all(per_kind[s])))
     step = per_kind[order[0]]  # one step loop only (no guard): it is the step
     guarded = per_kind[order[-1]] if len(order) > 1 else None
     outer = next((w for _, p in steps for w in reversed(p) if w.kind == "kWhile"), None)
     first = steps[0][0].sections.get("condition", [])
     out = {"step": _pair(step), "guarded": _pair(guarded), "step_loops": len(steps)}
-    out["step_condition"] = _pair(launches(first, trips))
-    out["rare"] = max(c.get("rare", 0) for c in per_kind.values())
+    out["step_condition"] = _pair(launches(first, trips, apart=True))
     if outer is None:
         out.update(
             segment=None, condition=None, chunk=_pair(launches(top, trips, skip))
@@ -269,16 +283,23 @@ def xla_counts(thunks: str, metadata: str, hlo_text: str, segment: int) -> dict:
     return out
 
 
-def _total(c) -> int:
-    return c["kernel"] + c["copy"]
-
-
 def _pair(c) -> dict | None:
-    return None if c is None else {"kernel": c["kernel"], "copy": c["copy"]}
+    if c is None:
+        return None
+    out = {"kernel": c["kernel"], "copy": c["copy"]}
+    out.update({k: c[k] for k in ("branch", "rare") if c[k]})
+    return out
 
 
 def fmt(pair: dict | None) -> str:
-    """``"10+1c"``: kernels plus device copies; ``"-"`` for None."""
+    """``"10+1c"``: kernels plus device copies, then ``(+4b)`` the largest branch of
+    a conditional and ``(+6d)`` the body of a data-dependent loop inside a step (run
+    on few steps); ``"-"`` for None."""
     if pair is None:
         return "-"
-    return f"{pair['kernel']}+{pair['copy']}c" if pair["copy"] else str(pair["kernel"])
+    out = f"{pair['kernel']}+{pair['copy']}c" if pair["copy"] else str(pair["kernel"])
+    if pair.get("branch"):
+        out += f" (+{pair['branch']}b)"
+    if pair.get("rare"):
+        out += f" (+{pair['rare']}d)"
+    return out

@@ -235,7 +235,8 @@ def test_thunks_nest_by_indentation():
 
 def test_launches_multiply_known_trip_counts():
     """A nested loop of known trip count counts its body (and condition) that many
-    times; an unknown one once, also under "rare"."""
+    times; an unknown one once, or in a step (``apart``) its condition, and its body
+    under "rare"; a conditional its largest branch, or in a step under "branch"."""
     text = """\
 000: kWhile [source | sink]
 condition:
@@ -246,7 +247,19 @@ condition:
 """
     top = parse.parse_thunks(text)
     assert parse.launches(top, {0: 5}) == {"kernel": 10, "copy": 5}
-    assert parse.launches(top, {}) == {"kernel": 2, "copy": 1, "rare": 3}
+    assert parse.launches(top, {}) == {"kernel": 2, "copy": 1}
+    assert parse.launches(top, {}, apart=True) == {"kernel": 1, "rare": 2}
+    cond = parse.parse_thunks(
+        "000: kConditional [source | sink]\n"
+        "  false_branch:\n"
+        "    001: kCustomKernel [source | sink] a_fusion\n"
+        "  true_branch:\n"
+        "    002: kCustomKernel [source | sink] b_fusion\n"
+        "    003: kCopy [source | sink] kCopy\n"
+    )
+    assert parse.launches(cond, {}) == {"kernel": 1, "copy": 1}
+    assert parse.launches(cond, {}, apart=True) == {"branch": 2}
+    assert parse.fmt({"kernel": 13, "copy": 3, "branch": 5}) == "13+3c (+5b)"
 
 
 def test_trip_counts_and_names():
