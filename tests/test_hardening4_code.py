@@ -142,6 +142,36 @@ def test_factories_closing_over_other_numbers_are_other_programs(fresh):
     assert regret() == 0.0
 
 
+class FixedArm:
+    """A factory that is an object (its number an attribute)."""
+
+    def __init__(self, mod, arm):
+        self.mod, self.arm = mod, arm
+
+    def __call__(self, num_arms, *, scale=1.0):
+        policy = self.mod.fixed_arm(num_arms)
+        start, arm = policy.init, self.arm
+        return policy._replace(
+            init=lambda k, m: start(k, m)._replace(arm=jax.numpy.int32(arm))
+        )
+
+
+def test_an_object_factory_with_other_attributes_or_code_is_another_program(fresh):
+    mod = cell(arm=0)
+    registry.register(NAME, FixedArm(mod, 1))
+    assert regret() == 0.0
+    registry.unregister(NAME)
+    registry.register(NAME, FixedArm(mod, 0))
+    assert regret() == pytest.approx(0.6 * BUDGET)
+    scope = {"__builtins__": __builtins__}  # exec() without a module
+    exec(CELL.format(arm=1, which="ARM"), scope)
+    registry.unregister(NAME)
+    registry.register(NAME, scope["fixed_arm"])
+    assert regret() == 0.0
+    scope["ARM"] = 0
+    assert regret() == pytest.approx(0.6 * BUDGET)
+
+
 def test_a_hand_built_policy_whose_helper_changed_runs_the_new_code(fresh):
     mod = cell(arm=0)
     policy = mod.fixed_arm(2)  # no spec: keyed on itself and its code

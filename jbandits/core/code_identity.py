@@ -58,10 +58,12 @@ def followed(module: Any) -> bool:
     installed package (a script, a notebook, a config's import, a local package).
     """
     if not isinstance(module, str) or not module:
-        return False
+        return True  # code run by exec() without a module: a user's
     found = _FOLLOWED.get(module)
     if found is None:
-        found = _FOLLOWED[module] = _user_code(module)
+        found = _user_code(module)
+        if module in sys.modules:
+            _FOLLOWED[module] = found
     return found
 
 
@@ -73,8 +75,8 @@ def _user_code(module: str) -> bool:
     ):
         return False
     file = getattr(sys.modules.get(module), "__file__", None)
-    if not file:  # __main__ of a notebook, a module made by exec
-        return module in sys.modules
+    if not file:  # __main__ of a notebook, a module made by exec, no module
+        return True
     file = os.path.realpath(file)
     return not any(file.startswith(root) for root in _installed())
 
@@ -156,6 +158,13 @@ class _Walk:
         elif callable(getattr(obj, "__wrapped__", None)):  # jax.jit, functools.wraps
             self.put("wrapped", _name(type(obj)))
             self.value(obj.__wrapped__)
+        elif followed(type(obj).__module__) and isinstance(
+            getattr(obj, "__dict__", None), dict
+        ):  # an instance of a class of user code (a callable object): its class and
+            # attributes
+            self.put("instance")
+            self.cls(type(obj))
+            self.value(vars(obj))
         else:  # a builtin, a ufunc, another object: its type and name
             name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
             module = getattr(obj, "__module__", None)
