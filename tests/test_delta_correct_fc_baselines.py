@@ -34,6 +34,7 @@ import jbandits
 POLICIES = {
     "eb_tc-fixed": ("eb_tc", {"target": "fixed"}),
     "eb_tc-ids": ("eb_tc", {"target": "ids"}),
+    "fws": ("fws", {}),
 }
 EPSILON = 0.5
 

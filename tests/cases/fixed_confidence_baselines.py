@@ -16,14 +16,16 @@ import functools
 import numpy as np
 from harness import Instance, TraceCase, random_mask
 from reference.fixed_confidence import eb_tc as ref_eb_tc
+from reference.fixed_confidence import fws as ref_fws
 
 from jbandits.policies.fixed_confidence.eb_tc import eb_tc
+from jbandits.policies.fixed_confidence.fws import fws
 
 K_MAX = 7
 HORIZON = 120
 
 
-def _instance(rng, k_max, horizon, family, slack):
+def _instance(rng, k_max, horizon, family, slack, beta=True):
     num_arms = int(rng.integers(2, k_max + 1))
     mask = random_mask(rng, k_max, num_arms)
     means = rng.uniform(0.05, 0.95, size=k_max)
@@ -45,7 +47,9 @@ def _instance(rng, k_max, horizon, family, slack):
     table[~mask] = 0.0
     budget = horizon if rng.random() < 0.7 else int(rng.integers(num_arms, horizon + 1))
     delta = float(rng.choice([0.05, 0.2, 0.5, 0.9, rng.uniform(0.01, 0.95)]))
-    hp = {"delta": delta, "sigma": sigma, "beta": float(rng.uniform(0.2, 0.8))}
+    hp = {"delta": delta, "sigma": sigma}
+    if beta:
+        hp["beta"] = float(rng.uniform(0.2, 0.8))
     if slack:
         zero = rng.random() < 1 / 3
         hp["epsilon"] = 0.0 if zero else float(rng.uniform(0.0, 0.3))
@@ -80,6 +84,26 @@ for _family, _threshold, _target in (
             _k(eb_tc, **_static),
             _sampler(_family),
             functools.partial(ref_eb_tc.eb_tc, **_static),
+            k_max=K_MAX,
+            horizon=HORIZON,
+        )
+    )
+
+for _family, _threshold in (
+    ("bernoulli", "practical"),
+    ("gaussian", "practical"),
+    ("bernoulli", "gk16"),
+):
+    _static = {"family": _family, "threshold": _threshold}
+    CASES.append(
+        TraceCase(
+            f"fws-{_family}-{_threshold}",
+            "fws",
+            _k(fws, **_static),
+            lambda rng, k_max, horizon, _f=_family: _instance(
+                rng, k_max, horizon, _f, False, beta=False
+            ),
+            functools.partial(ref_fws.fws, **_static),
             k_max=K_MAX,
             horizon=HORIZON,
         )
