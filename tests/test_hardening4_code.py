@@ -198,7 +198,7 @@ def stored(path, policy=NAME, bandit=None, params=None, report=None):
         bandit, params = jbandits.envs.bernoulli(MEANS)
     res = jbandits.simulate(
         jbandits.make(policy, num_arms=2), bandit, params, jax.random.key(0),
-        budget=BUDGET, num_reps=8, permute=False, progress=False, store=str(path),
+        budget=BUDGET, num_reps=4, permute=False, progress=False, store=str(path),
         report=report,
     )  # fmt: skip
     return res
