@@ -28,7 +28,8 @@ with different numbers is a batch of states, not a batch of programs::
 
 The batched runner compiles one program per structure (:meth:`Structure.policy`
 under ``vmap`` with each lane's numbers) and keys its cache and stores on the name,
-the structure and the numbers. The factory is the validator: it is called with the
+the digest of the registered code (:mod:`jbandits.core.code_identity`), the
+structure and the numbers. The factory is the validator: it is called with the
 numbers on the host by :func:`jbandits.make` (concrete values, clear errors) and with
 the state's numbers whenever ``step`` is traced.
 """
