@@ -200,9 +200,9 @@ def locked(folder: str):
 def digest(value) -> str:
     """SHA-1 of a pytree's structure and leaf bytes (arrays, keys, numbers, strings).
 
-    A function has no digest (TypeError): its byte code does not identify what it
-    closes over, so stores are keyed on registered names, static arguments and
-    numbers instead."""
+    A function has no digest here (TypeError): stores are keyed on registered
+    names, static arguments and numbers, and check the code they run apart
+    (:mod:`jbandits.core.code_identity`, :func:`check_code`)."""
     import jax
 
     leaves, treedef = jax.tree_util.tree_flatten(value)

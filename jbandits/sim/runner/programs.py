@@ -156,7 +156,8 @@ def code_of(sources, bandit: Bandit) -> dict:
 
 def storable(source: Source) -> bool:
     """Whether runs of ``source`` can be stored and resumed: a registered policy,
-    identified by its name, static arguments and numbers. A hand-built policy or an
+    identified by its name, code digest, static arguments and numbers. A hand-built
+    policy or an
     unregistered factory is code that no key can identify across processes (two
     closures over other numbers have the same byte code)."""
     ident = source.ident
