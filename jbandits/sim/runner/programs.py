@@ -157,9 +157,8 @@ def code_of(sources, bandit: Bandit) -> dict:
 def storable(source: Source) -> bool:
     """Whether runs of ``source`` can be stored and resumed: a registered policy,
     identified by its name, code digest, static arguments and numbers. A hand-built
-    policy or an
-    unregistered factory is code that no key can identify across processes (two
-    closures over other numbers have the same byte code)."""
+    policy or an unregistered factory has no name a resumed run could be matched
+    by (its numbers live in closures the store does not record)."""
     ident = source.ident
     return isinstance(ident, tuple) and len(ident) == 2 and ident[0] == "registered"
 
