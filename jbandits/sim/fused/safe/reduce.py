@@ -160,3 +160,26 @@ def _sort(eqn, *ops):
         == rank[..., None, :]
     )
     return [_contract(x, axis, mask) for x in ops]
+
+
+@_rule("population_count")
+def _population_count(eqn, x):
+    """Set bits of each 32-bit (or narrower) integer, by the SWAR sums of bit pairs,
+    nibbles and bytes (Warren, *Hacker's Delight*, 2nd ed., section 5-1): the Triton
+    compiler of jax 0.10.2 fails to legalize ``math.ctpop`` on tensors."""
+    dtype = x.dtype
+    bits = jnp.iinfo(dtype).bits
+    if bits > 32:
+        raise NotKernelSafe(f"population_count of {dtype}")
+    u = x.astype(jnp.uint32)
+    if bits < 32:  # a negative narrow integer sign-extends: keep its own bits
+        u = u & jnp.uint32((1 << bits) - 1)
+
+    def c(v):
+        return jnp.asarray(v, jnp.uint32)
+
+    u = u - ((u >> c(1)) & c(0x55555555))
+    u = (u & c(0x33333333)) + ((u >> c(2)) & c(0x33333333))
+    u = (u + (u >> c(4))) & c(0x0F0F0F0F)
+    u = (u * c(0x01010101)) >> c(24)
+    return u.astype(dtype)
