@@ -48,8 +48,9 @@ def check_budget_only(params, budget) -> None:
 
 
 def family(
-    name: str, params_type, sample, *, stds=stds_leaf, check=check_budget_only
-) -> Bandit:
+    name: str, params_type, sample, *, stds=stds_leaf, check=check_budget_only,
+    arm_axes: dict | None = None,
+) -> Bandit:  # fmt: skip
     """The :class:`~jbandits.core.types.Bandit` of a reward family.
 
     ``name``: shown in results and errors; ``params_type``: the family's params
@@ -59,8 +60,47 @@ def family(
     Its true means are the params' ``means`` leaf; its standard deviations the
     ``stds`` leaf unless ``stds`` computes them (Bernoulli); its ``check`` refuses a
     budget < 1 unless ``check`` adds the family's own bounds (replay).
+
+    ``arm_axes``: ``{field: axis}``, the arm axis of the leaves of one instance
+    whose arms are not on the last axis (a replay ``table`` ``[K, J]``: ``0``), or
+    None for a leaf that is not per arm; every other leaf has its arms on its last
+    axis. :func:`jbandits.envs.pad_arms` pads each leaf on that axis (so a sweep
+    over K runs the family); a stack of instances ``[N, ...]`` shifts a
+    non-negative axis by its leading axes. Declared per ``params_type``
+    (:func:`arm_axes_of`).
     """
+    _declare_arm_axes(name, params_type, arm_axes)
     return Bandit(sample, means_leaf, stds, check, name, params_type)
+
+
+_ARM_AXES: dict = {}  # params_type -> {field: axis or None}, from family(arm_axes=)
+
+
+def _declare_arm_axes(name: str, params_type, arm_axes: dict | None) -> None:
+    if arm_axes is None:
+        _ARM_AXES.pop(params_type, None)
+        return
+    fields = getattr(params_type, "_fields", ())
+    for field, axis in dict(arm_axes).items():
+        if field not in fields:
+            raise ValueError(
+                f"family {name!r}: arm_axes names {field!r}, not a field of "
+                f"{getattr(params_type, '__name__', params_type)} {tuple(fields)}"
+            )
+        if field == "arm_mask" or not (
+            axis is None or (isinstance(axis, int) and not isinstance(axis, bool))
+        ):
+            raise ValueError(
+                f"family {name!r}: arm_axes[{field!r}] must be an int axis or None "
+                f"(arm_mask is always [..., K]), got {axis!r}"
+            )
+    _ARM_AXES[params_type] = dict(arm_axes)
+
+
+def arm_axes_of(params_type) -> dict:
+    """``{field: axis or None}`` declared by :func:`family` for ``params_type``
+    (fields not named there have their arms on the last axis, ``-1``)."""
+    return dict(_ARM_AXES.get(params_type, {}))
 
 
 def reward_uniform(key: Key, arm: ArrayLike, pull_index: ArrayLike, dtype) -> Array:

@@ -42,7 +42,9 @@ def _check(params: ReplayParams, budget) -> None:
             )
 
 
-REPLAY = _common.family("replay", ReplayParams, _sample, check=_check)
+REPLAY = _common.family(
+    "replay", ReplayParams, _sample, check=_check, arm_axes={"table": 0}
+)
 
 
 def replay(

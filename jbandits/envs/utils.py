@@ -6,15 +6,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits.envs.common import pad_last
+from jbandits.envs.common import arm_axes_of, pad_last
 
 
 def pad_arms(params, num_arms: int):
     """Pad an instance to ``num_arms`` arms; padded arms are masked out.
 
-    Every ``[..., K]`` leaf is padded on its last axis (a replay ``table`` ``[K, J]``
-    on its arm axis): padded means, stds and table rows are 0 and ``arm_mask`` is
-    False, so policies never pull nor output them. Instances of different K padded to
+    Every leaf is padded on its arm axis: the last one unless the family declared
+    another (:func:`jbandits.envs.common.family`'s ``arm_axes``: a replay ``table``
+    ``[K, J]`` on axis 0; a leaf declared None is not per arm and kept as it is):
+    padded means, stds and table rows are 0 and ``arm_mask`` is False, so policies never pull nor output them. Instances of different K padded to
     one size run in one compiled program (:func:`stack_instances`).
 
     Args:
@@ -37,16 +38,28 @@ def pad_arms(params, num_arms: int):
             [jbandits.envs.pad_arms(small, 4), jbandits.envs.pad_arms(big, 4)])
         params.arm_mask   # [[T, T, F, F], [T, T, T, F]]
     """
-    fields = params._asdict()
+    axes = arm_axes_of(type(params))
+    lead = np.ndim(params.arm_mask) - 1  # the axes of a stack [N, ...]
+    k = np.shape(params.arm_mask)[-1]
+    if num_arms < k:
+        raise ValueError(f"cannot pad {k} arms to {num_arms}")
     out = {}
-    for name, leaf in fields.items():
-        if name == "table":
-            moved = jnp.moveaxis(leaf, -2, -1)
-            out[name] = jnp.moveaxis(pad_last(moved, num_arms, 0.0), -1, -2)
-        elif name == "arm_mask":
-            out[name] = pad_last(leaf, num_arms, False)
-        else:
-            out[name] = pad_last(leaf, num_arms, 0.0)
+    for name, leaf in params._asdict().items():
+        axis = axes.get(name, -1)
+        if axis is None:  # not per arm
+            out[name] = leaf
+            continue
+        fill = False if name == "arm_mask" else 0.0
+        axis = axis + lead if axis >= 0 else axis
+        shape = np.shape(leaf)
+        if not -len(shape) <= axis < len(shape) or shape[axis] != k:
+            raise ValueError(
+                f"pad_arms: {name} of shape {shape} has no axis {axis} of {k} arms; "
+                "declare where its arms are with jbandits.envs.common.family(..., "
+                f"arm_axes={{{name!r}: axis}}) (None: not per arm)"
+            )
+        moved = jnp.moveaxis(leaf, axis, -1)
+        out[name] = jnp.moveaxis(pad_last(moved, num_arms, fill), -1, axis)
     return type(params)(**out)
 
 
