@@ -114,7 +114,9 @@ _PER_RUN = ("num_pulls", "stopped")  # a run's own values, no checkpoint axis
 
 def _stopping(values: dict, c: int, z: float) -> dict:
     """Cell ``c``'s stopped and capped counts and its mean ``num_pulls`` with the
-    normal interval."""
+    normal interval (nothing for values without them, e.g. built by hand)."""
+    if "stopped" not in values or "num_pulls" not in values:
+        return {}
     done = np.asarray(values["stopped"][c], bool)
     x = np.asarray(values["num_pulls"][c], np.float64)
     se = x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else 0.0
