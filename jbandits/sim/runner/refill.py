@@ -13,8 +13,8 @@ arguments of the plain program). A call returns once ``max(1, W / 8)`` of its la
 have finished (:data:`REFILL_FRACTION`). When the queue is empty the lanes still
 running move into narrower programs (:func:`widths`: W, W/4, W/16, ... down to one
 lane per device, each compiled once), so that a long last replication does not hold
-a wide program; a width not yet compiled is compiled only once the time spent on the
-empty lanes of the tail reaches about a compilation (:class:`_Tail`).
+a wide program; a width not yet compiled is compiled only once the CPU time spent on
+the empty lanes of the program's tails reaches about a compilation (:class:`_Tail`).
 
 Every replication's result is exactly that of the plain program (the same key, the
 same steps; ``tests/test_refill.py`` compares every field). Lanes are recorded in
@@ -132,18 +132,18 @@ def run(out: dict, plan, work: Work, store, group: str, report: Report, bar,
     ladder = widths(plan.size, ndev)
     lanes = _Lanes(min(w for w in ladder if w >= min(queue.size, plan.size)))
     pos = _fill(lanes, np.arange(lanes.width), queue, 0)
-    tail = _Tail(ladder, _first_calls(fn))
+    tail = _Tail(ladder, _costs(fn))
     calls, used = 0, []
     while lanes.active.any():
         if pos < queue.size:
             control = (max(1, int(lanes.width * REFILL_FRACTION)), 0, _ALL)
         else:
             control = tail.control(lanes)
-        t0 = time.perf_counter()
+        t0 = time.process_time()  # CPU seconds of every thread: the devices' too
         res, live = _call(fn, empty, lanes, work, plan, ndev, control)
-        wall = time.perf_counter() - t0
+        cpu = time.process_time() - t0
         first = lanes.width not in tail.seen
-        tail.seen.setdefault(lanes.width, wall)
+        tail.seen.setdefault(lanes.width, cpu)
         if lanes.width not in used:
             used.append(lanes.width)
         calls += 1
@@ -158,7 +158,7 @@ def run(out: dict, plan, work: Work, store, group: str, report: Report, bar,
         lanes.fresh[:] = False
         pos = _fill(lanes, done, queue, pos)
         if pos >= queue.size:
-            _narrow(lanes, tail.after(lanes, 0.0 if first else wall))
+            _narrow(lanes, tail.after(lanes, 0.0 if first else cpu))
     report.extra["refill"] = {"calls": calls, "widths": used}
 
 
@@ -166,32 +166,40 @@ _ALL = (1 << 31) - 1  # no bound on a call's segments
 #: segments of the first call once the queue is spent; each later one may run twice as
 #: many
 TAIL_SEGMENTS = 16
-#: a new width is compiled once the time spent on empty lanes reaches this times the
-#: first call of the width running (0: at once)
+#: a new width is compiled once the CPU time spent on empty lanes reaches this times
+#: the first call of the width running (0: at once)
 COMPILE_WEIGHT = 1.0
-_FIRST_CALLS: dict = {}  # program -> {width: wall seconds of its first call}
+_COSTS: dict = {}  # program -> {width: CPU s of its first call, "waste": CPU s}
 
 
-def _first_calls(fn) -> dict:
-    if len(_FIRST_CALLS) > 64:
-        _FIRST_CALLS.clear()
-    return _FIRST_CALLS.setdefault(fn, {})
+def _costs(fn) -> dict:
+    """What a program's tails cost so far (kept for the program's life: a width
+    compiled once serves every later call)."""
+    if len(_COSTS) > 64:
+        _COSTS.clear()
+    return _COSTS.setdefault(fn, {"waste": 0.0})
 
 
 class _Tail:
     """When the lanes still running move into a narrower program (the queue spent).
 
     A width already compiled is taken as soon as the live lanes fit it. A new one
-    costs its compilation, about the first call of a width (``seen``: width -> wall
-    seconds of its first call, compilation included): the lanes move once the time
-    spent on empty lanes since the queue was spent (each call's wall time x its
-    share of empty lanes) reaches it, so that a short tail is not worth a compilation
-    and a long one pays at most about twice what the narrowest program would.
+    costs its compilation, about the first call of a width (``costs``: width -> CPU
+    seconds of its first call, compilation included). The lanes move once the CPU
+    time spent on empty lanes in the tails of this program (each tail call's CPU
+    time x its share of empty lanes, summed over the program's calls) reaches it: a
+    short tail is not worth a compilation, and the tails pay at most about twice what
+    the narrowest program would. CPU time, not wall time: the choice does not depend
+    on what else runs on the machine.
     """
 
-    def __init__(self, ladder: list[int], seen: dict):
-        self.ladder, self.seen = ladder, seen
-        self.most, self.waste = TAIL_SEGMENTS, 0.0
+    def __init__(self, ladder: list[int], costs: dict):
+        self.ladder, self.costs = ladder, costs
+        self.most = TAIL_SEGMENTS
+
+    @property
+    def seen(self) -> dict:
+        return self.costs
 
     def control(self, lanes: _Lanes) -> tuple:
         """``(finish, floor, most)`` of the next call: return when the live lanes
@@ -202,18 +210,19 @@ class _Tail:
         self.most = min(2 * self.most, _ALL)
         return control
 
-    def after(self, lanes: _Lanes, wall: float) -> int:
-        """The width to move to after a call of ``wall`` seconds (0 for the first
+    def after(self, lanes: _Lanes, cpu: float) -> int:
+        """The width to move to after a call of ``cpu`` seconds (0 for the first
         call of a width: its compilation)."""
         live = int(lanes.active.sum())
-        self.waste += wall * (1.0 - live / lanes.width)
+        self.costs["waste"] += cpu * (1.0 - live / lanes.width)
         fits = [w for w in self.ladder if w >= live][-1]
         if not live or fits >= lanes.width:
             return lanes.width
-        cost = COMPILE_WEIGHT * self.seen.get(lanes.width, 0.0)
-        if fits not in self.seen and self.waste < cost:
+        cost = COMPILE_WEIGHT * self.costs.get(lanes.width, 0.0)
+        if fits not in self.costs and self.costs["waste"] < cost:
             return lanes.width
-        self.waste = 0.0
+        if fits not in self.costs:
+            self.costs["waste"] = 0.0
         return fits
 
 
