@@ -35,6 +35,7 @@ POLICIES = {
     "eb_tc-fixed": ("eb_tc", {"target": "fixed"}),
     "eb_tc-ids": ("eb_tc", {"target": "ids"}),
     "fws": ("fws", {}),
+    "dkm": ("dkm", {}),
 }
 EPSILON = 0.5
 

@@ -45,6 +45,8 @@ SLOW |= {
     "t3c-bernoulli-glr-bounded",
     "eb_tc-bernoulli-fixed-practical",
     "eb_tc-gaussian-ids-kk21",
+    "fws-bernoulli-gk16",
+    "dkm-gaussian-kk21",
 }
 
 

@@ -15,9 +15,11 @@ import functools
 
 import numpy as np
 from harness import Instance, TraceCase, random_mask
+from reference.fixed_confidence import dkm as ref_dkm
 from reference.fixed_confidence import eb_tc as ref_eb_tc
 from reference.fixed_confidence import fws as ref_fws
 
+from jbandits.policies.fixed_confidence.dkm import dkm
 from jbandits.policies.fixed_confidence.eb_tc import eb_tc
 from jbandits.policies.fixed_confidence.fws import fws
 
@@ -89,21 +91,24 @@ for _family, _threshold, _target in (
         )
     )
 
-for _family, _threshold in (
-    ("bernoulli", "practical"),
-    ("gaussian", "practical"),
-    ("bernoulli", "gk16"),
+for _name, _fn, _ref, _family, _threshold in (
+    ("fws", fws, ref_fws.fws, "bernoulli", "practical"),
+    ("fws", fws, ref_fws.fws, "gaussian", "practical"),
+    ("fws", fws, ref_fws.fws, "bernoulli", "gk16"),
+    ("dkm", dkm, ref_dkm.dkm, "bernoulli", "practical"),
+    ("dkm", dkm, ref_dkm.dkm, "gaussian", "practical"),
+    ("dkm", dkm, ref_dkm.dkm, "gaussian", "kk21"),
 ):
     _static = {"family": _family, "threshold": _threshold}
     CASES.append(
         TraceCase(
-            f"fws-{_family}-{_threshold}",
-            "fws",
-            _k(fws, **_static),
+            f"{_name}-{_family}-{_threshold}",
+            _name,
+            _k(_fn, **_static),
             lambda rng, k_max, horizon, _f=_family: _instance(
                 rng, k_max, horizon, _f, False, beta=False
             ),
-            functools.partial(ref_fws.fws, **_static),
+            functools.partial(_ref, **_static),
             k_max=K_MAX,
             horizon=HORIZON,
         )
