@@ -43,7 +43,7 @@ from jax._src import config as jax_config  # the persistent-cache switch
 
 from jbandits.core import validate as _validate
 from jbandits.core.execution import Execution
-from jbandits.sim.fused import driver, lowering
+from jbandits.sim.fused import driver, lowering, refused
 from jbandits.sim.fused.safe import NotKernelSafe
 
 _LOG = logging.getLogger("jbandits")
@@ -300,6 +300,8 @@ def program_for(
             low = lowering.choose(platform)
         except lowering.Unsupported as err:
             reason = str(err)
+        else:
+            reason = refused.reason(policy, low.name)  # before anything is traced
     if reason is not None:
         _report(reason, wanted, label)
         return xla

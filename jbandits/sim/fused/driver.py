@@ -45,6 +45,8 @@ from jbandits.sim.fused.kernel import (
     block_runner,
     body_fn,
     call,
+    lane_words,
+    lean_block,
     pad_lanes,
 )
 from jbandits.sim.fused.lane import (
@@ -71,21 +73,25 @@ def program(spec: Spec):
 
     def lanes(hp, params, kdata, rep, budget, horizon):
         n = budget.shape[0]
-        block = spec.block or _lowering.block_for(params.arm_mask.shape[-1])
-        block = min(block, 1 << max(n - 1, 0).bit_length())
         params_axes = type(params)(
             *[None if f in spec.shared else 0 for f in params._fields]
         )
         lane, carry0, inner = _set_up(
             spec, params_axes, hp, params, kdata, rep, budget, horizon
         )
-        padded = -(-n // block) * block
         # lane axes inside the kernel: every lane input has one, except the shared
         # fields of the instance
         lane_axes = Lane(*[0] * len(Lane._fields))._replace(params=params_axes)
         lane_flat, lane_tree = jax.tree_util.tree_flatten(lane)
         carry_flat, carry_tree = jax.tree_util.tree_flatten(carry0)
         per_lane = _per_lane_flags(lane, lane_axes) + [True] * len(carry_flat)
+        block = spec.block
+        if not block:  # as many lanes as the registers hold (kernel.lean_block)
+            words = lane_words(lane_flat + carry_flat, per_lane)
+            block = _lowering.block_for(params.arm_mask.shape[-1])
+            block = lean_block(block, words, spec.lowering.num_warps)
+        block = min(block, 1 << max(n - 1, 0).bit_length())
+        padded = -(-n // block) * block
         ins = [
             pad_lanes(_to_mem(x), padded, p)
             for x, p in zip(lane_flat + carry_flat, per_lane, strict=False)

@@ -6,6 +6,7 @@ checkpoint loop of guarded steps and read-outs) and the ``pallas_call`` plumbing
 from __future__ import annotations
 
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -102,6 +103,33 @@ def body_fn(spec: Spec, lane_axes, num_checkpoints: int):
         return carry, out, acc, used
 
     return body
+
+
+#: words (32-bit values, arrays at their power-of-two sizes) of lane inputs and
+#: carry per thread that a block may hold: the kernel's registers grow with them
+#: (ptxas on an H100, benchmarks/notes_fused_registers.md: APT at 81 words per
+#: thread used 254 registers, UCB1 at 86 spilled), and its temporaries with them
+WORDS_PER_THREAD = 64
+
+
+def lean_block(block: int, words: int, num_warps: int) -> int:
+    """Lanes per kernel program: ``block`` halved while a block's lane inputs and
+    carry (``words`` per lane) exceed :data:`WORDS_PER_THREAD` per thread of its
+    ``num_warps`` warps; at least one lane."""
+    room = WORDS_PER_THREAD * 32 * num_warps
+    while block > 1 and block * words > room:
+        block //= 2
+    return block
+
+
+def lane_words(leaves, flags) -> int:
+    """Words per lane of the kernel operands ``leaves`` with a lane axis (``flags``),
+    at their power-of-two sizes."""
+    return sum(
+        math.prod(_safe.pow2_shape(x.shape[1:]))
+        for x, p in zip(leaves, flags, strict=True)
+        if p
+    )
 
 
 def _live_of(limit, carry):
