@@ -47,6 +47,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -197,8 +198,10 @@ def run_row(row: dict, args) -> dict:
         if lines:
             result = json.loads(lines[-1][len(MARK) :])
         else:
-            tail = (stderr.strip().splitlines() or ["no output"])[-1]
-            result = {"status": "error", "error": f"exit {proc.returncode}: {tail}"}
+            rc = proc.returncode
+            said = [x for x in stderr.splitlines() if x.strip() and x[0] not in "*IW "]
+            why = f"crashed ({signal.Signals(-rc).name})" if rc < 0 else f"exit {rc}"
+            result = {"status": "error", "error": f"{why}: {(said or [''])[-1]}"}
         if result["status"] == "error":  # the compiler's own first error line
             said = re.search(r"\berror: (.*)", stderr)
             if said:
