@@ -151,3 +151,29 @@ def test_metric_of_its_own_fused_equals_xla():
     for a, b in zip(runs[0].metrics.values(), runs[1].metrics.values(), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     np.testing.assert_array_equal(runs[0].pulls, runs[1].pulls)
+
+
+def test_batched_switch_selects_on_booleans():
+    """A ``switch`` under the kernel's vmap is a ``select_n`` on an int32 index, which
+    Triton refuses (``arith.select`` takes an i1 condition): the padded evaluation
+    writes it as selects on booleans, with the same values."""
+
+    def f(i, x):
+        return lax.switch(i, [lambda v: v + 1.0, lambda v: v * 2.0, jnp.sin], x)
+
+    i = jnp.asarray([0, 1, 2, 1], jnp.int32)
+    x = jnp.asarray([0.5, 1.5, 2.5, 3.5], jnp.float32)
+    closed = jax.make_jaxpr(jax.vmap(f))(i, x)
+    assert any(
+        e.primitive.name == "select_n" and e.invars[0].aval.dtype == jnp.int32
+        for e in closed.jaxpr.eqns
+    )
+    run = jax.make_jaxpr(
+        lambda a, b: safe.evaluate_padded(closed.jaxpr, closed.consts, [a, b])
+    )(i, x)
+    whiches = [
+        e.invars[0].aval.dtype for e in run.jaxpr.eqns if e.primitive.name == "select_n"
+    ]
+    assert whiches and all(w == jnp.bool_ for w in whiches), whiches
+    got = safe.evaluate_padded(closed.jaxpr, closed.consts, [i, x])[0]
+    np.testing.assert_array_equal(got, jax.vmap(f)(i, x))

@@ -185,6 +185,20 @@ def _pad(eqn, ins):
     return x if mask is None else jnp.where(mask, x, jnp.asarray(value, x.dtype))
 
 
+@_rule("select_n")
+def _select_n(eqn, ins):
+    """``select_n`` with an integer case index (a ``cond`` or ``switch`` batched by
+    the kernel's ``vmap``) as selects on booleans: Triton's ``arith.select`` takes an
+    ``i1`` condition only (the kernel does not compile otherwise)."""
+    which, *cases = ins
+    if jnp.result_type(which) == jnp.bool_:
+        return eqn.primitive.bind(which, *cases)
+    out = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):
+        out = lax.select_n(which == i, out, cases[i])
+    return out
+
+
 # --------------------------------------------------------------------- reductions
 def _valid(shape_logical, shape_padded, axes):
     """Mask of the logical positions along ``axes`` (None: nothing padded there)."""
