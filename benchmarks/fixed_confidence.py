@@ -23,6 +23,12 @@ Three parts (``--part``, default all):
   but one on the tied copy (one lane never stops). Prints the wall time of each, the
   mean and largest stopping time and the fraction of lane-steps that were useful
   (sum of stopping times over lanes x the steps the batch ran).
+* ``lazy``: the sample complexity of lazy Track-and-Stop (D-Tracking, ``lazy=True``,
+  ``laziness`` 2) against the exact rule on GK16's mu1 and mu2 (delta = 0.1,
+  the practical threshold, as ``experiments/gk16.py``), ``--lazy-runs`` replications
+  each, paired (the same keys: the same reward streams). Resumable: every batch of
+  ``--lazy-batch`` replications is appended to ``--lazy-file`` (JSON) and skipped when
+  run again; prints the means and the paired difference with its 95 % CI.
 
     python -m benchmarks.fixed_confidence [--part throughput|wstar|stopping]
         [--budget 10000] [--reps 200] [--repeats 7] [--rows TTTS@100,...]
@@ -62,6 +68,9 @@ def policies(num_arms: int) -> dict:
     return {
         "UCB1": jbandits.make("ucb1", num_arms=num_arms),
         "Track-and-Stop (D)": jbandits.make("track_and_stop", tracking="d", **common),
+        "Track-and-Stop (D) lazy": jbandits.make(
+            "track_and_stop", tracking="d", lazy=True, **common
+        ),
         "T3C": jbandits.make("t3c", **common),
         "TTTS": jbandits.make("ttts", **common),
     }
@@ -73,10 +82,10 @@ def sizes(budget: int, reps: int) -> tuple:
     return ((5, budget, reps), (100, max(budget // 5, 200), max(reps // 4, 16)))
 
 
-#: rows run at a smaller budget than their K's (label, K) -> T: TTTS at K = 100 (its
-#: posterior quadrature merges all the arms' panels) did not finish one call of T = 800,
-#: R = 16 in 4.5 minutes on the 2 shared cores (benchmarks/notes_fixed_confidence.md)
-ROW_BUDGET = {("TTTS", 100): 200}
+#: rows run at a smaller budget than their K's (label, K) -> T. TTTS at K = 100 ran at T =
+#: 200 until its fallback's quadrature ran only at the steps that need it
+#: (benchmarks/notes_fixed_confidence.md); none now
+ROW_BUDGET: dict = {}
 
 
 def wanted(rows: str | None, label: str, k: int) -> bool:
@@ -188,14 +197,92 @@ def rounds(reps: int, cap: int = 200_000) -> None:
     )
 
 
+LAZY_VARIANTS = {"exact": {}, "lazy2": {"lazy": True}}
+LAZY_CAP = 200_000
+
+
+def _lazy_batch(inst: str, variant: str, seed: int, reps: int) -> list:
+    from experiments import gk16
+
+    means = dict(gk16.INSTANCES)[inst]
+    k = gk16.K_MAX  # mu1 padded to 5 arms: one program per variant
+    mask = np.arange(k) < len(means)
+    padded = np.where(mask, np.resize(means, k), 0.0)
+    bandit, params = jbandits.envs.bernoulli(padded, arm_mask=mask)
+    pol = jbandits.make(
+        "track_and_stop", num_arms=k, family="bernoulli", delta=0.1, tracking="d",
+        threshold="practical", **LAZY_VARIANTS[variant],
+    )  # fmt: skip
+    res = simulate_call(pol, bandit, params, LAZY_CAP, reps, seed=seed, metric=None)()
+    stops = np.asarray(res.num_pulls, float).reshape(-1)
+    wrong = np.asarray(res.output).reshape(-1) != int(np.argmax(means))
+    return [stops.tolist(), wrong.tolist(), bool(np.all(res.stopped))]
+
+
+def lazy(runs: int, batch: int, path: str) -> None:
+    """Sample complexity of lazy against exact Track-and-Stop (module docstring)."""
+    import json
+
+    done = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            done = json.load(f)
+    for b in range(runs // batch):
+        for inst in ("mu1", "mu2"):
+            for variant in LAZY_VARIANTS:
+                key = f"{inst}/{variant}/{b}"
+                if key in done:
+                    continue
+                t0 = time.perf_counter()
+                done[key] = _lazy_batch(inst, variant, 1000 + b, batch)
+                with open(path + ".tmp", "w") as f:
+                    json.dump(done, f)
+                os.replace(path + ".tmp", path)
+                print(f"  {key}: {time.perf_counter() - t0:.1f} s  load {load()}")
+    for inst in ("mu1", "mu2"):
+        _lazy_summary(done, inst)
+
+
+def _lazy_summary(done: dict, inst: str) -> None:
+    batches = sorted({int(k.split("/")[2]) for k in done if k.startswith(inst + "/")})
+    full = [b for b in batches if all(f"{inst}/{v}/{b}" in done for v in LAZY_VARIANTS)]
+    if not full:
+        return
+    stops = {
+        v: np.concatenate([done[f"{inst}/{v}/{b}"][0] for b in full])
+        for v in LAZY_VARIANTS
+    }
+    base = stops["exact"]
+    for v, x in stops.items():
+        errors = sum(sum(done[f"{inst}/{v}/{b}"][1]) for b in full)
+        line = f"  {inst} {v:9s} n={len(x)} mean {x.mean():8.1f} (SE {x.std(ddof=1) / np.sqrt(len(x)):.1f}) errors {errors}"
+        if v != "exact":
+            d = x - base
+            se = d.std(ddof=1) / np.sqrt(len(d))
+            rel, lo, hi = (
+                d.mean() / base.mean(),
+                (d.mean() - 1.96 * se) / base.mean(),
+                (d.mean() + 1.96 * se) / base.mean(),
+            )
+            line += f"  paired diff {d.mean():+.1f} [{d.mean() - 1.96 * se:+.1f}, {d.mean() + 1.96 * se:+.1f}] = {rel:+.2%} [{lo:+.2%}, {hi:+.2%}]"
+        print(line)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.fixed_confidence")
-    ap.add_argument("--part", choices=("all", "throughput", "wstar", "stopping"))
+    ap.add_argument(
+        "--part", choices=("all", "throughput", "wstar", "stopping", "lazy")
+    )
     ap.add_argument("--budget", type=int, default=10_000)
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--stop-budget", type=int, default=20_000)
     ap.add_argument("--rows", help="throughput rows only, e.g. TTTS@100 (with UCB1)")
+    ap.add_argument("--lazy-runs", type=int, default=3000)
+    ap.add_argument("--lazy-batch", type=int, default=500)
+    ap.add_argument(
+        "--lazy-file", default="benchmarks/fc_runs/lazy_track_and_stop.json"
+    )
     args = ap.parse_args(argv)
     part = args.part or "all"
     print(f"devices: {len(jax.devices())} x {jax.devices()[0].platform}  load {load()}")
@@ -204,6 +291,9 @@ def main(argv=None) -> None:
     if part in ("all", "wstar"):
         print("optimal weights w*(mu) (tstar.optimal_weights, jit + vmap)")
         wstar(args.reps, args.repeats)
+    if part == "lazy":
+        print("lazy Track-and-Stop (D) against the exact rule, GK16 mu1 / mu2")
+        lazy(args.lazy_runs, args.lazy_batch, args.lazy_file)
     if part in ("all", "stopping"):
         print("lanes stopping at different times (UGapEc, delta = 0.1)")
         stopping(args.stop_budget, args.reps)

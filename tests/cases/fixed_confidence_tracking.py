@@ -56,7 +56,7 @@ def _instance(rng, k_max, horizon, family, hp, loose=False):
     return Instance(num_arms, mask, table, budget, hp, {})
 
 
-def _sampler(family, loose=False, posterior=False):
+def _sampler(family, loose=False, posterior=False, lazy=False):
     """``posterior``: draw the posterior rule's confidence too, uniformly in [0.5,
     0.99]: with a round level such as 0.9 the small-count Beta posteriors give exact
     rational ``alpha`` values on it (Beta(1, 3) vs Beta(2, 1): 9/10), which the two
@@ -64,6 +64,8 @@ def _sampler(family, loose=False, posterior=False):
 
     def sample(rng, k_max, horizon):
         hp = {"confidence": float(rng.uniform(0.5, 0.99))} if posterior else {}
+        if lazy:  # the default ratio 2, or a drawn one (float32 products)
+            hp["laziness"] = float(rng.choice([2.0, rng.uniform(1.01, 3.0)]))
         return _instance(rng, k_max, horizon, family, hp, loose)
 
     return sample
@@ -124,6 +126,22 @@ for _family, _threshold, _tracking, _projection in (
             _k(track_and_stop, **_static),
             _sampler(_family, loose=_threshold != "practical"),
             functools.partial(ref_tas.track_and_stop, **_static),
+        )
+    )
+
+# lazy updates (Jedra & Proutiere 2020): laziness drawn in (1, 3) or the default 2
+for _family, _threshold, _tracking in (
+    ("bernoulli", "practical", "d"),
+    ("gaussian", "practical", "c"),
+):
+    _static = {"family": _family, "threshold": _threshold, "tracking": _tracking}
+    CASES.append(
+        _case(
+            f"track_and_stop-{_tracking}-lazy-{_family}-{_threshold}",
+            "track_and_stop",
+            _k(track_and_stop, lazy=True, **_static),
+            _sampler(_family, lazy=True),
+            functools.partial(ref_tas.track_and_stop, lazy=True, **_static),
         )
     )
 

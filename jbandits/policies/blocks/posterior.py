@@ -195,6 +195,18 @@ def _gaussian_parts(mean, scale, nodes):
     return density, ndtr(z)
 
 
+def _running_product(x: Array) -> Array:
+    """``cumprod`` over the arm axis (0) as a fold, one multiplication per arm and node:
+    ``jnp.cumprod`` lowers to a ``reduce_window`` over the whole axis, ``K^2`` per node
+    on XLA:CPU (at K = 100 two thirds of the quadrature's time)."""
+
+    def body(carry, row):
+        carry = carry * row
+        return carry, carry
+
+    return jax.lax.scan(body, jnp.ones_like(x[0]), x)[1]
+
+
 def best_arm_probabilities(
     family: str,
     stats: arms.ArmStats,
@@ -225,8 +237,8 @@ def best_arm_probabilities(
     cdf = jnp.where(real, cdf, 1.0)
     # prod_{j != i} F_j: prefix products (arms < i) times suffix products (arms > i)
     ones = jnp.ones_like(cdf[:1])
-    prefix = jnp.cumprod(jnp.concatenate([ones, cdf[:-1]]), axis=0)
-    suffix = jnp.cumprod(jnp.concatenate([cdf[1:], ones])[::-1], axis=0)[::-1]
+    prefix = _running_product(jnp.concatenate([ones, cdf[:-1]]))
+    suffix = _running_product(jnp.concatenate([cdf[1:], ones])[::-1])[::-1]
     alpha = jnp.sum(density * prefix * suffix * weights[None], axis=(-2, -1))
     alpha = jnp.where(arm_mask, alpha, 0.0)
     return jnp.where(undefined, jnp.nan, alpha)

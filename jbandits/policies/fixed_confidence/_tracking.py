@@ -8,13 +8,20 @@ Time ``t`` is the number of samples observed. After each pull the statistics are
 updated; while ``t < K`` (real arms) the next pull is the round robin's; from ``t = K``
 on, the policy stops (``arm = -1``, absorbing) when ``Z(t) > beta(t, delta)``, else its
 sampling rule picks ``A_{t+1}``.
+
+:func:`when_any` is a ``lax.cond`` for work that a step needs rarely (TTTS's
+fallback, lazy Track-and-Stop's ``w*``): under ``vmap`` (the runner's lanes) a plain
+``cond`` becomes a ``select`` that computes both branches on every lane and step; this
+one computes the rare branch, for every lane, only at the steps where some lane needs it.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
+from jax import custom_batching
 
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike
@@ -75,6 +82,54 @@ def observe(
         constant=constant,
     )  # fmt: skip
     return Observed(stats, t, forced, rr, ~forced & stop, stat)
+
+
+def when_any(pred: Array, fn, otherwise, *operands):
+    """``lax.cond(pred, fn, otherwise, *operands)``, batched economically.
+
+    Unbatched, a ``lax.cond``. Under ``vmap`` with a batched ``pred`` (one per lane),
+    ``fn`` runs (on every lane, a ``select`` keeping ``otherwise``'s result where
+    ``pred`` is False) only when ``pred`` holds on some lane, and is skipped entirely
+    otherwise; nested ``vmap`` levels apply the same rule (the any-lane predicate of
+    one level is batched at the next). Every lane gets exactly the values of the
+    unbatched call. ``fn`` and ``otherwise`` must not close over traced values
+    (``custom_vmap`` refuses batched ones): pass them as ``operands``.
+    """
+
+    @custom_batching.custom_vmap
+    def call(p, *ops):
+        return jax.lax.cond(p, fn, otherwise, *ops)
+
+    @call.def_vmap
+    def _batched(axis_size, in_batched, p, *ops):
+        p_batched, ops_batched = in_batched[0], in_batched[1:]
+        axes = tuple(
+            jax.tree_util.tree_map(lambda b: 0 if b else None, flags)
+            for flags in ops_batched
+        )
+
+        def lanes(f):
+            return jax.vmap(f, in_axes=axes, axis_size=axis_size)
+
+        if not p_batched:
+            out = when_any(p, lanes(fn), lanes(otherwise), *ops)
+        else:
+
+            def both(q, *o):
+                yes, no = lanes(fn)(*o), lanes(otherwise)(*o)
+                pick = lambda a, b: jnp.where(  # noqa: E731
+                    q.reshape(q.shape + (1,) * (a.ndim - 1)), a, b
+                )
+                return jax.tree_util.tree_map(pick, yes, no)
+
+            def neither(q, *o):
+                del q
+                return lanes(otherwise)(*o)
+
+            out = when_any(jnp.any(p), both, neither, p, *ops)
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return call(pred, *operands)
 
 
 def undersampled(counts: Array, t: Array, arm_mask: Array) -> tuple[Array, Array]:

@@ -46,9 +46,25 @@ Ties and departures (decided here; the paper leaves them open):
   uses ``min N <= max(sqrt(t) - K/2, 0)`` (they differ only when ``sqrt(t) - K/2`` is a
   whole number).
 
+Lazy updates (``lazy=True``; Jedra & Proutière, "Optimal Best-arm Identification in
+Linear Bandits", NeurIPS 2020, Sec. 3, the "lazy" sampling rule of their Lazy
+Track-and-Stop): the tracked weights are recomputed only at the times of a sparse set
+``T`` and kept in between, ``w(t) = w*(mu_hat(t))`` for ``t`` in ``T``, ``w(t) = w(t -
+1)`` otherwise; both tracking rules then track ``w(t)`` as above (D-Tracking: ``argmax_a
+t w_a(t) - N_a(t)`` after the forced exploration, the tied-best case included: ``w``
+uniform on the arms tied at the last update; C-Tracking: the sum of the projected
+``w(s)``). ``T`` is geometric, as in the authors' code (``LAZY_TS``, ``laziness_factor =
+2``): the first decision time ``t_0 = K``, then ``t_{k+1} = max(ceil(lambda t_k), t_k +
+1)``, ``lambda = laziness`` > 1, computed in float32 (``ceil(fl(lambda) fl(t))``).
+Their analysis keeps asymptotic optimality for update sets as sparse as this (the
+estimate at the last update still converges to ``mu``), and delta-correctness is the
+stopping rule's (unchanged). Under ``vmap`` the solve runs only at the steps where some
+lane updates (:func:`jbandits.policies.fixed_confidence._tracking.when_any`): lanes that
+started together update together, ``O(log_lambda t)`` solves in ``t`` steps.
+
 Cost per step: one :func:`jbandits.policies.blocks.tstar.optimal_weights` (Bernoulli
-about ``1500 K`` flops in float32, Gaussian ``~100 K``: its docstring), the GLR
-(``O(K)``) and, for C-Tracking, a sort of the K weights.
+about ``1500 K`` flops in float32, Gaussian ``~100 K``: its docstring; lazy: at the
+update times only), the GLR (``O(K)``) and, for C-Tracking, a sort of the K weights.
 """
 
 from __future__ import annotations
@@ -72,6 +88,8 @@ class TrackAndStopState(NamedTuple):
     t: Array  # [] int32: samples observed
     constant: Array  # [] the time-free part of beta (delta, K)
     deficit: Array  # [K] C-Tracking: sum_s w^eps_s - N (0 for D-Tracking)
+    weights: Array  # [K] lazy: w at the last update (0 otherwise)
+    next_update: Array  # [] int32 lazy: the next update time (0 otherwise)
     arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
@@ -95,6 +113,27 @@ def project(w: Array, eps: ArrayLike, arm_mask: Array) -> Array:
     return jnp.where(arm_mask, jnp.maximum(w - lam_j[last], eps), 0.0).astype(dtype)
 
 
+def _next_update(t: Array, laziness: ArrayLike) -> Array:
+    """``max(ceil(lambda t), t + 1)``, in float32 whatever the dtype (module docstring)."""
+    scaled = jnp.ceil(jnp.asarray(laziness, jnp.float32) * t.astype(jnp.float32))
+    return jnp.maximum(scaled.astype(jnp.int32), t + 1)
+
+
+def _lazy_weights(due, family, stats, mask, sigma, weights) -> Array:
+    """``w*(mu_hat)`` (uniform on tied best arms) where ``due``, else ``weights``."""
+
+    def solve(stats, mask, sigma, weights):
+        del weights
+        return _tracking.weights_of(family, arms.mean(stats), mask, sigma)[1]
+
+    def keep(stats, mask, sigma, weights):
+        del stats, mask, sigma
+        return weights
+
+    sigma = jnp.asarray(sigma, weights.dtype)
+    return _tracking.when_any(due, solve, keep, stats, mask, sigma, weights)
+
+
 @registry.policy("track_and_stop")
 def track_and_stop(
     num_arms: int,
@@ -105,6 +144,8 @@ def track_and_stop(
     threshold: str = "practical",
     tracking: str = "d",
     projection: bool = True,
+    lazy: bool = False,
+    laziness: ArrayLike = 2.0,
 ) -> Policy:
     """Track-and-Stop (GK16 Sec. 3): D- or C-Tracking of ``w*(mu_hat)`` with Chernoff's
     stopping rule; recommends the empirical best.
@@ -121,6 +162,10 @@ def track_and_stop(
       tracking: static, "d" (D-Tracking) or "c" (C-Tracking).
       projection: static, C-Tracking only: True (the paper's ``Sigma^eps`` projection)
         or False (the authors' code: raw weights and D-Tracking's forced exploration).
+      lazy: static; True: ``w*`` recomputed only at geometric update times (Jedra &
+        Proutière 2020's lazy updates, module docstring), False (default): every step.
+      laziness: the update times' ratio ``lambda > 1`` (traced; lazy only; default 2,
+        the authors' ``laziness_factor``).
 
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
@@ -129,6 +174,9 @@ def track_and_stop(
     _validate.choice("tracking", tracking, TRACKINGS)
     if not isinstance(projection, bool):
         raise ValueError(f"projection must be a bool, got {projection!r}")
+    if not isinstance(lazy, bool):
+        raise ValueError(f"lazy must be a bool, got {lazy!r}")
+    _validate.in_range("laziness", laziness, 1.0, low_open=True)
 
     def init_fn(key, arm_mask):
         del key
@@ -139,6 +187,8 @@ def track_and_stop(
             jnp.zeros((), jnp.int32),
             _tracking.threshold_constant(threshold, delta, arm_mask, family),
             jnp.zeros((num_arms,), stats.counts.dtype),
+            jnp.zeros((num_arms,), stats.counts.dtype),
+            jnp.zeros((), jnp.int32),
             arms.round_robin(0, arm_mask),
         )
 
@@ -155,7 +205,14 @@ def track_and_stop(
             family=family, sigma=sigma, delta=delta, threshold=threshold,
         )  # fmt: skip
         counts = obs.stats.counts
-        unique, w = _tracking.weights_of(family, arms.mean(obs.stats), mask, sigma)
+        weights, next_update = state.weights, state.next_update
+        if lazy:
+            due = ~obs.forced & ~obs.stop & (obs.t >= next_update) & (state.arm >= 0)
+            w = weights = _lazy_weights(due, family, obs.stats, mask, sigma, weights)
+            next_update = jnp.where(due, _next_update(obs.t, laziness), next_update)
+            unique = jnp.ones((), bool)
+        else:
+            unique, w = _tracking.weights_of(family, arms.mean(obs.stats), mask, sigma)
         under, least = _tracking.undersampled(counts, obs.t, mask)
         tf = obs.t.astype(counts.dtype)
         if tracking == "d":
@@ -172,8 +229,9 @@ def track_and_stop(
             rule = jnp.where(under, least, rule)
         arm = jnp.where(obs.forced, obs.rr, jnp.where(obs.stop, -1, rule))
         return TrackAndStopState(
-            obs.stats, mask, obs.t, state.constant, deficit, arm.astype(jnp.int32)
-        )
+            obs.stats, mask, obs.t, state.constant, deficit, weights, next_update,
+            arm.astype(jnp.int32),
+        )  # fmt: skip
 
     def output_fn(state):
         return _tracking.recommend(state.stats, state.arm_mask)

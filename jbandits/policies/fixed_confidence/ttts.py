@@ -196,11 +196,14 @@ def ttts(
             family, keys.second, stats, mask, leader, need, max_resamples, sigma
         )
         if alpha is None:
-            alpha = jax.lax.cond(
-                need & ~found,
-                lambda s: posterior.best_arm_probabilities(family, s, mask, sigma),
-                lambda s: jnp.zeros_like(s.counts),
+            # rare under vmap: computed only at the steps where some live lane needs it
+            alpha = _tracking.when_any(
+                need & ~found & (state.arm >= 0),
+                lambda s, m, sd: posterior.best_arm_probabilities(family, s, m, sd),
+                lambda s, m, sd: jnp.zeros_like(s.counts),
                 stats,
+                mask,
+                jnp.asarray(sigma, stats.counts.dtype),
             )
         other = fallback(keys.extra, alpha, leader, theta, mask)
         pick = jnp.where(play_leader, leader, jnp.where(found, second, other))

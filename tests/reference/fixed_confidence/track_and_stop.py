@@ -13,11 +13,20 @@ Round robin over the K arms; then at every t (samples observed): stop if Chernof
 
 ``w*`` comes from :func:`reference.fixed_confidence.tracking_tools.optimal_weights`,
 rounded to a multiple of ``2^-20``. Ties of argmax/argmin: lowest index.
+
+``lazy=True`` (Jedra & Proutière, NeurIPS 2020, lazy updates): the weights (uniform on
+the tied best arms at a tie) are recomputed only at the decision times ``t >= u``,
+``u`` starting at 0 and set to ``max(ceil(lambda t), t + 1)`` (``lambda t`` rounded to
+float32, as the library computes it) at each update; D-Tracking then pulls ``argmax t
+w_a - N_a`` after the forced exploration (no tied-best special case), C-Tracking sums the
+kept weights as usual.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from reference.fixed_confidence import tracking_tools as tt
 from reference.stats import arms as new_arms
@@ -40,12 +49,20 @@ def undersampled(arms, t):
     return min(under, key=lambda a: (arms[a].n, a)) if under else None
 
 
+def next_update(t: int, laziness: float) -> int:
+    """``max(ceil(fl32(lambda) fl32(t)), t + 1)``: the lazy schedule's next time."""
+    scaled = np.float32(laziness) * np.float32(t)
+    return max(int(math.ceil(float(scaled))), t + 1)
+
+
 def track_and_stop(inst, draws, *, family, threshold="practical", tracking="d",
-                   projection=True):  # fmt: skip
+                   projection=True, lazy=False):  # fmt: skip
     k = inst.num_arms
     delta, sigma = float(inst.hp["delta"]), float(inst.hp.get("sigma", 1.0))
+    laziness = float(inst.hp.get("laziness", 2.0))
     arms, pulls = new_arms(k), []
     deficit = [0.0] * k
+    kept, update = None, 0  # lazy: the weights of the last update, the next time
     t = 0
     while True:
         if t < k:
@@ -55,7 +72,12 @@ def track_and_stop(inst, draws, *, family, threshold="practical", tracking="d",
             if z > tt.threshold(threshold, t, delta, k, family):
                 break
             means = [a.mean for a in arms]
-            unique, w = weights(family, means)
+            if lazy:
+                if t >= update:
+                    kept, update = weights(family, means)[1], next_update(t, laziness)
+                unique, w = True, kept
+            else:
+                unique, w = weights(family, means)
             under = undersampled(arms, t)
             if tracking == "d":
                 if under is not None:
