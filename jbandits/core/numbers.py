@@ -26,6 +26,19 @@ with different numbers is a batch of states, not a batch of programs::
     state = policy.init(key, mask)     # state.params is that dict, state.inner APT's
     state.counts                       # the algorithm's own fields read through
 
+**Optional numbers.** A number whose factory default is ``None`` ("derived from
+the other arguments", e.g. APT's epsilon, the top-two rules' confidence) is static
+unless the policy declares it ``optional=`` at registration: then ``None`` is spelled
+:data:`NOT_GIVEN` (a float NaN), traced like any value, and the factory resolves it
+with :func:`given` (the derived value where not given: on the host for a concrete
+NaN, by ``jnp.where`` in a trace), so a loop through the default compiles once.
+
+**Types.** Every number is cast to its declared type before it becomes part of a
+key or a traced argument (:func:`kind_of`, :func:`cast`): an ``int`` default or a
+count (``budget``, ``horizon``) without a numeric default is an integer, every other
+number (optional ones included) a float; ``alpha=2`` and ``alpha=2.5`` are the same
+program.
+
 The batched runner compiles one program per structure (:meth:`Structure.policy`
 under ``vmap`` with each lane's numbers) and keys its cache and stores on the name,
 the digest of the registered code (:mod:`jbandits.core.code_identity`), the
@@ -48,17 +61,108 @@ from jbandits.core import validate as _validate
 from jbandits.core.execution import Execution
 from jbandits.core.types import Policy, PolicySpec
 
+# Numbers without a numeric default that count pulls: integers (every other number
+# without one is a float).
+COUNTS = frozenset({"budget", "horizon"})
+
+# The value of an optional number that was not given ("None", traced as a float).
+NOT_GIVEN = float("nan")
+
 # Integer arguments that fix shapes for every policy (a policy adds its own with
 # ``static=``; strings, bools, None and an Execution are static too).
 STATIC_INTS = frozenset({"num_arms"})
 
 
-def is_static(key: str, value: Any, declared: frozenset | tuple = ()) -> bool:
+def is_static(
+    key: str, value: Any, declared: frozenset | tuple = (),
+    optional: frozenset | tuple = (),
+) -> bool:  # fmt: skip
     """Whether keyword ``key = value`` fixes the program (the rule above);
-    ``declared``: the integers the policy registered as static."""
+    ``declared``: the integers the policy registered as static; ``optional``: its
+    optional numbers (``None`` there is a number, :data:`NOT_GIVEN`)."""
     if key in STATIC_INTS or key in declared:
         return True
-    return value is None or isinstance(value, (str, bool, np.bool_, Execution))
+    if value is None:
+        return key not in optional
+    return isinstance(value, (str, bool, np.bool_, Execution))
+
+
+def absent(value) -> bool:
+    """Whether an optional number was not given: ``None`` or a concrete
+    :data:`NOT_GIVEN` (a traced value is never absent: its lanes may differ)."""
+    if value is None:
+        return True
+    if not _concrete(value) or np.ndim(value) != 0:
+        return False
+    return bool(np.isnan(np.asarray(value, float)))
+
+
+def given(value, default, use=None):
+    """``use`` (default: ``value``) where optional number ``value`` was given, else
+    ``default``: on the host (``None`` or a concrete NaN) ``default`` itself, in a
+    trace ``jnp.where(isnan(value), default, use)``. The factory's own derivation
+    of ``default`` is unchanged, so the algorithm is the same for every lane."""
+    use = value if use is None else use
+    if absent(value):
+        return default
+    if _concrete(value):
+        return use
+    return jnp.where(jnp.isnan(value), default, use)
+
+
+def given_on_host(value) -> bool:
+    """Whether optional number ``value`` was given with a concrete value (the
+    factory's host checks of given-only arguments: skipped in a trace)."""
+    return _concrete(value) and not absent(value)
+
+
+def kind_of(key: str, default: Any, optional: bool = False) -> str:
+    """``"int"`` or ``"float"``: the declared type of number ``key`` (the rule above)
+    from its factory default (``inspect.Parameter.empty`` when it has none)."""
+    if optional:
+        return "float"
+    if isinstance(default, (int, np.integer)) and not isinstance(default, bool):
+        return "int"
+    if isinstance(default, (float, np.floating)):
+        return "float"
+    return "int" if key in COUNTS else "float"
+
+
+def cast(key: str, value, kind: str):
+    """Number ``key`` as its declared ``kind``: a Python int / float for a scalar, a
+    NumPy or JAX array of the kind otherwise (traced values keep their integer /
+    float dtype when it already is one). Raises ValueError on a non-integral value
+    for an integer number, or on a value that is not a number."""
+    if value is None:
+        return NOT_GIVEN if kind == "float" else value
+    if isinstance(value, (jax.Array, jax.core.Tracer)):
+        want = jnp.integer if kind == "int" else jnp.floating
+        if jnp.issubdtype(value.dtype, want):
+            return value
+        return value.astype(jnp.int32 if kind == "int" else jnp.result_type(float))
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iuf":
+        return value  # not a number (a bool array, ...): the factory's checks name it
+    if kind == "int":
+        whole = arr.dtype.kind != "f" or np.all(
+            np.isfinite(arr) & (arr == np.round(arr))
+        )
+        if not whole:
+            raise ValueError(f"{key} must be an integer, got {value!r}")
+        if arr.dtype.kind in "iu":
+            return value
+        arr = arr.astype(np.int64)
+        return int(arr) if arr.ndim == 0 else arr
+    if arr.dtype.kind == "f":
+        return value
+    arr = arr.astype(np.float64)
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def cast_all(kinds: dict, params: dict) -> dict:
+    """``params`` with every number of ``kinds`` (``{key: kind}``) cast (a new dict;
+    other keys, e.g. host schedules, as they are)."""
+    return {k: cast(k, v, kinds[k]) if k in kinds else v for k, v in params.items()}
 
 
 class WithParams(NamedTuple):
@@ -90,6 +194,8 @@ class Structure:
         handed them (``budget`` of a policy with a ``prepare`` hook): given concrete,
         they stay those values when ``step`` is traced (the schedule is exact host
         arithmetic); the batched runner hands the schedules in and traces them.
+      kinds: sorted ``((key, "int" | "float"), ...)``, the declared type of each
+        number (:func:`kind_of`); optional numbers default to :data:`NOT_GIVEN`.
     """
 
     name: str
@@ -97,10 +203,12 @@ class Structure:
     static: tuple
     defaults: tuple = ()
     host: tuple = ()
+    kinds: tuple = ()
 
     def numbers(self, params: dict) -> dict:
-        """``params`` with the numeric defaults filled in (a new dict)."""
-        return {**dict(self.defaults), **params}
+        """``params`` with the numeric defaults filled in, each cast to its declared
+        type (a new dict)."""
+        return cast_all(dict(self.kinds), {**dict(self.defaults), **params})
 
     def build(self, params: dict) -> Policy:
         """The algorithm with ``params`` (defaults filled in) closed over (refused

@@ -30,8 +30,10 @@ import numpy as np
 
 from jbandits.core import validate as _validate
 from jbandits.core.arguments import SharedArguments
-from jbandits.core.numbers import Structure
+from jbandits.core.numbers import NOT_GIVEN, STATIC_INTS, Structure
+from jbandits.core.numbers import cast_all as _cast_all
 from jbandits.core.numbers import is_static as _is_static
+from jbandits.core.numbers import kind_of as _kind_of
 from jbandits.core.types import Policy
 
 
@@ -44,6 +46,7 @@ class Entry:
     prepare: Callable[..., dict] | None = None
     static: frozenset = frozenset()
     min_budget: Callable[..., int] | None = None
+    optional: frozenset = frozenset()
 
 
 _ENTRIES: dict[str, Entry] = {}
@@ -64,6 +67,7 @@ def register(
     prepare: Callable[..., dict] | None = None,
     static: tuple[str, ...] | frozenset = (),
     min_budget: Callable[..., int] | None = None,
+    optional: tuple[str, ...] | frozenset = (),
 ) -> None:
     """Register ``factory(num_arms, **params) -> Policy`` under ``name``.
 
@@ -83,6 +87,11 @@ def register(
         smallest budget the policy can run with that many real arms (its
         schedule's); the entry points refuse smaller ones (:func:`check_budgets`).
         Default: K, one pull per arm.
+      optional: names of numbers whose default is ``None`` ("derived from the
+        other arguments") that are traced like any number: ``None`` is spelled
+        :data:`~jbandits.core.numbers.NOT_GIVEN` and the factory resolves it with
+        :func:`jbandits.core.numbers.given` (a loop through the default compiles
+        once). Without it, a ``None`` default is static.
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"policy name must be a non-empty string, got {name!r}")
@@ -98,7 +107,10 @@ def register(
         raise ValueError(
             f"policy name {name!r} is already registered (by {_qualname(old.factory)})"
         )
-    _ENTRIES[name] = Entry(name, factory, prepare, frozenset(static), min_budget)
+    _check_optional(name, factory, optional)
+    _ENTRIES[name] = Entry(
+        name, factory, prepare, frozenset(static), min_budget, frozenset(optional)
+    )
     _WRAPPED.pop(name, None)
 
 
@@ -116,6 +128,7 @@ def policy(
     static: tuple[str, ...] = (),
     min_budget: Callable[..., int] | None = None,
     shared: SharedArguments | None = None,
+    optional: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Policy]], Callable[..., Policy]]:
     """Decorator form of :func:`register`: ``@registry.policy("apt")`` over the
     factory registers it under that name and returns it unchanged; with ``shared``
@@ -137,10 +150,22 @@ def policy(
         if shared is not None:
             factory = shared.wrap(name, factory)
             hooks = {k: v or getattr(shared, k) for k, v in hooks.items()}
-        register(name, factory, static=static, **hooks)
+        register(name, factory, static=static, optional=optional, **hooks)
         return factory
 
     return decorate
+
+
+def _check_optional(name: str, factory, optional) -> None:
+    """Each optional number is a keyword of ``factory`` with default None."""
+    params = parameters(factory)
+    for key in optional:
+        param = params.get(key)
+        if param is None or param.default is not None:
+            raise ValueError(
+                f"register({name!r}, ...): optional number {key!r} must be a keyword "
+                "argument of the factory with default None"
+            )
 
 
 def _same_function(old, new) -> bool:
@@ -236,7 +261,42 @@ def _structure(name: str, static: dict) -> Structure:
     entry = _ENTRIES[name]
     host = ("budget",) if entry.prepare is not None else ()
     items = tuple(sorted(static.items()))
-    return Structure(name, entry.factory, items, _numeric_defaults(entry, static), host)
+    defaults = _numeric_defaults(entry, static)
+    return Structure(name, entry.factory, items, defaults, host, kinds(name))
+
+
+def kinds(name: str) -> tuple:
+    """``((key, "int" | "float"), ...)``: the declared type of every number of
+    policy ``name`` (:func:`jbandits.core.numbers.kind_of`), sorted."""
+    entry = _ENTRIES[name]
+    out = []
+    for key, param in parameters(entry.factory).items():
+        if key in STATIC_INTS or key in entry.static or param.kind in _VARIADIC:
+            continue
+        default = param.default
+        number = key in entry.optional or (
+            default is not None and not _is_static(key, default, entry.static)
+        )
+        if number:
+            out.append((key, _kind_of(key, default, key in entry.optional)))
+    return tuple(sorted(out))
+
+
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def cast_numbers(name: str, numbers: dict) -> dict:
+    """``numbers`` of policy ``name`` (host values or ``[cells, ...]`` arrays), each
+    cast to its declared type, ``None`` of an optional one as ``NOT_GIVEN`` (a new
+    dict; keys that are not numbers, e.g. host schedules, as they are)."""
+    _check_name(name)
+    return _cast_all(dict(kinds(name)), numbers)
+
+
+def optional_numbers(name: str) -> frozenset:
+    """The optional numbers of policy ``name`` (``register(..., optional=)``)."""
+    _check_name(name)
+    return _ENTRIES[name].optional
 
 
 def _numeric_defaults(entry: Entry, static: dict) -> tuple:
@@ -247,7 +307,9 @@ def _numeric_defaults(entry: Entry, static: dict) -> tuple:
         default = param.default
         if key in static or default is inspect.Parameter.empty:
             continue
-        if not is_static(key, default, entry.name):
+        if key in entry.optional:
+            out.append((key, NOT_GIVEN))
+        elif not is_static(key, default, entry.name):
             out.append((key, default))
     return tuple(sorted(out))
 
@@ -389,7 +451,9 @@ def is_static(key: str, value: Any, name: str = "") -> bool:
     :mod:`jbandits.core.numbers`, with the integers ``name`` declared static)."""
     _builtins()
     entry = _ENTRIES.get(name)
-    return _is_static(key, value, entry.static if entry is not None else ())
+    if entry is None:
+        return _is_static(key, value)
+    return _is_static(key, value, entry.static, entry.optional)
 
 
 def split_kwargs(kwargs: dict, name: str = "") -> tuple[dict, dict]:

@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
+from jbandits.core import numbers
 from jbandits.core import prng as _prng
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Key
@@ -49,9 +50,9 @@ def check_beta(beta: ArrayLike) -> None:
 def check_stopping(stopping: str, confidence, delta) -> ArrayLike:
     """Validate ``stopping`` and ``confidence``; the posterior rule's level ``c``."""
     _validate.choice("stopping", stopping, STOPPINGS)
-    if confidence is not None and stopping != "posterior":
+    if numbers.given_on_host(confidence) and stopping != "posterior":
         raise ValueError("confidence is the posterior rule's: use stopping='posterior'")
-    level = 1.0 - delta if confidence is None else confidence
+    level = numbers.given(confidence, 1.0 - delta)
     _validate.in_range("confidence", level, 0.0, 1.0, low_open=True, high_open=True)
     return level
 

@@ -47,7 +47,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jbandits.core import registry
+from jbandits.core import numbers, registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms, glr
@@ -107,7 +107,7 @@ def ids_share(family: str, counts: Array, means: Array, leader, challenger) -> A
     return jnp.round(share / _tracking.WEIGHT_GRID) * _tracking.WEIGHT_GRID
 
 
-@registry.policy("eb_tc")
+@registry.policy("eb_tc", optional=("epsilon0",))
 def eb_tc(
     num_arms: int,
     *,
@@ -146,7 +146,7 @@ def eb_tc(
     num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
     _top_two.check_beta(beta)
     _validate.choice("target", target, TARGETS)
-    slack = epsilon if epsilon0 is None else epsilon0
+    slack = numbers.given(epsilon0, epsilon)
     for name, value in (("epsilon", epsilon), ("epsilon0", slack)):
         _validate.in_range(name, value, 0.0)
         concrete = _validate.is_concrete(value)

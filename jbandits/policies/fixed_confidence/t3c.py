@@ -50,7 +50,7 @@ class T3CState(NamedTuple):
     arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
-@registry.policy("t3c")
+@registry.policy("t3c", optional=("confidence",))
 def t3c(
     num_arms: int,
     *,

@@ -123,7 +123,7 @@ def fallback(
     return jnp.where(total > 0, drawn, runner_up).astype(jnp.int32)
 
 
-@registry.policy("ttts", static=("max_resamples",))
+@registry.policy("ttts", static=("max_resamples",), optional=("confidence",))
 def ttts(
     num_arms: int,
     *,

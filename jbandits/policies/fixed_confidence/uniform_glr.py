@@ -40,7 +40,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbandits.core import registry
+from jbandits.core import numbers, registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms, posterior
@@ -66,7 +66,7 @@ def _choose(t, key, arm_mask, sampling: str) -> Array:
     return jnp.where(forced, rr, drawn)
 
 
-@registry.policy("uniform_glr")
+@registry.policy("uniform_glr", optional=("confidence",))
 def uniform_glr(
     num_arms: int,
     *,
@@ -98,9 +98,9 @@ def uniform_glr(
     num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
     _validate.choice("sampling", sampling, SAMPLINGS)
     _validate.choice("stopping", stopping, STOPPINGS)
-    if confidence is not None and stopping != "posterior":
+    if numbers.given_on_host(confidence) and stopping != "posterior":
         raise ValueError("confidence is the posterior rule's: use stopping='posterior'")
-    level = 1.0 - delta if confidence is None else confidence
+    level = numbers.given(confidence, 1.0 - delta)
     _validate.in_range("confidence", level, 0.0, 1.0, low_open=True, high_open=True)
 
     def init_fn(key, arm_mask):

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits.core import registry
+from jbandits.core import numbers, registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms
@@ -270,7 +270,7 @@ class UGapEcState(NamedTuple):
     arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
-@registry.policy("ugapec", static=("m",))
+@registry.policy("ugapec", static=("m",), optional=("c",))
 def ugapec(
     num_arms: int,
     *,
@@ -313,8 +313,7 @@ def ugapec(
     """
     num_arms, m, passes = _check_common(num_arms, m, epsilon, b, confidence)
     _validate.in_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    if c is None:
-        c = 0.5 if confidence == "hoeffding" else 1.0
+    c = numbers.given(c, 0.5 if confidence == "hoeffding" else 1.0)
     _validate.in_range("c", c, 0.0, low_open=True)
     _validate.in_range("c0", c0, 0.0, low_open=True)
 

@@ -49,8 +49,8 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits.core import numbers, registry
 from jbandits.core import prng as _prng
-from jbandits.core import registry
 from jbandits.core import validate as _validate
 from jbandits.core.execution import Execution
 from jbandits.core.types import Array, ArrayLike, Policy
@@ -77,10 +77,10 @@ def tail_level(
     ``ln T`` is floored at 1 (binding only for ``T <= 2``) so that ``alpha_t <= 1``.
     """
     t = jnp.asarray(t, jnp.result_type(float))
-    if horizon is None:
+    if numbers.absent(horizon):
         return 1.0 / t
     log_horizon = jnp.maximum(jnp.log(jnp.asarray(horizon, t.dtype)), 1.0)
-    return 1.0 / (t * log_horizon**c)
+    return numbers.given(horizon, 1.0 / t, 1.0 / (t * log_horizon**c))
 
 
 def bayes_ucb_index(
@@ -108,7 +108,7 @@ def gauss_posterior(stats: arms.ArmStats, noise_var: ArrayLike) -> tuple[Array, 
     return stats.sums / shrink, jnp.sqrt(noise_var / shrink)
 
 
-@registry.policy("bayes_ucb", static=("num_iters",))
+@registry.policy("bayes_ucb", static=("num_iters",), optional=("horizon",))
 def bayes_ucb(
     num_arms: int,
     *,
@@ -155,7 +155,7 @@ def bayes_ucb(
     _validate.in_range("noise_var", noise_var, 0.0, low_open=True)
     if num_iters is not None:
         num_iters = _validate.static_int("num_iters", num_iters, minimum=1)
-    if horizon is None:
+    if numbers.absent(horizon):
         if _validate.is_concrete(c) and np.any(np.asarray(c) != 0):
             raise ValueError("horizon is required when c != 0 (alpha = 1/(t (ln T)^c))")
     else:

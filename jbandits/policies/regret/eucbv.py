@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits.core import registry
+from jbandits.core import numbers, registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms, schedules
@@ -39,7 +39,7 @@ class EUCBVState(NamedTuple):
 eucbv_schedule = schedules.eucbv_rounds  # (n_m, L_m), m = 0..M+1
 
 
-@registry.policy("eucbv", static=("horizon",))
+@registry.policy("eucbv", static=("horizon",), optional=("psi",))
 def eucbv(
     num_arms: int,
     *,
@@ -99,6 +99,7 @@ def eucbv(
     _validate.choice("elim_count", elim_count, ELIM_COUNTS)
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
     _validate.in_range("rho", rho, 0.0, low_open=True)
+    psi = None if numbers.absent(psi) else psi  # not given: T / K^2 in init
     _validate.in_range("psi", psi, 0.0, low_open=True)
     if horizon < num_arms**2.4:
         _validate.warn(
@@ -115,7 +116,7 @@ def eucbv(
         del key  # the first pull is forced
         num_real = jnp.sum(arm_mask)
         ftype = jnp.result_type(float)
-        psi_ = horizon / num_real.astype(ftype) ** 2 if psi is None else psi
+        psi_ = numbers.given(psi, horizon / num_real.astype(ftype) ** 2)
         n_sched, log_sched = eucbv_schedule(horizon, psi_)
         n0 = jnp.minimum(num_real * n_sched[0], _MAX_ROUND).astype(jnp.int32)
         zero = jnp.zeros((), jnp.int32)

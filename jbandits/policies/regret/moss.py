@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits.core import registry
+from jbandits.core import numbers, registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms
@@ -24,7 +24,7 @@ def moss_index(
     return arms.mean(stats) + jnp.sqrt(alpha * log_term / z)
 
 
-@registry.policy("moss")
+@registry.policy("moss", optional=("horizon",))
 def moss(
     num_arms: int,
     *,
@@ -59,7 +59,7 @@ def moss(
     anytime = bool(anytime)
     _validate.in_range("alpha", alpha, 0.0)
     if not anytime:
-        if horizon is None:
+        if numbers.absent(horizon):
             raise ValueError(
                 "horizon must be given for the horizon form (anytime=False)"
             )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jbandits.core import registry
+from jbandits.core import numbers, registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms
@@ -21,7 +21,7 @@ def apt_index(stats: arms.ArmStats, threshold: ArrayLike, epsilon: ArrayLike) ->
     return jnp.sqrt(stats.counts) * gap
 
 
-@registry.policy("apt")
+@registry.policy("apt", optional=("epsilon",))
 def apt(
     num_arms: int,
     *,
@@ -51,8 +51,7 @@ def apt(
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.finite("threshold", threshold)
     variant = _validate.choice("variant", variant, ("paper", "authors_code"))
-    if epsilon is None:
-        epsilon = 0.01 if variant == "authors_code" else 0.0
+    epsilon = numbers.given(epsilon, 0.01 if variant == "authors_code" else 0.0)
     _validate.in_range("epsilon", epsilon, 0.0)
 
     def index(stats, mask):

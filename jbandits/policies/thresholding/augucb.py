@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbandits.core import registry
+from jbandits.core import numbers, registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms, schedules
@@ -136,7 +136,10 @@ def _eliminate_authors(stats, active, present, past_init, s, log_term_m, thresho
     return active, present
 
 
-@registry.policy("augucb", prepare=prepare, min_budget=schedules.phases_min_budget)
+@registry.policy(
+    "augucb", prepare=prepare, min_budget=schedules.phases_min_budget,
+    optional=("rho",),
+)  # fmt: skip
 def augucb(
     num_arms: int,
     *,
@@ -183,7 +186,7 @@ def augucb(
     on_empty = ("idle" if authors else "all") if on_empty is None else on_empty
     _validate.choice("on_empty", on_empty, ON_EMPTY)
     _validate.finite("threshold", threshold)
-    rho = (2.0 / 3.0 if authors else 1.0 / 3.0) if rho is None else rho
+    rho = numbers.given(rho, 2.0 / 3.0 if authors else 1.0 / 3.0)
     _validate.in_range("rho", rho, 0.0, low_open=True)
     if tables is None:
         if budget is None:

@@ -19,6 +19,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jbandits.core import registry
 from jbandits.core.types import Bandit
 from jbandits.sim.contract import policy_contract
 from jbandits.sim.runner import refill as refill_lanes
@@ -36,7 +37,13 @@ from jbandits.sim.runner.memory import (
     check_host_memory,
     result_bytes_per_lane,
 )
-from jbandits.sim.runner.programs import Options, Source, _program, source_of
+from jbandits.sim.runner.programs import (
+    Options,
+    Source,
+    _program,
+    source_of,
+    storable,
+)
 from jbandits.sim.runner.results import (
     Report,
     _host,
@@ -93,6 +100,8 @@ def execute(
     _check_processes(store)
     source, numeric = source_of(policy)
     hp = {**numeric, **lanes.hp} if numeric else lanes.hp
+    if storable(source):  # each number its declared type: one program per structure
+        hp = registry.cast_numbers(source.ident[1], hp)
     report = Report() if report is None else report
     auto = store is None and _auto_store(source, bandit, lanes, opts, hp)
     store = auto or store

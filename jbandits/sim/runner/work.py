@@ -15,9 +15,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbandits.core import registry
 from jbandits.core.prng import key_data
 from jbandits.core.types import Key, Policy
-from jbandits.sim.runner.programs import Source
+from jbandits.sim.runner.programs import Source, storable
 
 
 @dataclass
@@ -72,8 +73,11 @@ def _check_numbers(source: Source, hp: dict, num_cells: int) -> str:
     inside the compiled program they are traced and cannot raise. Returns the name
     to show for the work: the source's, or for an anonymous factory (a lambda) the
     registered name of the policy it builds."""
+    optional = registry.optional_numbers(source.ident[1]) if storable(source) else ()
     for path, leaf in jax.tree_util.tree_flatten_with_path(hp)[0]:
         leaf = np.asarray(leaf)
+        if getattr(path[0], "key", None) in optional:
+            continue  # NaN: not given (jbandits.core.numbers.NOT_GIVEN)
         if leaf.dtype.kind == "f" and not np.all(np.isfinite(leaf)):
             bad = np.flatnonzero(~np.isfinite(leaf).reshape(num_cells, -1).all(-1))
             raise ValueError(
