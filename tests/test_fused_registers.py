@@ -177,3 +177,24 @@ def test_batched_switch_selects_on_booleans():
     assert whiches and all(w == jnp.bool_ for w in whiches), whiches
     got = safe.evaluate_padded(closed.jaxpr, closed.consts, [i, x])[0]
     np.testing.assert_array_equal(got, jax.vmap(f)(i, x))
+
+
+@pytest.mark.parametrize(
+    "method", [lax.RoundingMethod.AWAY_FROM_ZERO, lax.RoundingMethod.TO_NEAREST_EVEN]
+)
+def test_round_from_floor(method):
+    """``round`` (no Triton rule; Track-and-Stop uses it) rewritten from ``floor``:
+    the same values and signs, halves, -0.0, infinities and NaN included."""
+    rng = np.random.default_rng(2)
+    x = np.concatenate(
+        [
+            rng.normal(0, 10, 500),
+            np.arange(-4, 4, 0.5),
+            [0.49999997, -0.49999997, -0.3, -0.0, np.inf, -np.inf, np.nan, 8388607.5],
+        ]
+    ).astype(np.float32)
+    f = safe.kernel_safe(lambda v: lax.round(v, method))
+    got, want = np.asarray(f(jnp.asarray(x))), np.asarray(lax.round(x, method))
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    assert "round" not in {e.primitive.name for e in jax.make_jaxpr(f)(x).jaxpr.eqns}

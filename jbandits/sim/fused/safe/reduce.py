@@ -183,3 +183,23 @@ def _population_count(eqn, x):
     u = (u + (u >> c(4))) & c(0x0F0F0F0F)
     u = (u * c(0x01010101)) >> c(24)
     return u.astype(dtype)
+
+
+@_rule("round")
+def _round(eqn, x):
+    """``round`` (half away from zero, or half to even) from ``floor`` of ``|x|``: the
+    Pallas Triton lowering has no rule for it. ``d = |x| - floor(|x|)`` is exact, so
+    the comparisons with 1/2 decide exactly as ``round`` does; the sign is put back
+    (``-0.0`` for a negative that rounds to zero), infinities and NaN stay."""
+    a = jnp.abs(x)
+    r = jnp.floor(a)
+    d = a - r
+    half = jnp.asarray(0.5, x.dtype)
+    if eqn.params["rounding_method"] == lax.RoundingMethod.TO_NEAREST_EVEN:
+        odd = (r - 2 * jnp.floor(r / 2)) == 1
+        up = (d > half) | ((d == half) & odd)
+    else:
+        up = d >= half
+    v = jnp.where(up, r + 1, r)
+    v = jnp.where(x < 0, -v, v)
+    return jnp.where(v == 0, x * 0, v).astype(x.dtype)
