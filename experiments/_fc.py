@@ -222,17 +222,28 @@ def kl_bernoulli(x: float, y: float) -> float:
     return x * math.log(x / y) + (1 - x) * math.log((1 - x) / (1 - y))
 
 
-def bar_panel(title: str, labels: list, series: dict, ylabel="mean stopping time"):
-    """A panel with the algorithms on the x axis (index into ``labels``, named in the
-    x label) and one curve per series ``name -> [(mean, lo, hi)] per label``; log y."""
-    x = np.arange(len(labels))
-    curves = {}
-    for name, vals in series.items():
-        arr = np.asarray(vals, float).reshape(len(labels), 3)
-        curves[name] = {"x": x, "mean": arr[:, 0], "lo": arr[:, 1], "hi": arr[:, 2]}
-    names = " ".join(f"{i}:{lab}" for i, lab in enumerate(labels))
-    out = _core.panel(title, names, ylabel + " (log)", curves)
-    return out | {"logy": True}
+def box_panel(
+    title: str,
+    labels: list,
+    samples: dict,
+    marks=None,
+    refs=None,
+    ylabel="stopping time (log)",
+) -> dict:
+    """A categorical panel (:func:`jbandits.analysis.plotting.plot_panels`): the
+    algorithms ``labels`` named on the x axis, per algorithm the distribution of the
+    stopping times of each series ``name -> [[R] per label]`` (box and whiskers, its
+    mean and 95% CI), ``marks`` ``name -> [value or NaN per label]`` beside them (a
+    paper's values) and ``refs`` ``name -> value`` as horizontal lines (lower
+    bounds); log y."""
+    return {
+        "kind": "categorical", "title": title, "ylabel": ylabel,
+        "categories": list(labels),
+        "samples": {k: [np.asarray(v, float) for v in vals] for k, vals in samples.items()},
+        "marks": {k: [float(v) for v in vals] for k, vals in (marks or {}).items()},
+        "refs": {k: float(v) for k, v in (refs or {}).items()},
+        "logy": True,
+    }  # fmt: skip
 
 
 def mean_ci(x) -> tuple[float, float, float]:

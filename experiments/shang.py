@@ -111,12 +111,16 @@ def run(cfg: _core.Config) -> _core.Outcome:
                    "N* / N*_1/2": f"{stars[name][0]:.2f} / {stars[name][1]:.2f}"}
             )  # fmt: skip
         lab = [a for a in LABELS if a in labels]
-        series = {
-            "paper (plotted)": [(PLOTTED[name][LABELS.index(a)],) * 3 for a in lab],
-            "ours": [_fc.mean_ci(stops[name, a]) for a in lab],
-            "N*_1/2": [(stars[name][1],) * 3] * len(lab),
-        }
-        panels.append(_fc.bar_panel(f"{name}, delta = {DELTA}", lab, series))
+        panels.append(
+            _fc.box_panel(
+                f"{name}, delta = {DELTA}", lab,
+                {"ours": [stops[name, a] for a in lab]},
+                {"paper (Fig. 1, plotted mean)": [
+                    PLOTTED[name][LABELS.index(a)] for a in lab]},
+                {"N* = T* log(1/delta)": stars[name][0],
+                 "N*_1/2 = T*_1/2 log(1/delta)": stars[name][1]},
+            )
+        )  # fmt: skip
     claims = _claims(stops, errors, stars, panels_run, labels)
     notes = [
         f"{reps} runs per algorithm and panel, cap {cap} pulls (capped runs count as "

@@ -75,3 +75,39 @@ def test_one_precision_per_table_column():
         str(_claims.fmt_ci(12912.3, 12389.0, 13420.4))
         == "1.291e+04 [1.239e+04, 1.342e+04]"
     )
+
+
+def _fake_run(algo, family, means, key, reps, cap, sigma=1.0, **_):
+    """Runs of ``algo`` without running it: log-normal stopping times whose scale
+    depends on the label, every run stopped on the best arm (the figure only)."""
+    from experiments import _fc
+
+    means = np.asarray(means, float)
+    rng = np.random.default_rng(len(algo.label) * 7 + means.size)
+    stop = np.round(rng.lognormal(np.log(400 + 50 * len(algo.label)), 0.4, reps))
+    best = np.full(reps, int(np.argmax(means)))
+    pulls = np.tile(stop[:, None] / means.size, (1, means.size))
+    return _fc.Runs(stop, np.ones(reps, bool), best, np.zeros(reps, bool), pulls)
+
+
+def test_fixed_confidence_figures_name_their_algorithms(tmp_path, monkeypatch):
+    """gk16-table1, shang-fig1 and fws-bai draw one named tick per algorithm (its
+    stopping-time distribution: boxes) and no empty axes."""
+    from experiments import _core, _fc, fws, gk16, shang
+
+    monkeypatch.setattr(_fc, "run", _fake_run)
+    figures = []
+    monkeypatch.setattr(plotting.plt, "close", figures.append)
+    for module in (gk16, shang, fws):
+        outcome = module.run(_core.Config(name="x", quick=True, reps=8))
+        plotting.plot_panels(outcome.panels, str(tmp_path / "f.png"))
+        fig = figures.pop()
+        axes = fig.get_axes()
+        assert axes and all(ax.get_visible() for ax in axes), module.__name__
+        assert len(axes) == len(outcome.panels), module.__name__
+        for ax in axes:
+            ticks = [t.get_text() for t in ax.get_xticklabels()]
+            assert ticks == list(module.LABELS), (module.__name__, ticks)
+            assert len(ax.patches) >= len(module.LABELS)  # a box per algorithm
+        texts = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert plotting.BOX_NOTE in texts and plotting.MEAN_NOTE in texts

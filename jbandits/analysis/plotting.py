@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 # Ten distinct colours (matplotlib's tab10) crossed with four line styles: up to 40
@@ -109,18 +110,108 @@ def _draw(ax, panel: dict, styles: dict, handles: dict) -> bool:
     return banded
 
 
+# a categorical panel ("kind": "categorical"): one group of boxes per named category
+BOX_NOTE = "box: quartiles, median; whiskers: 5-95 %"
+MEAN_NOTE = "mean [95 % CI]"
+MARK_SYMBOLS = ("D", "*", "P", "X")
+
+
+def _categorical_labels(panel: dict) -> list:
+    return [*panel["samples"], *panel.get("marks", {}), *panel.get("refs", {})]
+
+
+def _draw_categorical(ax, panel: dict, styles: dict, handles: dict, bold=()) -> list:
+    """Draw a categorical panel; the legend's explanatory entries it needs.
+
+    ``{"kind": "categorical", "title", "ylabel", "categories": [name],
+    "samples": {series: [values [R] or None per category]}, "marks": {name: [value or
+    NaN per category]}, "refs": {name: value}, "logy": bool}``: per category one box
+    per series (quartiles, median, whiskers at the 5th and 95th percentiles, no
+    outliers) with its mean and 95 % CI (normal) as a black dot and bar, then one
+    marker per mark (e.g. a paper's printed value) beside them; each ref is a dashed
+    horizontal line (e.g. a lower bound). The categories are the tick labels (those
+    in ``bold``, the paper's own algorithms, in bold).
+    """
+    cats = list(panel["categories"])
+    samples, marks = panel["samples"], panel.get("marks", {})
+    marks = {k: v for k, v in marks.items() if np.isfinite(np.asarray(v, float)).any()}
+    slots = len(samples) + (1 if marks else 0)
+    width = 0.8 / max(slots, 1)
+    offset = lambda j: (j - (slots - 1) / 2) * width  # noqa: E731
+    x = np.arange(len(cats), dtype=float)
+    drew_mean = False
+    for j, (name, per_cat) in enumerate(samples.items()):
+        color = styles[name]["color"]
+        for i, vals in enumerate(per_cat):
+            v = np.asarray([] if vals is None else vals, float)
+            v = v[np.isfinite(v)]
+            if v.size == 0:
+                continue
+            pos = x[i] + offset(j)
+            ax.boxplot(
+                [v], positions=[pos], widths=0.8 * width, whis=(5, 95),
+                showfliers=False, patch_artist=True, manage_ticks=False,
+                boxprops={"facecolor": color, "alpha": 0.45, "edgecolor": color},
+                medianprops={"color": color, "lw": 1.6},
+                whiskerprops={"color": color}, capprops={"color": color},
+            )  # fmt: skip
+            mean = v.mean()
+            half = 1.96 * v.std(ddof=1) / np.sqrt(v.size) if v.size > 1 else 0.0
+            ax.errorbar(pos, mean, yerr=half, fmt="o", color="k", ms=3.5,
+                        capsize=2, lw=1, zorder=5)  # fmt: skip
+            drew_mean = True
+        handles.setdefault(name, Patch(facecolor=color, edgecolor=color, alpha=0.45))
+    for k, (name, per_cat) in enumerate(marks.items()):
+        vals = np.asarray(per_cat, float)
+        (m,) = ax.plot(
+            x + offset(slots - 1), vals, linestyle="none",
+            marker=MARK_SYMBOLS[k % len(MARK_SYMBOLS)], ms=7,
+            color=styles[name]["color"], markeredgecolor="k", zorder=6,
+        )  # fmt: skip
+        handles.setdefault(name, m)
+    for k, (name, value) in enumerate(panel.get("refs", {}).items()):
+        line = ax.axhline(value, color=styles[name]["color"], lw=1.3, zorder=1,
+                          linestyle=("--", ":", "-.")[k % 3])  # fmt: skip
+        handles.setdefault(name, line)
+    ax.set_xticks(x)
+    long = max((len(c) for c in cats), default=0) > 6
+    ax.set_xticklabels(
+        cats, rotation=25 if long else 0, ha="right" if long else "center",
+        rotation_mode="anchor",
+    )  # fmt: skip
+    for tick in ax.get_xticklabels():
+        if tick.get_text() in set(bold):
+            tick.set_fontweight("bold")
+    ax.set_xlim(-0.5, len(cats) - 0.5)
+    ax.set_title(panel.get("title", ""))
+    ax.set_ylabel(panel.get("ylabel", ""))
+    if panel.get("logy"):
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3, axis="y")
+    notes = []
+    if samples:
+        notes.append((Patch(facecolor="0.8", edgecolor="0.4"), BOX_NOTE))
+    if drew_mean:
+        mean = Line2D([], [], color="k", marker="o", ms=3.5, lw=1)
+        notes.append((mean, MEAN_NOTE))
+    return notes
+
+
 def any_marked(styles: dict) -> bool:
     """Whether some series of :func:`series_styles` is highlighted."""
     return any(s["highlight"] for s in styles.values())
 
 
-def _legend(fig, handles: dict, styles: dict, banded: bool, ncols: int) -> None:
+def _legend(
+    fig, handles: dict, styles: dict, banded: bool, ncols: int, notes=()
+) -> None:
     """One legend below the axes: highlighted series first (bold), then the others,
-    then what the shaded bands are."""
+    then what the shaded bands (and ``notes``: ``(handle, text)``) are."""
     order = sorted(handles, key=lambda label: not styles[label]["highlight"])
     items = [(handles[label], label) for label in order]
     if banded:
         items.append((Patch(color="0.55", alpha=0.35, lw=0), BAND_LABEL))
+    items += list(notes)
     # as many legend columns as the longest label lets fit across the figure
     # (an entry at font size 8: ~0.45 in of line and gap + ~0.065 in a character)
     entry = 0.45 + 0.065 * max(len(label) for _, label in items)
@@ -152,7 +243,9 @@ def plot_panels(
     Each panel is ``{"title", "xlabel", "ylabel", "curves": {label: {"x", "mean", "lo",
     "hi"}}, "logx": bool, "logy": bool}``; bands are drawn between ``lo`` and ``hi``
     (NaNs skipped) and named "95 % CI" in the legend (give ``lo``/``hi`` only for
-    95 % intervals). A label has the same style in every panel
+    95 % intervals). A panel ``{"kind": "categorical", ...}`` draws distributions
+    per named category instead (:func:`_draw_categorical`). A label has the same
+    style in every panel
     (:func:`series_styles` over the labels of all panels, in order of first
     appearance), and the legend sits below the axes so that it hides no curve.
     ``highlight``: the labels of the paper's own algorithm(s), drawn thick in a colour
@@ -161,9 +254,15 @@ def plot_panels(
     (matplotlib's ``savefig``). Only the drawing depends on ``highlight``.
     """
     n = len(panels)
-    ncols = ncols or min(n, 3) or 1
+    ncols = ncols or (2 if n == 4 else min(n, 3)) or 1  # 4 panels: 2 x 2, none empty
     nrows = max(int(np.ceil(n / ncols)), 1)
-    labels = [label for p in panels for label in p["curves"]]
+    labels = [
+        label
+        for p in panels
+        for label in (
+            _categorical_labels(p) if p.get("kind") == "categorical" else p["curves"]
+        )
+    ]
     styles = series_styles(labels, highlight)
     fig, axes = plt.subplots(
         nrows,
@@ -173,13 +272,18 @@ def plot_panels(
         layout="constrained",
     )
     handles: dict = {}
-    banded = False
+    banded, notes = False, {}
     for ax, panel in zip(axes.flat, panels, strict=False):
-        banded = _draw(ax, panel, styles, handles) or banded
+        if panel.get("kind") == "categorical":
+            drawn = _draw_categorical(ax, panel, styles, handles, highlight)
+            notes |= {text: h for h, text in drawn}
+        else:
+            banded = _draw(ax, panel, styles, handles) or banded
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     if handles:
-        _legend(fig, handles, styles, banded, ncols)
+        notes = [(h, text) for text, h in notes.items()]
+        _legend(fig, handles, styles, banded, ncols, notes)
     if suptitle:
         fig.suptitle(suptitle)
     # "tight": the saved image holds the whole legend, however long its labels
