@@ -257,3 +257,44 @@ def test_the_command_keeps_json_working_after_importing_json_py(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "out" / "t" / "figure.png").stat().st_size > 0
+
+
+# ------------------------------------------------- class 3 through the command
+GAUSS_CONFIG = """\
+name = "g"
+reps = 2
+budgets = [50]
+bandit = "gaussian"
+{extra}
+[instances]
+means = [[0.0, 1.0]]
+std = 1.0
+
+[[policies]]
+name = "uniform_glr"
+delta = 0.1
+"""
+
+
+def test_a_config_runs_a_bernoulli_policy_on_gaussian_rewards_only_when_told(
+    tmp_path, capsys
+):
+    path = tmp_path / "g.toml"
+    path.write_text(GAUSS_CONFIG.format(extra=""))
+    rc, err = sweep(str(path), tmp_path / "out", capsys)
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert "check_model = false" in err
+    path.write_text(GAUSS_CONFIG.format(extra="check_model = false"))
+    rc, err = sweep(str(path), tmp_path / "out2", capsys)
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("value", ['"no"', "0", "[false]"])
+def test_check_model_in_a_config_must_be_a_bool(value):
+    cfg = {"name": "g", "reps": 1, "budgets": [5], "check_model": None,
+           "instances": {"means": [[0.2, 0.8]]}, "policies": [{"name": "apt"}]}  # fmt: skip
+    import tomllib
+
+    cfg["check_model"] = tomllib.loads(f"v = {value}")["v"]
+    with pytest.raises(config.ConfigError, match="check_model must be true or false"):
+        config.check(cfg)

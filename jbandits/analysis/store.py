@@ -329,22 +329,29 @@ class Store:
         manifest = self.manifest() or {}
         recorded = manifest.get("parts", {}).get(group, {}).get(_check.part_key(chunk))
         sha = _check.sha256(data)
-        if recorded is not None and recorded != sha:
-            raise _check.damaged(
-                file,
-                f"is not the part the manifest recorded ({len(data)} bytes, SHA-256 "
-                f"{sha[:12]}..., recorded {recorded[:12]}...: changed, truncated or "
-                "swapped with another part)",
-            )
+        differs = recorded is not None and recorded != sha
         try:
             table = pq.read_table(pa.BufferReader(data))
         except Exception as err:  # noqa: BLE001  (pyarrow raises many kinds)
-            raise _check.damaged(
-                file, f"is not a readable Parquet file ({type(err).__name__}: {err})"
+            why = f"is not a readable Parquet file ({type(err).__name__}: {err})"
+            raise (
+                _check.damaged(file, why)
+                if not differs
+                else _check.unrecorded(None, file, len(data), sha, recorded)
             ) from None
         want = self._identity(group, chunk, span)
         rows = None if span is None else int(span[1]) - int(span[0])
-        _check.check_part(table, file, want, rows)
+        try:
+            _check.check_part(table, file, want, rows)
+        except _check.StoreDamaged:
+            if differs:
+                raise _check.unrecorded(None, file, len(data), sha, recorded) from None
+            raise
+        if differs:
+            raise _check.unrecorded(
+                (table, f"chunk {chunk} of {group}", self._manifest_path),
+                file, len(data), sha, recorded,
+            )  # fmt: skip
         if recorded is None and self.writer and manifest.get("status") == "running":
             with _check.locked(self.path):  # checked from now on
                 self._record(group, chunk, sha)

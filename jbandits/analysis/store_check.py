@@ -126,10 +126,10 @@ def check_manifest(manifest, path: str, store: str) -> None:
     ):
         bad = f"chunk_sizes {sizes!r} (not positive integers by group)"
     elif not isinstance(parts, dict) or not all(
-        isinstance(g, dict) and all(isinstance(d, str) for d in g.values())
+        isinstance(g, dict) and all(_is_sha256(d) for d in g.values())
         for g in parts.values()
     ):
-        bad = "parts (not digests by group and chunk)"
+        bad = "parts (not SHA-256 digests by group and chunk)"
     elif "code" in manifest and not (
         isinstance(manifest["code"], dict)
         and all(isinstance(d, str) for d in manifest["code"].values())
@@ -139,9 +139,38 @@ def check_manifest(manifest, path: str, store: str) -> None:
         raise StoreDamaged(f"{path} has a damaged field: {bad}: {_redo_folder(store)}")
 
 
+def _is_sha256(value) -> bool:
+    """A digest as :func:`sha256` writes it: 64 lower-case hexadecimal digits."""
+    return (
+        isinstance(value, str)
+        and len(value) == 64
+        and all(c in "0123456789abcdef" for c in value)
+    )
+
+
 def damaged(file: str, why: str) -> StoreDamaged:
     return StoreDamaged(
         f"store part {file} {why}: delete {file} and rerun to recompute its chunk"
+    )
+
+
+def unrecorded(intact, file: str, size: int, sha: str, recorded: str) -> StoreDamaged:
+    """A part whose bytes are not those the manifest records. ``intact``: None, or
+    ``(table, what, manifest_path)`` when the part reads as the chunk ``what`` it
+    should be by its own identity: then the manifest's record may be the change."""
+    if intact is not None and IDENTITY in (intact[0].schema.metadata or {}):
+        _, what, manifest = intact
+        return damaged(
+            file,
+            f"reads as {what}, but its SHA-256 {sha[:12]}... differs from the "
+            f"{recorded[:12]}... that {manifest} records: the part's values or the "
+            "manifest's record was changed",
+        )
+    return damaged(
+        file,
+        f"is not the part the manifest recorded ({size} bytes, SHA-256 {sha[:12]}..., "
+        f"recorded {recorded[:12]}...: changed, truncated or swapped with another "
+        "part)",
     )
 
 

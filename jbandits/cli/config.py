@@ -81,6 +81,16 @@ class Choice:
             raise ConfigError(f"{where} must be {self.what}, got {value!r}{hint}")
 
 
+class Bool:
+    """``true`` or ``false``."""
+
+    what = "true or false"
+
+    def check(self, value, where):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be {self.what}, got {value!r}")
+
+
 class Name:
     """A result folder name: one path component, nothing that leaves ``--out``."""
 
@@ -254,6 +264,8 @@ SCHEMA = Table(
         "metric": METRIC,
         "instances": INSTANCES,
         "policies": ListOf(Policy(), "a non-empty list of [[policies]] tables"),
+        # false: run a policy on a bandit whose rewards its reward model does not fit
+        "check_model": Bool(),
     },
     required=("name", "budgets", "reps", "instances", "policies"),
 )

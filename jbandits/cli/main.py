@@ -12,6 +12,8 @@ and the metric; see ``examples/sweep.toml``::
     budgets = [100, 1000, 10000]
     checkpoints = 1
     metric = { kind = "thresholding", threshold = 0.5 }
+    check_model = true            # optional: false runs a fixed-confidence policy on
+                                  # rewards its reward model does not fit
 
     [instances]
     K = [2, 10, 100]
@@ -189,6 +191,7 @@ def run_sweep(cfg: dict, out: str, *, reps: int | None = None, progress=None):
         metric=metric,
         store=folder,
         progress=progress,
+        check_model=cfg.get("check_model", True),
     )
     _write_outputs(res, folder, cfg["name"], headline)
     seconds = time.perf_counter() - t0

@@ -217,7 +217,8 @@ def reward_model(policies, family, instances, check) -> None:
                 raise ValueError(
                     f"{policy.spec.name} assumes {_reward_model.describe(model)} but "
                     f"the bandit is {family.name!r} with {rewards.what}: {fix} (or "
-                    "pass check_model=False to run it anyway; "
+                    "pass check_model=False to run it anyway, check_model = false in a "
+                    "sweep config; "
                     "see jbandits.core.reward_model)"
                 )
 
