@@ -198,3 +198,28 @@ def test_round_from_floor(method):
     assert np.array_equal(got, want, equal_nan=True)
     assert np.array_equal(np.signbit(got), np.signbit(want))
     assert "round" not in {e.primitive.name for e in jax.make_jaxpr(f)(x).jaxpr.eqns}
+
+
+def test_refused_policies_run_on_xla_with_the_reason(monkeypatch):
+    """On a GPU a policy of :data:`refused.REFUSED` is not traced for the kernel: the
+    runner's program is the XLA one, and the warning says why."""
+    from jbandits.sim.fused import backend, refused
+    from jbandits.sim.runner import programs
+
+    name = "uniform"
+    assert refused.reason(name, "triton") and not refused.reason(name, "interpret")
+    assert refused.reason("thompson", "triton")  # Beta, the default posterior
+    assert not refused.reason("thompson", "triton", {"posterior": "gauss"})
+    monkeypatch.setattr(backend, "_platform", lambda: "gpu")
+    programs.clear_cache()
+    bandit, params = jbandits.envs.bernoulli(np.asarray([0.2, 0.6, 0.4]))
+    policy = jbandits.make(name, num_arms=3, threshold=0.5)
+    traced = []
+    monkeypatch.setattr(driver, "program", lambda spec: traced.append(spec))
+    with pytest.warns(RuntimeWarning, match="refused for GPUs"):
+        jbandits.simulate(
+            policy, bandit, params, jax.random.key(0), budget=12, num_reps=2,
+            progress=False, execution=Execution(backend="fused"),
+        )  # fmt: skip
+    assert not traced
+    programs.clear_cache()

@@ -301,7 +301,8 @@ def program_for(
         except lowering.Unsupported as err:
             reason = str(err)
         else:
-            reason = refused.reason(policy, low.name)  # before anything is traced
+            # before anything is traced
+            reason = refused.reason(policy, low.name, getattr(source, "static", ()))
     if reason is not None:
         _report(reason, wanted, label)
         return xla

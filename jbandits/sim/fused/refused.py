@@ -14,19 +14,45 @@ it proves the algorithm, not the registers.
 
 from __future__ import annotations
 
-#: registry name -> why the fused backend refuses it on a GPU (one line)
-REFUSED: dict[str, str] = {}
+import inspect
+
+from jbandits.core import registry
+
+_SPILL = "its kernel spills registers for an H100 at the lanes per program it gets"
+
+#: registry name -> (static arguments it applies to, {} for all; why the fused backend
+#: refuses it on a GPU, one line). Measured at commit 9b6f45d-030db94 (H100,
+#: 4 warps, lean blocks; benchmarks/notes_fused_registers.md)
+REFUSED: dict[str, tuple[dict, str]] = {
+    "sequential_halving": ({}, f"{_SPILL} (K = 128: 3104 B spill stores)"),
+    "uniform": ({}, f"{_SPILL} (K = 128: 3040 B spill stores)"),
+    "thompson": (
+        {"posterior": "beta"},
+        f"{_SPILL} (Beta posterior; K = 16: 1184 B, K = 128: 54992 B spill stores)",
+    ),
+}
 
 #: lowerings that compile the kernel for a GPU (the table applies to them)
 COMPILED = ("triton",)
 
 
-def reason(policy: str | None, lowering: str) -> str | None:
-    """Why ``policy`` (a registry name) is refused with ``lowering``, or None."""
-    if lowering not in COMPILED or policy is None:
+def _argument(name: str, static: dict, key: str):
+    if key in static:
+        return static[key]
+    param = inspect.signature(registry.raw_factory(name)).parameters.get(key)
+    return None if param is None else param.default
+
+
+def reason(policy: str | None, lowering: str, static=()) -> str | None:
+    """Why ``policy`` (a registry name, with its ``static`` arguments: a dict or
+    ``(key, value)`` pairs) is refused with ``lowering``, or None."""
+    if lowering not in COMPILED or policy not in REFUSED:
         return None
-    why = REFUSED.get(policy)
-    return None if why is None else f"refused for GPUs: {why}"
+    when, why = REFUSED[policy]
+    static = dict(static)
+    if any(_argument(policy, static, k) != v for k, v in when.items()):
+        return None
+    return f"refused for GPUs: {why}"
 
 
 __all__ = ["COMPILED", "REFUSED", "reason"]
