@@ -2,8 +2,8 @@
 registered policy, a Python loop of ``simulate`` calls over each of its numbers --
 the default left out, the default spelled out (``None`` for an optional number),
 another value, and the int and float spellings of an integral value -- traces one
-program (the runner's ``jbandits_lanes``). Six representatives run by default, the
-rest in the slow set."""
+program (the runner's ``jbandits_lanes``). Three representatives run by default,
+the rest in the slow set."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ _FIRST = {}
 for _case in CASES:
     _FIRST.setdefault(_case.registry_name, _case)
 
-# the policies with optional numbers and the issue's examples run by default
-DEFAULT = {"apt", "ucb1", "eucbv", "augucb", "moss", "ugapec"}
+# the issue's examples and an optional number derived in the trace run by default
+DEFAULT = {"apt", "ucb1", "eucbv"}
 
 
 def _variants(name: str, key: str, value, default) -> list:
@@ -58,6 +58,8 @@ def _setup(name: str):
         hp = {k: v for k, v in inst.hp.items() if k in takes}
         if registry.prepare_hook(name) is not None:
             hp.setdefault("budget", int(inst.budget))
+        if "horizon" in takes and registry.is_static("horizon", 1, name):
+            hp.setdefault("horizon", case.horizon)  # a static horizon (EUCBV)
         policy = jbandits.make(name, num_arms=case.k_max, **hp)
     # the metric of the first policy for every run: the default one of a
     # thresholding policy closes over its threshold (a key of its own)
