@@ -1,19 +1,11 @@
 """Policies by name: ``jbandits.make("apt", num_arms=K, threshold=0.5)``.
 
-A policy registers itself in its own file (``@registry.policy("apt")``, :func:`policy`);
-the family packages' modules are imported at the first lookup, so a new algorithm
-is its file, its plain-Python reference and its trace case in ``tests/cases`` (which
-the shared contract and trace tests require), and ``jbandits.make(name)``,
-``jbandits.names()`` and ``jbandits.<name>`` come from the registry. A policy defined
-outside the package registers the same way (or with :func:`register`) and is batched,
-swept and cached like a built-in one.
-
-A policy built by :func:`make` is its *structure* (:func:`bind`: the name and the
-arguments that fix shapes or control flow, which key the compile cache) plus its
-*numbers* (ε, α, ρ, budgets, horizons, schedules, ... with the numeric defaults filled
-in): ``policy.params``, data that ``init`` puts into the state
-(:mod:`jbandits.core.numbers`). The runner (:mod:`jbandits.sim.runner`) compiles one program
-per structure and batches the numbers like any other input, so ``make()`` +
+A policy registers itself in its own file (``@registry.policy("apt")``, :func:`policy`;
+the family packages are imported at the first lookup); ``jbandits.make(name)``,
+``jbandits.names()`` and ``jbandits.<name>`` come from here. A policy defined outside
+the package registers the same way and is batched, swept and cached like a built-in.
+A built policy is its *structure* (:func:`bind`: what fixes the program) plus its
+*numbers* (``policy.params``, traced; :mod:`jbandits.core.numbers`), so ``make()`` +
 ``simulate`` in a loop over ε compiles once.
 """
 
@@ -28,12 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from jbandits.core import declared as _declared
 from jbandits.core import validate as _validate
 from jbandits.core.arguments import SharedArguments
 from jbandits.core.numbers import NOT_GIVEN, STATIC_INTS, Structure
-from jbandits.core.numbers import cast_all as _cast_all
 from jbandits.core.numbers import is_static as _is_static
-from jbandits.core.numbers import kind_of as _kind_of
 from jbandits.core.types import Policy
 
 
@@ -87,11 +78,7 @@ def register(
         smallest budget the policy can run with that many real arms (its
         schedule's); the entry points refuse smaller ones (:func:`check_budgets`).
         Default: K, one pull per arm.
-      optional: names of numbers whose default is ``None`` ("derived from the
-        other arguments") that are traced like any number: ``None`` is spelled
-        :data:`~jbandits.core.numbers.NOT_GIVEN` and the factory resolves it with
-        :func:`jbandits.core.numbers.given` (a loop through the default compiles
-        once). Without it, a ``None`` default is static.
+      optional: numbers whose default ``None`` is traced (:mod:`jbandits.core.declared`).
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"policy name must be a non-empty string, got {name!r}")
@@ -107,10 +94,9 @@ def register(
         raise ValueError(
             f"policy name {name!r} is already registered (by {_qualname(old.factory)})"
         )
-    _check_optional(name, factory, optional)
-    _ENTRIES[name] = Entry(
-        name, factory, prepare, frozenset(static), min_budget, frozenset(optional)
-    )
+    _declared.check_optional(name, parameters(factory), optional)
+    static, optional = frozenset(static), frozenset(optional)
+    _ENTRIES[name] = Entry(name, factory, prepare, static, min_budget, optional)
     _WRAPPED.pop(name, None)
 
 
@@ -154,18 +140,6 @@ def policy(
         return factory
 
     return decorate
-
-
-def _check_optional(name: str, factory, optional) -> None:
-    """Each optional number is a keyword of ``factory`` with default None."""
-    params = parameters(factory)
-    for key in optional:
-        param = params.get(key)
-        if param is None or param.default is not None:
-            raise ValueError(
-                f"register({name!r}, ...): optional number {key!r} must be a keyword "
-                "argument of the factory with default None"
-            )
 
 
 def _same_function(old, new) -> bool:
@@ -266,31 +240,18 @@ def _structure(name: str, static: dict) -> Structure:
 
 
 def kinds(name: str) -> tuple:
-    """``((key, "int" | "float"), ...)``: the declared type of every number of
-    policy ``name`` (:func:`jbandits.core.numbers.kind_of`), sorted."""
-    entry = _ENTRIES[name]
-    out = []
-    for key, param in parameters(entry.factory).items():
-        if key in STATIC_INTS or key in entry.static or param.kind in _VARIADIC:
-            continue
-        default = param.default
-        number = key in entry.optional or (
-            default is not None and not _is_static(key, default, entry.static)
-        )
-        if number:
-            out.append((key, _kind_of(key, default, key in entry.optional)))
-    return tuple(sorted(out))
-
-
-_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    """``((key, "int" | "float"), ...)``: the declared type of each number of ``name``."""
+    e = _ENTRIES[name]
+    rule = functools.partial(_is_static, declared=e.static)
+    return _declared.kinds_of(
+        parameters(e.factory), e.static | STATIC_INTS, e.optional, rule
+    )
 
 
 def cast_numbers(name: str, numbers: dict) -> dict:
-    """``numbers`` of policy ``name`` (host values or ``[cells, ...]`` arrays), each
-    cast to its declared type, ``None`` of an optional one as ``NOT_GIVEN`` (a new
-    dict; keys that are not numbers, e.g. host schedules, as they are)."""
+    """``numbers`` of ``name`` cast to their declared types (other keys as they are)."""
     _check_name(name)
-    return _cast_all(dict(kinds(name)), numbers)
+    return _declared.cast_all(dict(kinds(name)), numbers)
 
 
 def optional_numbers(name: str) -> frozenset:
@@ -300,53 +261,28 @@ def optional_numbers(name: str) -> frozenset:
 
 
 def _numeric_defaults(entry: Entry, static: dict) -> tuple:
-    """The factory's numeric defaults: keyword parameters with a default that is a
-    number (not None, a string or a bool) and not declared static."""
-    out = []
-    for key, param in parameters(entry.factory).items():
-        default = param.default
-        if key in static or default is inspect.Parameter.empty:
-            continue
-        if key in entry.optional:
-            out.append((key, NOT_GIVEN))
-        elif not is_static(key, default, entry.name):
-            out.append((key, default))
-    return tuple(sorted(out))
+    """The factory's numeric defaults (an optional number's: ``NOT_GIVEN``)."""
+    params = parameters(entry.factory)
+    return tuple(
+        (k, NOT_GIVEN if k in entry.optional else params[k].default)
+        for k, _ in kinds(entry.name)
+        if k not in static and params[k].default is not inspect.Parameter.empty
+    )
 
 
 def names() -> list[str]:
-    """Sorted registered policy names.
-
-    Returns:
-      A new list of the names :func:`make` accepts (the built-in thresholding,
-      identification and regret policies, plus any added with :func:`register`).
-
-    Example::
-
-        "successive_rejects" in jbandits.names()   # True
-    """
+    """A new sorted list of the names :func:`make` accepts (the built-in policies
+    and those added with :func:`register`): ``"apt" in jbandits.names()``."""
     _builtins()
     return sorted(_ENTRIES)
 
 
 def factory(name: str) -> Callable[..., Policy]:
-    """The factory of ``name``, wrapped so that the policies it builds carry a spec.
-
-    The wrapper takes ``num_arms`` positionally or as a keyword and carries the
-    registered factory's name and docstring; the top-level factories such as
-    ``jbandits.apt`` are built by it (each call returns a new wrapper).
-
-    Args:
-      name: a registered name (:func:`names`); another raises ValueError.
-
-    Returns:
-      ``build(num_arms=None, /, **params) -> Policy``, equivalent to
-      ``make(name, num_arms=num_arms, **params)``.
-
-    Example::
-
-        build_apt = jbandits.factory("apt")
-        policy = build_apt(4, threshold=0.5)
+    """The factory of ``name``, wrapped so that the policies it builds carry a spec:
+    ``build(num_arms=None, /, **params) -> Policy``, ``make(name, num_arms=num_arms,
+    **params)`` with the registered factory's name and docstring (``jbandits.apt`` is
+    one): ``jbandits.factory("apt")(4, threshold=0.5)``. Raises ValueError on an
+    unknown ``name``.
     """
     _check_name(name)
     if name not in _WRAPPED:
