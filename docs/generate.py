@@ -43,6 +43,7 @@ API = [
     ("jbandits.analysis.truth", "True-instance quantities", None),
     ("jbandits.analysis.oracles", "Oracle constants", None),
     ("jbandits.core.numbers", "Structure and numbers (params as data)", None),
+    ("jbandits.core.declared", "Declared number types and optional numbers", None),
     ("jbandits.core.execution", "Execution options", None),
     ("jbandits.tuning", "Tuning", None),
     ("jbandits.sim.runner", "Runner (low-level tier)", None),
