@@ -24,7 +24,7 @@ Three parts (``--part``, default all):
   mean and largest stopping time and the fraction of lane-steps that were useful
   (sum of stopping times over lanes x the steps the batch ran).
 * ``lazy``: the sample complexity of lazy Track-and-Stop (D-Tracking, ``lazy=True``,
-  ``laziness`` 2) against the exact rule on GK16's mu1 and mu2 (delta = 0.1,
+  ``laziness`` 2, 1.25 and 1.1) against the exact rule on GK16's mu1 and mu2 (delta = 0.1,
   the practical threshold, as ``experiments/gk16.py``), ``--lazy-runs`` replications
   each, paired (the same keys: the same reward streams). Resumable: every batch of
   ``--lazy-batch`` replications is appended to ``--lazy-file`` (JSON) and skipped when
@@ -197,7 +197,12 @@ def rounds(reps: int, cap: int = 200_000) -> None:
     )
 
 
-LAZY_VARIANTS = {"exact": {}, "lazy2": {"lazy": True}}
+LAZY_VARIANTS = {
+    "exact": {},
+    "lazy2": {"lazy": True},
+    "lazy1.25": {"lazy": True, "laziness": 1.25},
+    "lazy1.1": {"lazy": True, "laziness": 1.1},
+}
 LAZY_CAP = 200_000
 
 
