@@ -29,7 +29,10 @@ XLA's own thunk sequence and ptxas' own report (:mod:`benchmarks.gpu_compile_par
   kernel program x warps;
 * compile seconds (lowering and compilation, in the child).
 
-``--lab`` adds the lab kernel (``../shared/lab/fused_apt_ceiling.py``: APT in one
+``--twins`` adds, for each policy that has one, its plain-JAX twin
+(:mod:`benchmarks.plain_twins`: vmap + fori_loop, the same reward stack; row
+``twin NAME``, backend ``plain``), whose kernels per step the policy's are compared
+with. ``--lab`` adds the lab kernel (``../shared/lab/fused_apt_ceiling.py``: APT in one
 Pallas kernel, 16 lanes x 4 warps, K = 10 and 100) and its plain-JAX twin, for the
 target side by side. ``--keep DIR`` (or an ``--xla_dump_to`` in ``XLA_FLAGS``) keeps
 each row's dump in ``DIR/<row>/`` and its stderr in ``DIR/<row>.stderr``; other
@@ -82,6 +85,14 @@ def rows_for(args) -> list[dict]:
             for k in args.arms:
                 lanes = args.lanes or lanes_for(k, args.arm_lanes)
                 rows.append(dict(label=name, backend=backend, arms=k, lanes=lanes))
+    if getattr(args, "twins", False):
+        from benchmarks.plain_twins import TWINS
+
+        for name in (n for n in names if n in TWINS):
+            for k in args.arms:
+                lanes = args.lanes or lanes_for(k, args.arm_lanes)
+                rows.append(dict(label=f"twin {name}", backend="plain", arms=k,
+                                 lanes=lanes))  # fmt: skip
     if args.lab:
         for k in (10, 100):
             lanes = lanes_for(k, args.arm_lanes, 16)
@@ -300,6 +311,12 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--arm-lanes", type=float, default=1e5)
     ap.add_argument("--lab", nargs="?", const=LAB, help="add the lab kernel's rows")
+    ap.add_argument(
+        "--twins",
+        action="store_true",
+        help="add the plain-JAX twin of each policy that has one "
+        "(benchmarks/plain_twins.py)",
+    )
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--keep", help="keep each row's XLA dump and stderr here")
     ap.add_argument("--stderr", action="store_true", help="echo each child's stderr")

@@ -174,6 +174,26 @@ def compile_lab(spec: dict, mesh) -> dict:
     return {"status": "compiled", **out, **_compile(fn, (mu, seeds), mesh)}
 
 
+def compile_twin(spec: dict, mesh) -> dict:
+    """A twin row (``twin NAME``): the plain-JAX twin of policy NAME
+    (:data:`benchmarks.plain_twins.TWINS`) on ``lanes`` lanes, K arms, the budget in
+    one ``fori_loop``."""
+    import functools
+
+    import jax
+    import numpy as np
+
+    import jbandits
+    from benchmarks.plain_twins import TWINS
+
+    k = spec["arms"]
+    bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, k))
+    twin = TWINS[spec["label"].split(None, 1)[1]]
+    fn = jax.jit(functools.partial(twin, bandit, steps=STEPS))
+    kdata = np.zeros((spec["lanes"], 2), np.uint32)
+    return {"status": "compiled", "loop_trips": STEPS, **_compile(fn, (params, kdata), mesh)}
+
+
 def main(argv=None) -> None:
     """``python -m benchmarks.gpu_compile_child SPEC_JSON``: prints one result line."""
     spec = json.loads((argv or sys.argv[1:])[0])
@@ -183,6 +203,8 @@ def main(argv=None) -> None:
     try:
         mesh = _mesh(spec.get("target") or TARGET)
         run = compile_lab if spec["label"].startswith("lab ") else compile_policy
+        if spec["label"].startswith("twin "):
+            run = compile_twin
         result = run(spec, mesh)
     except Exception as err:  # noqa: BLE001 - the row reports it
         first = (str(err).strip().splitlines() or [""])[0]

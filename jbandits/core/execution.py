@@ -68,6 +68,20 @@ class Execution:
         program that cannot run (or, under ``"auto"``, differs) falls back to XLA
         with a one-line reason (a warning when ``"fused"`` was asked for, which
         runs unchecked; logged otherwise). Policies ignore it.
+      one_hot_arms: the policy's step reads and writes the pulled arm's
+        statistics as a one-hot masked sum and one select over the table instead
+        of a gather, a concatenation and a scatter
+        (:func:`jbandits.policies.blocks.arms.update` ``one_hot``), and a
+        lowest-index ("first") selection is one (value, index) reduction at any K
+        instead of the two-pass or knock-out tree form (index policies, Thompson
+        sampling, the halving family). On a GPU each of those is a kernel of its
+        own and the one-hot forms fuse into their neighbours (APT at K = 100: 9
+        kernels per unguarded step before, 6 after, counted by
+        ``benchmarks/gpu_compile.py``, ``benchmarks/notes_gpu_compile.md``); on CPU
+        the gather and scatter are faster (``arms.update``'s docstring). The
+        engine's own per-step count update and reward draw keep their gathers and
+        scatter: one-hot there added a kernel on a GPU. The same arms either way.
+        Default: on off CPU.
     """
 
     fixed_phase_sorts: bool = False
@@ -76,6 +90,7 @@ class Execution:
     lanes: str | None = None
     backend: str = "auto"
     gauss_kept_arms: int = 32
+    one_hot_arms: bool = False
 
     def __post_init__(self):
         kept = self.gauss_kept_arms
@@ -89,7 +104,8 @@ class Execution:
     @classmethod
     def for_platform(cls, platform: str, *, lanes: str | None = None) -> Execution:
         """The measured defaults on ``platform`` ("cpu", "gpu", "cuda", "tpu", ...)."""
-        return cls(fixed_phase_sorts=platform != "cpu", lanes=lanes)
+        off_cpu = platform != "cpu"
+        return cls(fixed_phase_sorts=off_cpu, lanes=lanes, one_hot_arms=off_cpu)
 
     @classmethod
     def default(cls) -> Execution:

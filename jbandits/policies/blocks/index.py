@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
 from jbandits.core.types import Array, Policy
 from jbandits.policies.blocks import arms
 
@@ -50,6 +51,7 @@ def index_policy(
     variance: bool = True,
     local: bool = False,
     elementwise: bool = False,
+    execution: Execution | None = None,
 ) -> Policy:
     """Build an index policy.
 
@@ -83,15 +85,24 @@ def index_policy(
         is then a knock-out tree (``arms.argmin_masked(tree=True)``), which is
         faster there and slower where the index reduces over the arms (GapE; see
         ``benchmarks/notes_policies.md``).
+      execution: static :class:`~jbandits.core.execution.Execution` (default
+        None: the CPU form). With ``one_hot_arms`` (the GPU form) the statistics
+        update is one-hot (``arms.update(one_hot=True)``) and a ``"first"``
+        selection one pass at any K; the same arms.
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.choice("select", select, ("min", "max"))
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
+    lean = execution is not None and execution.one_hot_arms
     pick = functools.partial(
         arms.argmin_masked if select == "min" else arms.argmax_masked,
         tree=local or elementwise,
+        **({"one_pass": True} if lean else {}),
     )
-    one_pass = arms.uses_one_pass(num_arms, tie_break)
+    one_pass = arms.uses_one_pass(num_arms, tie_break) or (
+        lean and tie_break == "first"
+    )
+    update = functools.partial(arms.update, one_hot=True) if lean else arms.update
 
     if local and with_pulls:
         raise ValueError("a local index cannot read the number of pulls")
@@ -114,12 +125,12 @@ def index_policy(
             # the pulled arm's index, from its updated statistics, is written with
             # them (the other arms' entries are unchanged by the pull)
             ok = state.arm_mask[jnp.maximum(state.arm, 0)][None]
-            stats = arms.update(
+            stats = update(
                 state.stats, state.arm, reward, derive=lambda col: index(col, ok)
             )
             value = stats.extra[0]
         else:
-            stats = arms.update(state.stats, state.arm, reward)
+            stats = update(state.stats, state.arm, reward)
             if with_pulls:
                 value = index(stats, state.arm_mask, t)
             else:
@@ -174,10 +185,12 @@ def threshold_index_policy(
     tie_break: str,
     passes: int = 1,
     variance: bool = True,
+    execution: Execution | None = None,
 ) -> Policy:
     """The thresholding form (APT, LSA, UCBE, UCBEV): ``passes`` round-robin pulls
     per real arm, then the arm of smallest ``local`` index; output the labels
-    ``1{mean_i >= threshold}`` (:func:`jbandits.policies.blocks.arms.labels_above`)."""
+    ``1{mean_i >= threshold}`` (:func:`jbandits.policies.blocks.arms.labels_above`);
+    ``execution``: :func:`index_policy`'s."""
     return index_policy(
         num_arms,
         index,
@@ -188,6 +201,7 @@ def threshold_index_policy(
         tie_break=tie_break,
         variance=variance,
         local=True,
+        execution=execution,
     )
 
 

@@ -66,8 +66,9 @@ def halving_policy(
     def step_fn(state, key, reward):
         del key
         sched = state.sched
-        stats = arms.update(state.stats, state.arm, reward)
-        local = arms.update(state.local, state.arm, reward)
+        hot = execution.one_hot_arms  # the GPU form (arms.update)
+        stats = arms.update(state.stats, state.arm, reward, one_hot=hot)
+        local = arms.update(state.local, state.arm, reward, one_hot=hot)
         t = state.t + 1
 
         def halve(s, carry):

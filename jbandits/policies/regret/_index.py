@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import jax.numpy as jnp
 
+from jbandits.core.execution import Execution
 from jbandits.core.types import Array, Policy
 from jbandits.policies.blocks import arms
 from jbandits.policies.blocks.index import IndexState, best_arm_index_policy
@@ -26,14 +27,20 @@ IndexFn = Callable[[arms.ArmStats, Array, Array], Array]
 
 
 def index_policy(
-    num_arms: int, index_fn: IndexFn, tie_break: str, *, variance: bool = True
+    num_arms: int,
+    index_fn: IndexFn,
+    tie_break: str,
+    *,
+    variance: bool = True,
+    execution: Execution | None = None,
 ) -> Policy:
     """Policy that pulls each real arm once, then ``argmax index_fn(stats, n, K)``.
 
     ``n`` is the number of completed pulls (the sum of the counts; the step counter,
     so no reduction per step) as an int32 scalar. Output: the real arm with the
     largest empirical mean (lowest index on ties). ``variance=False``: the index reads
-    no variance (the statistics keep no second moment).
+    no variance (the statistics keep no second moment). ``execution``: how the step
+    compiles (:func:`jbandits.policies.blocks.index.index_policy`'s).
     """
 
     def index(stats, arm_mask, n):
@@ -47,6 +54,7 @@ def index_policy(
         with_pulls=True,
         variance=variance,
         elementwise=True,  # each index is a function of the arm's own statistics
+        execution=execution,
     )
 
 

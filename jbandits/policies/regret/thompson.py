@@ -133,7 +133,9 @@ def thompson(
 
     def step_fn(state, key, reward):
         key_bin, key_theta, key_tie = _prng.split(key, 3)
-        stats = arms.update(state.stats, state.arm, reward)
+        stats = arms.update(
+            state.stats, state.arm, reward, one_hot=execution.one_hot_arms
+        )
         if posterior == "beta":
             succ, _ = add_success(state.succ, state.arm, key_bin, reward)
         else:

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from jbandits.core import registry
 from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms
 from jbandits.policies.regret._index import counts_at_least_one, index_policy
@@ -23,7 +24,13 @@ def ucb1_index(stats: arms.ArmStats, n: ArrayLike, alpha: ArrayLike) -> Array:
 
 
 @registry.policy("ucb1")
-def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") -> Policy:
+def ucb1(
+    num_arms: int,
+    *,
+    alpha: ArrayLike = 2.0,
+    tie_break: str = "random",
+    execution: Execution | None = None,
+) -> Policy:
     """UCB1.
 
     Index (Auer et al. 2002, Fig. 1): ``mean_j + sqrt(alpha * ln(n) / z_j)``, ``n`` =
@@ -34,6 +41,7 @@ def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") ->
       alpha: exploration constant (traced), default 2 (the paper's ``sqrt(2 ln n / z)``);
         ``alpha = 0`` is the greedy policy.
       tie_break: static, "random" (default) or "first" (lowest index).
+      execution: how the step compiles (static); see :mod:`jbandits.policies`.
 
     Returns:
       A regret :class:`~jbandits.core.types.Policy`; ``output`` is the real arm with the
@@ -56,4 +64,7 @@ def ucb1(num_arms: int, *, alpha: ArrayLike = 2.0, tie_break: str = "random") ->
         del num_real
         return ucb1_index(stats, n, alpha)
 
-    return index_policy(num_arms, index_fn, tie_break, variance=False)
+    return index_policy(
+        num_arms, index_fn, tie_break, variance=False,
+        execution=Execution.resolve(execution),
+    )  # fmt: skip

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from jbandits.core import numbers, registry
 from jbandits.core import validate as _validate
+from jbandits.core.execution import Execution
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms
 from jbandits.policies.blocks.index import threshold_index_policy
@@ -29,6 +30,7 @@ def apt(
     epsilon: ArrayLike | None = None,
     tie_break: str = "first",
     variant: str = "paper",
+    execution: Execution | None = None,
 ) -> Policy:
     """Anytime Parameter-free Thresholding.
 
@@ -41,6 +43,9 @@ def apt(
       tie_break: static, "first" (lowest index) or "random" (see :mod:`jbandits.policies`).
       variant: static, "paper" or "authors_code"; only the default epsilon differs
         (the AugUCB authors' experiment code calls APT with eps = 0.01).
+      execution: static :class:`~jbandits.core.execution.Execution`: how the step
+        compiles (``one_hot_arms``: the GPU form), never which arms it pulls.
+        Default: :meth:`Execution.default() <jbandits.core.execution.Execution.default>`.
 
     Output: labels ``1{mean_i >= tau}``.
 
@@ -58,5 +63,6 @@ def apt(
         return apt_index(stats, threshold, epsilon)
 
     return threshold_index_policy(
-        num_arms, index, threshold, tie_break=tie_break, variance=False
-    )
+        num_arms, index, threshold, tie_break=tie_break, variance=False,
+        execution=Execution.resolve(execution),
+    )  # fmt: skip

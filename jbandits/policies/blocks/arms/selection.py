@@ -199,11 +199,16 @@ def _select(
     tie_break: str,
     tree: bool,
     largest: bool,
+    one_pass: bool = False,
 ) -> Array:
     """:func:`argmax_masked` (``largest``) or :func:`argmin_masked`: one pass, the
-    knock-out tree, or the two-pass form; ineligible and NaN entries rank worst."""
+    knock-out tree, or the two-pass form; ineligible and NaN entries rank worst.
+    ``one_pass``: a "first" selection is one pass at any K (the GPU form,
+    ``Execution.one_hot_arms``: one reduction kernel that fuses the score)."""
     ok = _eligible(score, eligible)
-    if uses_one_pass(score.shape[-1], tie_break):
+    if uses_one_pass(score.shape[-1], tie_break) or (
+        one_pass and tie_break == "first"
+    ):
         return _one_pass(score, ok, largest=largest)
     if tree and uses_tree(score.shape[-1], tie_break):
         return _tree(score, ok, largest=largest)
@@ -222,8 +227,11 @@ def _selector(largest: bool, name: str, doc: str):
         key: Key | None = None,
         tie_break: str = "first",
         tree: bool = False,
+        one_pass: bool = False,
     ) -> Array:
-        return _select(score, eligible, key, tie_break, tree, largest=largest)
+        return _select(
+            score, eligible, key, tie_break, tree, largest=largest, one_pass=one_pass
+        )
 
     select.__name__ = select.__qualname__ = name
     select.__doc__ = doc
@@ -246,6 +254,9 @@ argmax_masked = _selector(
     ``TREE_MAX_ARMS`` arms, select by a knock-out tree (the same arm; faster where
     ``score`` is read from memory or computed arm by arm, slower where computing it
     reduces over the arms: see :data:`TREE_MAX_ARMS`).
+
+    ``one_pass`` (static; ``Execution.one_hot_arms``, the GPU form): a ``"first"``
+    selection is one (value, index) reduction at any K (the same arm).
     """,
 )
 
@@ -255,7 +266,7 @@ argmin_masked = _selector(
     """Index of the smallest eligible score (``[] int32``); NaN ranks as ``+inf``.
 
     Same contract as :func:`argmax_masked` (never ineligible; ``-1`` if none; the
-    same ``tree``).
+    same ``tree`` and ``one_pass``).
     """,
 )
 

@@ -128,7 +128,12 @@ def _kahan_add(total: Array, err: Array, x: Array) -> tuple[Array, Array]:
 
 
 def update(
-    stats: ArmStats, arm: ArrayLike, reward: ArrayLike, weight=True, derive=None
+    stats: ArmStats,
+    arm: ArrayLike,
+    reward: ArrayLike,
+    weight=True,
+    derive=None,
+    one_hot: bool = False,
 ) -> ArmStats:
     """Add ``reward`` to ``arm``'s statistics; ``weight=False`` or ``arm < 0`` is a no-op.
 
@@ -140,11 +145,18 @@ def update(
     ``derive``: for statistics with extra rows, ``column -> [E]`` values of the
     pulled arm's extra rows, computed from its updated statistics (``column`` is an
     :class:`ArmStats` of ``[1]`` fields); without it extra rows are kept as they are.
+
+    ``one_hot`` (static; ``Execution.one_hot_arms``, the GPU form): the column is read
+    as a masked sum over the arms and written by one select over the table, every
+    row elementwise (no gather, scatter or concatenation, which are kernels of their
+    own on a GPU); the same values (a sum of one entry and zeros is that entry).
     """
     arm = jnp.asarray(arm)
     live = (arm >= 0) & weight
     i = jnp.maximum(arm, 0)
     table = stats.table
+    if one_hot:
+        return _update_one_hot(stats, i, live, reward, derive)
     col = table[:, i]
     reward = jnp.asarray(reward, table.dtype)
     n_old, s_old, e_old = col[0], col[1], col[2]
@@ -165,6 +177,40 @@ def update(
         new = jnp.concatenate([new, col[stats.num_fields :]])
     new = jnp.where(live, new, col)
     return ArmStats.from_table(table.at[:, i].set(new), stats.variance)
+
+
+def _new_column(stats: ArmStats, col: list, reward: Array) -> list:
+    """The pulled arm's updated fields (counts, sums, Kahan term[, M2, term])."""
+    n_old, s_old, e_old = col[0], col[1], col[2]
+    n_new = n_old + 1.0
+    s_new, s_err = _kahan_add(s_old, e_old, reward)
+    new = [n_new, s_new, s_err]
+    if stats.variance:
+        mean_old = s_old / jnp.maximum(n_old, 1.0)
+        mean_new = s_new / n_new
+        new += list(
+            _kahan_add(col[3], col[4], (reward - mean_old) * (reward - mean_new))
+        )
+    return new
+
+
+def _update_one_hot(stats: ArmStats, i, live, reward, derive) -> ArmStats:
+    """:func:`update`'s one-hot form (see there)."""
+    table = stats.table
+    hot = jnp.arange(table.shape[-1]) == i
+    col = jnp.sum(jnp.where(hot, table, 0.0), axis=-1)
+    rows = [col[j] for j in range(table.shape[-2])]
+    new = _new_column(stats, rows, jnp.asarray(reward, table.dtype))
+    if derive is not None:
+        fresh = ArmStats.from_table(jnp.stack(new)[:, None], stats.variance)
+        new += list(jnp.reshape(derive(fresh), (-1,)))
+    else:
+        new += rows[stats.num_fields :]
+    row = jnp.arange(table.shape[-2])[:, None]
+    value = new[-1]
+    for j in range(len(new) - 2, -1, -1):
+        value = jnp.where(row == j, new[j], value)
+    return ArmStats.from_table(jnp.where(hot & live, value, table), stats.variance)
 
 
 def mean(stats: ArmStats) -> Array:

@@ -1,0 +1,117 @@
+"""The GPU form of the XLA step (``Execution.one_hot_arms``) pulls the same arms as the
+CPU form: one-hot reads and writes of the pulled arm instead of gathers and scatters
+(``arms.update``), a "first" selection in one pass at
+any K (issue 61, item 4). Both forms run here, on CPU, and are compared exactly."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jbandits
+from jbandits.core.execution import Execution
+from jbandits.policies.blocks import arms
+
+CPU = Execution(one_hot_arms=False)
+GPU = Execution(one_hot_arms=True)
+
+
+def test_gpu_platforms_get_the_one_hot_form_and_cpu_keeps_gathers():
+    from jbandits.sim.runner import programs
+
+    for platform in ("cuda", "cpu"):
+        policy = jbandits.make("apt", num_arms=12, threshold=0.5)
+        source, _ = programs.source_of(policy)
+        ex = programs.execution_of(source, programs.Options(), platform)
+        assert ex.one_hot_arms == (platform == "cuda")
+    assert Execution.for_platform("cuda").one_hot_arms
+    assert Execution.for_platform("gpu").one_hot_arms
+    assert not Execution.for_platform("cpu").one_hot_arms
+
+
+@pytest.mark.parametrize("variance", [False, True])
+@pytest.mark.parametrize("extra", [0, 1])
+def test_one_hot_update_equals_gather_scatter(variance, extra):
+    rng = np.random.default_rng(3)
+    k = 7
+    stats = arms.init_stats(k, variance, extra=extra)
+    table = rng.normal(size=stats.table.shape).astype(np.float32)
+    table[..., 2] = [np.inf, np.nan, -0.0, 5.0, 1.0, -np.inf][: table.shape[0]]
+    stats = arms.ArmStats.from_table(jnp.asarray(table), variance)
+    derive = (lambda col: 2.0 * col.sums + col.counts) if extra else None
+    for arm in (-1, 0, 3, 6):
+        for weight in (True, False):
+            want = arms.update(stats, arm, 0.75, weight, derive)
+            got = arms.update(stats, arm, 0.75, weight, derive, one_hot=True)
+            np.testing.assert_array_equal(got.table, want.table)
+
+
+def test_one_pass_selection_at_any_k_equals_the_default_forms():
+    rng = np.random.default_rng(5)
+    values = np.float32([0.0, -0.0, 0.25, 0.5, np.nan, -np.inf, np.inf])
+    for k in (12, 40, 100):  # the tree (<= 64) and two-pass (> 64) forms
+        score = jnp.asarray(rng.choice(values, size=(64, k)))
+        ok = jnp.asarray(rng.random((64, k)) < 0.7)
+        for select in (arms.argmin_masked, arms.argmax_masked):
+            for tree in (False, True):
+                want = jax.vmap(lambda s, e: select(s, e, tree=tree))(score, ok)
+                got = jax.vmap(lambda s, e: select(s, e, tree=tree, one_pass=True))(
+                    score, ok
+                )
+                np.testing.assert_array_equal(got, want)
+
+
+def _step_primitives(policy, k):
+    state = policy.init(jax.random.key(0), jnp.ones(k, bool))
+    jaxpr = jax.make_jaxpr(lambda s: policy.step(s, jax.random.key(1), 1.0))(state)
+    return {str(e.primitive) for e in jaxpr.jaxpr.eqns}
+
+
+@pytest.mark.parametrize(
+    ("name", "kw"),
+    [("apt", {"threshold": 0.5}), ("ucb1", {}), ("thompson", {"posterior": "gauss"})],
+)
+def test_the_gpu_form_has_no_scatter_in_the_step(name, kw):
+    cpu = _step_primitives(jbandits.make(name, num_arms=12, execution=CPU, **kw), 12)
+    gpu = _step_primitives(jbandits.make(name, num_arms=12, execution=GPU, **kw), 12)
+    assert "scatter" in cpu or "scatter-add" in cpu
+    assert not any(p.startswith("scatter") for p in gpu)
+
+
+CASES = [
+    ("apt", 5, {"threshold": 0.5, "epsilon": 0.05}),  # one-pass either way
+    ("apt", 12, {"threshold": 0.5, "epsilon": 0.05}),  # tree on CPU, one pass on GPU
+    ("apt", 70, {"threshold": 0.5}),  # two passes on CPU
+    ("ucb1", 12, {}),
+    ("ucb1", 12, {"tie_break": "first"}),
+    ("thompson", 12, {"posterior": "gauss"}),
+    ("sequential_halving", 12, {"budget": 240}),
+]
+
+
+@pytest.mark.parametrize(("name", "k", "kw"), CASES)
+def test_both_forms_pull_the_same_arms(name, k, kw):
+    means = np.linspace(0.1, 0.9, k)
+    bandit, params = jbandits.envs.bernoulli(means)
+    for record in (True, False):  # guarded steps, and the unguarded fast segments
+        runs = []
+        for ex in (CPU, GPU):
+            policy = jbandits.make(name, num_arms=k, execution=ex, **kw)
+            res = jbandits.simulate(
+                policy, bandit, params, jax.random.key(7), budget=240, num_reps=6,
+                num_checkpoints=3, record_arms=record, progress=False, execution=ex,
+            )  # fmt: skip
+            runs.append(res)
+        cpu, gpu = runs
+        for field in ("pulls", "reward", "regret", "arms", "metrics"):
+            a, b = getattr(cpu, field, None), getattr(gpu, field, None)
+            leaves_a, leaves_b = (
+                jax.tree_util.tree_leaves(a),
+                jax.tree_util.tree_leaves(b),
+            )
+            assert len(leaves_a) == len(leaves_b)
+            for x, y in zip(leaves_a, leaves_b, strict=True):
+                np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+        assert np.asarray(cpu.pulls).sum() == 6 * 240
