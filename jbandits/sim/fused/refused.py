@@ -21,11 +21,17 @@ from jbandits.core import registry
 _SPILL = "its kernel spills registers for an H100 at the lanes per program it gets"
 
 #: registry name -> (static arguments it applies to, {} for all; why the fused backend
-#: refuses it on a GPU, one line). Measured at commit 9b6f45d-030db94 (H100,
+#: refuses it on a GPU, one line). Measured at commits 9b6f45d-831d316 (H100,
 #: 4 warps, lean blocks; benchmarks/notes_fused_registers.md)
 REFUSED: dict[str, tuple[dict, str]] = {
     "sequential_halving": ({}, f"{_SPILL} (K = 128: 3104 B spill stores)"),
     "uniform": ({}, f"{_SPILL} (K = 128: 3040 B spill stores)"),
+    "successive_rejects": ({}, f"{_SPILL} (K = 128: 1160 B spill stores)"),
+    "lucb1": ({}, f"{_SPILL} (K = 128: 3376 B spill stores)"),
+    "bayes_ucb": (
+        {"posterior": "beta"},
+        f"{_SPILL} (Beta posterior; K = 128: 24 B spill stores)",
+    ),
     "thompson": (
         {"posterior": "beta"},
         f"{_SPILL} (Beta posterior; K = 16: 1184 B, K = 128: 54992 B spill stores)",
