@@ -95,7 +95,8 @@ def test_a_loop_over_every_number_traces_one_program(name):
                 except ValueError:
                     continue  # a value the policy refuses (e.g. an int budget + 1)
                 jbandits.simulate(
-                    policy, bandit, params, jax.random.key(0), budget=budget,
+                    policy, bandit, params, jax.random.key(0),
+                    budget=int(kw.get("budget", budget)),  # a policy's own (UGapEb)
                     num_reps=1, progress=False, check_model=False, metric=metric,
                 )  # fmt: skip
                 runs += 1
