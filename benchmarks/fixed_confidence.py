@@ -169,13 +169,13 @@ def stopping(budget: int, reps: int) -> None:
             f"{pulls.max():7.0f}  sum/(R x budget) {useful:.3f}"
         )
     print(f"  (budget cap {budget}, {reps} lanes; (b) took {base * 1e3:.1f} ms)")
-    rounds(reps)
+    experiment_path(reps)
 
 
-def rounds(reps: int, cap: int = 200_000) -> None:
+def experiment_path(reps: int, cap: int = 200_000) -> None:
     """Chernoff-Racing on GK16's mu2 (stopping times up to ~50x the median): one
-    simulate call at the cap against experiments._fc.run (rounds of growing caps,
-    only the unstopped replications re-run, chunks of 32 lanes)."""
+    simulate call at the cap against experiments._fc.run (one runner call whose
+    lanes refill from a queue; it replaced the rounds of growing caps)."""
     import jax
 
     from experiments import _core, _fc
@@ -186,13 +186,13 @@ def rounds(reps: int, cap: int = 200_000) -> None:
     pol = jbandits.make("chernoff_racing", num_arms=5, family="bernoulli", delta=0.1)
     one = simulate_call(pol, bandit, params, cap, 1, metric=None)
     key = jax.random.key(1)
-    fc = lambda: _fc.run(algo, "bernoulli", means, key, reps, cap, first=3 * 1370)  # noqa: E731
+    fc = lambda: _fc.run(algo, "bernoulli", means, key, reps, cap)  # noqa: E731
     one(), fc()  # compile
     t_one, t_fc = median_time(one, 3), median_time(fc, 3)
     stops = np.asarray(one().num_pulls, float).reshape(-1)
     print(
         f"  Chernoff-Racing, GK16 mu2, {reps} replications, cap {cap}: one call "
-        f"{t_one:6.2f} s, in rounds {t_fc:6.2f} s ({t_one / t_fc:4.1f}x); median stop "
+        f"{t_one:6.2f} s, experiments._fc.run {t_fc:6.2f} s ({t_one / t_fc:4.1f}x); median stop "
         f"{np.median(stops):.0f}, max {stops.max():.0f}"
     )
 

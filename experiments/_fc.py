@@ -77,7 +77,6 @@ def run(
     cap: int,
     sigma=1.0,
     *,
-    first=None,
     num_arms: int | None = None,
 ) -> Runs:
     """``reps`` replications of ``algo`` (a registered policy, its static and numeric
@@ -90,10 +89,8 @@ def run(
     next one, so no lane waits for the slowest of a chunk; each result is that of one
     run at ``cap`` (``tests/test_experiments_fixed_confidence.py`` checks it against
     :func:`jbandits.simulate`). ``num_arms``: pad the instance to that many arms
-    (:func:`instance`). ``first`` is ignored (it was the first cap of the rounds of
-    growing caps that the refilling lanes replaced; the runs are the same).
+    (:func:`instance`).
     """
-    del first
     means = np.asarray(means, float)
     k = means.size
     width = max(k, num_arms or k)

@@ -68,9 +68,6 @@ DC_REPS, QUICK_DC_REPS = 300, 30  # delta-correct runs
 # t > 10^6; Track-and-Stop 10^7); 2e5 censored 1 of the 3000 mu2 Chernoff-Racing runs
 # (it stops at 226 840; in 153 000 such runs the largest is 289 697: none reaches 10^6)
 CAP, QUICK_CAP = 1_000_000, 100_000
-# the first cap of the runs' rounds (experiments._fc.run; a speed setting only): 1.5
-# times the paper's mean, times 2.5 with the delta-correct threshold
-FIRST, DC_SCALE = 1.5, 2.5
 
 
 def _algo(label, name, static, threshold) -> _core.Algo:
@@ -126,10 +123,7 @@ def run(cfg: _core.Config) -> _core.Outcome:
         for thr, label, name, static, n, paper_label in _jobs(labels, reps, dc_reps):
             algo = _algo(label, name, static, thr)
             paper = PAPER[inst][paper_label]
-            first = FIRST * paper * (1 if thr == "practical" else DC_SCALE)
-            runs = _fc.run(
-                algo, "bernoulli", means, key, n, cap, first=first, num_arms=K_MAX
-            )
+            runs = _fc.run(algo, "bernoulli", means, key, n, cap, num_arms=K_MAX)
             stops[inst, thr, label] = runs.stop
             errors[inst, thr, label] = runs.error
             arrays[f"{inst}/{thr}/{label}/stop"] = runs.stop

@@ -40,11 +40,6 @@ FULL_REPS, QUICK_REPS = 500, 50
 CAP = 50_000
 
 
-def _level(c: float) -> int:
-    """The paper's confidence level nearest ``c`` (for the first cap of the runs)."""
-    return int(np.argmin(np.abs(np.log(1 - np.asarray(CONFIDENCES)) - np.log(1 - c))))
-
-
 def algos(c: float, labels=LABELS) -> list:
     bayes = {"family": "bernoulli", "stopping": "posterior"}
     table = {
@@ -64,8 +59,7 @@ def run(cfg: _core.Config) -> _core.Outcome:
     stops, errors, share, table, arrays = {}, {}, {}, [], {}
     for c in confs:
         for algo in algos(c, labels):
-            scale = PAPER.get(algo.label, PAPER["TTTS"])[_level(c)]
-            runs = _fc.run(algo, "bernoulli", MEANS, key, reps, cap, first=3 * scale)
+            runs = _fc.run(algo, "bernoulli", MEANS, key, reps, cap)
             stops[c, algo.label] = runs.stop
             errors[c, algo.label] = runs.error
             share[c, algo.label] = runs.pulls / runs.pulls.sum(-1, keepdims=True)

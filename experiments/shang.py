@@ -97,9 +97,7 @@ def run(cfg: _core.Config) -> _core.Outcome:
         key = _core.key(cfg.seed, i)
         for algo in algos(family, labels):
             plotted = PLOTTED[name][LABELS.index(algo.label)]
-            runs = _fc.run(
-                algo, family, means, key, reps, cap, SIGMA, first=3 * plotted
-            )
+            runs = _fc.run(algo, family, means, key, reps, cap, SIGMA)
             stops[name, algo.label] = runs.stop
             errors[name, algo.label] = runs.error
             arrays[f"{name}/{algo.label}/stop"] = runs.stop
