@@ -33,10 +33,11 @@ DEFAULT = ("apt", "thompson", "sequential_halving")  # + the ucb1-random variant
 #: registered policies that stay on XLA, with the reason (a substring of the
 #: fall-back's one-line message)
 NOT_FUSED: dict = {
-    # the posterior quadrature sorts the breakpoints of all arms' panels together
-    # (blocks/posterior._panels: [K, P + 1] -> [K (P + 1)]), a reshape across the
-    # kernel's arm axis
-    "ttts": "reshape",
+    # the posterior quadrature runs only at steps where some lane of the batch needs
+    # it (_tracking.when_any, a custom_vmap over the lanes: no kernel-safe form); the
+    # quadrature itself also sorts all arms' panels together (blocks/posterior._panels,
+    # a reshape across the kernel's arm axis)
+    "ttts": "custom_vmap_call",
 }
 
 #: extra variants: (id, registry name, factory keyword arguments)

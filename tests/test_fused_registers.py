@@ -223,3 +223,20 @@ def test_refused_policies_run_on_xla_with_the_reason(monkeypatch):
         )  # fmt: skip
     assert not traced
     programs.clear_cache()
+
+
+def test_on_a_gpu_only_policies_measured_spill_free_are_accepted():
+    """An allow-list: a registered policy that was never measured spill-free for an
+    H100 (Track-and-Stop, EB-TC, ...) is refused with the reason; the measured ones
+    are accepted; a policy of one's own (not registered) is compiled as asked."""
+    from jbandits.sim.fused import refused
+
+    for name in jbandits.names():
+        why = refused.reason(name, "triton")
+        accepted = name in refused.SPILL_FREE and not refused.SPILL_FREE[name][0]
+        assert (why is None) == accepted, (name, why)
+        assert refused.reason(name, "interpret") is None
+    assert "not yet measured spill-free" in refused.reason("track_and_stop", "triton")
+    assert "spill stores" in refused.reason("uniform", "triton")
+    assert refused.reason(None, "triton") is None
+    assert refused.reason("my_own_unregistered_policy", "triton") is None
