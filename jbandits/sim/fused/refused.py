@@ -51,7 +51,10 @@ REFUSED: dict[str, tuple[dict, str]] = {
 #: GPU; add a policy here with its measurement.
 SPILL_FREE: dict[str, tuple[dict, str]] = {
     "apt": ({}, "K = 16: 128 registers, K = 128: 159; 0 spilled"),
-    "ucb1": ({}, "random ties K = 16/128: 222/168 registers, first: 128/148; 0 spilled"),
+    "ucb1": (
+        {},
+        "random ties K = 16/128: 222/168 registers, first: 128/148; 0 spilled",
+    ),
     "thompson": ({"posterior": "gauss"}, "K = 16/128: 255/168 registers, 0 spilled"),
     "klucb": ({}, "K = 16/128: 255/255 registers, 0 spilled"),
     "moss": ({}, "K = 16/128: 231/168 registers, 0 spilled"),
