@@ -237,22 +237,3 @@ def test_a_long_bad_instance_is_one_line():
 def test_valid_instances_still_run():
     _simulate(jbandits.make("ucb1", num_arms=2), BERN, bernoulli([0.0, 1.0])[1])
     _simulate(jbandits.make("ucb1", num_arms=2), GAUSS, gaussian([0.0, 1.0], 0.0)[1])
-
-
-# NaN spells "not given" for an optional number inside the library (core.declared):
-# a user's own NaN must be refused, never silently read as the default
-@pytest.mark.parametrize(
-    "bad", [float("nan"), np.float32("nan"), np.array([0.1, np.nan])], ids=str
-)
-def test_a_nan_given_for_an_optional_number_is_refused_not_defaulted(bad):
-    with pytest.raises(ValueError, match="epsilon must be a finite number, got NaN"):
-        jbandits.make("apt", num_arms=4, threshold=0.5, epsilon=bad)
-
-
-def test_a_nan_in_a_sweep_grid_of_an_optional_number_is_refused():
-    bandit, params = jbandits.envs.bernoulli([0.2, 0.6, 0.4, 0.7])
-    with pytest.raises(ValueError, match="epsilon must be a finite number, got NaN"):
-        jbandits.sweep_grid(
-            [("apt", {"threshold": 0.5, "epsilon": [0.1, float("nan")]})],
-            bandit, [params], jax.random.key(0), budgets=[20], num_reps=2,
-        )  # fmt: skip

@@ -99,19 +99,6 @@ def cast(key: str, value, kind: str):
     return float(arr) if arr.ndim == 0 else arr
 
 
-def refuse_nan(name: str, key: str, value) -> None:
-    """ValueError on a concrete NaN given for a number (NaN spells "not given" inside
-    the library, :data:`NOT_GIVEN`: a user's NaN must not silently mean the default)."""
-    if value is None or isinstance(value, (jax.core.Tracer, str, bytes)):
-        return
-    arr = np.asarray(value)
-    if arr.dtype.kind == "f" and bool(np.any(np.isnan(arr))):
-        raise ValueError(
-            f"{name}: {key} must be a finite number, got NaN (leave it out, or None, "
-            "for its default)"
-        )
-
-
 def cast_all(kinds: dict, params: dict) -> dict:
     """``params`` with every number of ``kinds`` (``{key: kind}``) cast (a new dict;
     other keys, e.g. host schedules, as they are)."""

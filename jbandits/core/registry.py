@@ -360,8 +360,9 @@ def _numeric_annotation(annotation) -> bool:
 
 
 def check_kwargs(name: str, kwargs: dict) -> None:
-    """ValueError on an argument ``name`` does not take, or a string or NaN for a
-    number (``epsilon="0.05"``), before anything is built; ``num_arms`` may be absent."""
+    """Raise ValueError on a keyword argument that policy ``name`` does not take, or
+    a string where it takes a number (``epsilon="0.05"``), before anything is built
+    or compiled. ``num_arms`` may be left out (the sweeps fill it in)."""
     _check_name(name)
     params = parameters(_ENTRIES[name].factory)
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
@@ -379,7 +380,6 @@ def check_kwargs(name: str, kwargs: dict) -> None:
         numeric = param is not None and _numeric_annotation(param.annotation)
         if numeric and isinstance(value, (str, bytes)):
             raise ValueError(f"{name}: {key} must be a number, got {value!r}")
-        _declared.refuse_nan(name, key, value)
 
 
 def is_static(key: str, value: Any, name: str = "") -> bool:

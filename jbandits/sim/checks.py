@@ -345,12 +345,6 @@ def grid_arrays(grid) -> tuple[dict, int]:
                 f"grid[{k!r}] must have a leading axis of grid points (one value per "
                 "point); wrap a single value in a list"
             )
-        for x in jax.tree_util.tree_leaves(a):
-            if x.dtype.kind == "f" and not np.all(np.isfinite(x)):
-                raise ValueError(
-                    f"grid[{k!r}] must be finite, got {x[~np.isfinite(x)].flat[0]} "
-                    "(a policy's default is its number left out of the grid)"
-                )
         arrays[k] = a
     sizes = {x.shape[0] for x in jax.tree_util.tree_leaves(arrays)}
     if len(sizes) != 1:
