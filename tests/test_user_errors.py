@@ -84,28 +84,52 @@ def test_sweep_rejects_a_scalar_grid_value():
         )
 
 
-@pytest.mark.parametrize("bad, match", [(float("nan"), "finite"), (-0.5, ">= 0")])
-def test_nan_or_negative_swept_numbers_are_rejected(bad, match):
+@pytest.mark.parametrize(
+    "key, bad, match",
+    [("threshold", float("nan"), "finite"), ("epsilon", -0.5, ">= 0")],
+)
+def test_nan_or_negative_swept_numbers_are_rejected(key, bad, match):
+    """NaN is refused for a number; for an optional one (APT's epsilon) NaN spells
+    "not given" (core.declared.NOT_GIVEN, as policy.params shows it): see below."""
+    grid = {"epsilon": [0.1, 0.1], "threshold": [0.5, 0.5]}
+    grid[key] = [grid[key][0], bad]
     with pytest.raises(ValueError, match=match):
         jbandits.sweep(
             "apt",
             BANDIT,
             PARAMS,
             KEY,
-            grid={"epsilon": [0.1, bad], "threshold": [0.5, 0.5]},
+            grid=grid,
             budget=20,
             num_reps=2,
             horizon=20,
         )
+    hp = {"threshold": 0.5, "epsilon": 0.1} | {key: [grid[key][0], bad]}
     with pytest.raises(ValueError, match=match):
         jbandits.sweep_grid(
-            [("apt", {"threshold": 0.5, "epsilon": [0.1, bad]})],
+            [("apt", hp)],
             BANDIT,
             [PARAMS],
             KEY,
             budgets=[20],
             num_reps=2,
         )
+
+
+def test_nan_for_an_optional_number_is_its_default_as_policy_params_shows_it():
+    """APT's epsilon is optional (None by default): policy.params shows it as NaN,
+    and NaN in a grid is the same as leaving it out (every value the same)."""
+    shown = jbandits.make("apt", num_arms=4, threshold=0.5).params["epsilon"]
+    assert np.isnan(shown)
+    kw = dict(budgets=[20], num_reps=2)
+    left_out = jbandits.sweep_grid(
+        [("apt", {"threshold": 0.5})], BANDIT, [PARAMS], KEY, **kw
+    )
+    as_nan = jbandits.sweep_grid(
+        [("apt", {"threshold": 0.5, "epsilon": [shown]})], BANDIT, [PARAMS], KEY, **kw
+    )
+    for name, value in left_out.values.items():
+        np.testing.assert_array_equal(value, as_nan.values[name], err_msg=name)
 
 
 def test_env_constructors_are_traceable():
