@@ -140,8 +140,8 @@ def registered(name: str, static: dict, *, label: str | None = None) -> Source:
 
 
 def code_of(sources, bandit: Bandit) -> dict:
-    """What a results store records of the code of its work (:class:`~jbandits.
-    analysis.store.Store`'s ``code``): ``{"policy NAME": digest}`` of each source
+    """What a results store records of the code of its work (the ``code`` of a
+    :class:`~jbandits.analysis.store.Store`): ``{"policy NAME": digest}`` of each source
     (a :class:`Source` or a registered name) and ``{"family NAME": digest}`` of
     ``bandit`` (:func:`jbandits.core.code_identity.family_digest`)."""
     out = {}
