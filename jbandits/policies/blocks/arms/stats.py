@@ -159,17 +159,7 @@ def update(
         return _update_one_hot(stats, i, live, reward, derive)
     col = table[:, i]
     reward = jnp.asarray(reward, table.dtype)
-    n_old, s_old, e_old = col[0], col[1], col[2]
-    n_new = n_old + 1.0
-    s_new, s_err = _kahan_add(s_old, e_old, reward)
-    new = [n_new, s_new, s_err]
-    if stats.variance:
-        mean_old = s_old / jnp.maximum(n_old, 1.0)
-        mean_new = s_new / n_new
-        new += list(
-            _kahan_add(col[3], col[4], (reward - mean_old) * (reward - mean_new))
-        )
-    new = jnp.stack(new)
+    new = jnp.stack(_new_column(stats, col, reward))
     if derive is not None:
         fresh = ArmStats.from_table(new[:, None], stats.variance)
         new = jnp.concatenate([new, jnp.reshape(derive(fresh), (-1,))])
@@ -179,8 +169,9 @@ def update(
     return ArmStats.from_table(table.at[:, i].set(new), stats.variance)
 
 
-def _new_column(stats: ArmStats, col: list, reward: Array) -> list:
-    """The pulled arm's updated fields (counts, sums, Kahan term[, M2, term])."""
+def _new_column(stats: ArmStats, col, reward: Array) -> list:
+    """The pulled arm's updated fields (counts, sums, Kahan term[, M2, term]) from
+    its column ``col`` (an array, or a list of its fields)."""
     n_old, s_old, e_old = col[0], col[1], col[2]
     n_new = n_old + 1.0
     s_new, s_err = _kahan_add(s_old, e_old, reward)
