@@ -20,8 +20,7 @@ the empirical best and ``c_t = argmin_{c != a_t} Z_{a_t, c}(t)`` its best challe
 Ties and departures: ``a_t`` and ``c_t`` are the lowest-index maximiser / minimiser
 (the authors' code draws the empirical best at random among ties; the batched entry
 points permute the arms). ``w*`` is that of
-:func:`jbandits.policies.fixed_confidence._tracking.weights_of` (rounded to
-``2^-20``); with a non-unique empirical best it is uniform over the tied arms, so the
+:func:`jbandits.policies.blocks.tracking.weights_of` (rounded to ``2^-20``); with a non-unique empirical best it is uniform over the tied arms, so the
 rule then pulls the less pulled of the leader and its (tied) challenger, the
 challenger on equal counts; ``Z(t) = 0`` then and no stop is possible.
 
@@ -31,25 +30,15 @@ optimal_weights` solve plus ``O(K)``; ``rule="divergences"`` ``O(K)``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 
 from jbandits.core import registry
 from jbandits.core import validate as _validate
-from jbandits.core.types import Array, ArrayLike, Policy
-from jbandits.policies.blocks import arms, glr
-from jbandits.policies.fixed_confidence import _tracking
+from jbandits.core.types import ArrayLike, Policy
+from jbandits.policies.blocks import arms, glr, tracking
+from jbandits.policies.blocks import fixed_confidence as fc
 
 RULES = ("weights", "divergences")
-
-
-class BestChallengerState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: samples observed
-    constant: Array  # [] the time-free part of beta (delta, K)
-    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
 @registry.policy("best_challenger")
@@ -78,47 +67,28 @@ def best_challenger(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
     _validate.choice("rule", rule, RULES)
 
-    def init_fn(key, arm_mask):
-        del key
-        return BestChallengerState(
-            arms.init_stats(num_arms, variance=False),
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            _tracking.threshold_constant(threshold, delta, arm_mask, family),
-            arms.round_robin(0, arm_mask),
-        )
-
-    def step_fn(state, key, reward):
+    def choose(state, obs, key):
         del key
         mask = state.arm_mask
-        obs = _tracking.observe(
-            state.stats, state.arm, reward, state.t, mask, state.constant,
-            family=family, sigma=sigma, delta=delta, threshold=threshold,
-        )  # fmt: skip
         counts, sums = obs.stats.counts, obs.stats.sums
         means = arms.mean(obs.stats)
         lead = obs.stat.leader
         chal = jnp.maximum(obs.stat.challenger, 0)  # -1 only with one real arm
         n_lead, n_chal = counts[lead], counts[chal]
         if rule == "weights":
-            _, w = _tracking.weights_of(family, means, mask, sigma)
+            _, w = tracking.weights_of(family, means, mask, sigma)
             share = n_lead / (n_lead + n_chal)
             play_lead = share < w[lead] / (w[lead] + w[chal])
         else:
             mid = (sums[lead] + sums[chal]) / (n_lead + n_chal)
             d_lead = glr.divergence(family, means[lead], mid, sigma)
             play_lead = d_lead > glr.divergence(family, means[chal], mid, sigma)
-        under, least = _tracking.undersampled(counts, obs.t, mask)
-        pick = jnp.where(under, least, jnp.where(play_lead, lead, chal))
-        arm = jnp.where(obs.forced, obs.rr, jnp.where(obs.stop, -1, pick))
-        return BestChallengerState(
-            obs.stats, mask, obs.t, state.constant, arm.astype(jnp.int32)
-        )
+        under, least = tracking.undersampled(counts, obs.t, mask)
+        return fc.Decision(jnp.where(under, least, jnp.where(play_lead, lead, chal)))
 
-    def output_fn(state):
-        return _tracking.recommend(state.stats, state.arm_mask)
-
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return fc.glr_policy(
+        num_arms, choose, delta=delta, family=family, sigma=sigma, threshold=threshold
+    )

@@ -35,35 +35,17 @@ for the GLR; the posterior rule adds the quadrature of
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 
 from jbandits.core import numbers, registry
 from jbandits.core import validate as _validate
-from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.core.types import ArrayLike, Policy
 from jbandits.policies.blocks import arms, posterior
-from jbandits.policies.fixed_confidence import _tracking
+from jbandits.policies.blocks import fixed_confidence as fc
 
 SAMPLINGS = ("round_robin", "random")
 STOPPINGS = ("glr", "posterior")
-
-
-class UniformState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: samples observed
-    constant: Array  # [] the time-free part of beta (delta, K)
-    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
-
-
-def _choose(t, key, arm_mask, sampling: str) -> Array:
-    forced, rr = arms.forced_arm(t, arm_mask)
-    if sampling == "round_robin":
-        return rr
-    drawn = arms.nth_active(arm_mask, jax.random.randint(key, (), 0, jnp.sum(arm_mask)))
-    return jnp.where(forced, rr, drawn)
 
 
 @registry.policy("uniform_glr", optional=("confidence",))
@@ -95,7 +77,7 @@ def uniform_glr(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
     _validate.choice("sampling", sampling, SAMPLINGS)
     _validate.choice("stopping", stopping, STOPPINGS)
     if numbers.given_on_host(confidence) and stopping != "posterior":
@@ -103,33 +85,20 @@ def uniform_glr(
     level = numbers.given(confidence, 1.0 - delta)
     _validate.in_range("confidence", level, 0.0, 1.0, low_open=True, high_open=True)
 
-    def init_fn(key, arm_mask):
-        t = jnp.zeros((), jnp.int32)
-        return UniformState(
-            arms.init_stats(num_arms, variance=False),
-            arm_mask,
-            t,
-            _tracking.threshold_constant(threshold, delta, arm_mask, family),
-            _choose(t, key, arm_mask, sampling).astype(jnp.int32),
-        )
-
-    def step_fn(state, key, reward):
+    def choose(state, obs, key):
         mask = state.arm_mask
-        obs = _tracking.observe(
-            state.stats, state.arm, reward, state.t, mask, state.constant,
-            family=family, sigma=sigma, delta=delta, threshold=threshold,
-        )  # fmt: skip
-        stop = obs.stop
-        if stopping == "posterior":
-            alpha = posterior.best_arm_probabilities(family, obs.stats, mask, sigma)
-            stop = ~obs.forced & (jnp.max(jnp.where(mask, alpha, -jnp.inf)) >= level)
-        arm = jnp.where(stop, -1, _choose(obs.t, key, mask, sampling))
-        return UniformState(
-            obs.stats, mask, obs.t, state.constant, arm.astype(jnp.int32)
-        )
+        if sampling == "round_robin":
+            arm = obs.rr
+        else:
+            arm = arms.nth_active(mask, jax.random.randint(key, (), 0, jnp.sum(mask)))
+        if stopping == "glr":
+            return fc.Decision(arm)
+        alpha = posterior.best_arm_probabilities(family, obs.stats, mask, sigma)
+        top = jnp.max(jnp.where(mask, alpha, -jnp.inf))
+        return fc.Decision(arm, stop=~obs.forced & (top >= level))
 
-    def output_fn(state):
-        best = _tracking.recommend(state.stats, state.arm_mask)
+    def output(state):
+        best = fc.recommend(state.stats, state.arm_mask)
         if stopping == "glr":
             return best
         mask = state.arm_mask
@@ -137,4 +106,7 @@ def uniform_glr(
         pulled = jnp.all(~mask | (state.stats.counts > 0))
         return jnp.where(pulled, arms.argmax_masked(alpha, mask), best)
 
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return fc.glr_policy(
+        num_arms, choose, delta=delta, family=family, sigma=sigma,
+        threshold=threshold, output=output,
+    )  # fmt: skip
