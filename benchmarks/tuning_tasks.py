@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 import jax
 import numpy as np
 
+from benchmarks import tuning_report
 from jbandits import envs
 from jbandits.analysis import metrics, stats
 from jbandits.tuning import Box, LogSpace, Objective, Report, Search, Space, tune
@@ -349,7 +350,7 @@ def run_task(task, size, seeds, fractions, methods, reuse=None):
     if reuse:
         before = reuse.get("seeds") or list(range(len(reuse["rows"][0]["ratios"])))
     key_eval = jax.random.key(7)
-    out, wins, chosen, ses, second = {}, {}, {}, {}, {}
+    out, wins, chosen, ses, second, vs = {}, {}, {}, {}, {}, {}
     for frac in fractions:
         sims = int(standard * share * frac)
         n_grid = max(2, int((sims // reps) ** (1.0 / d) + 1e-9))
@@ -375,10 +376,18 @@ def run_task(task, size, seeds, fractions, methods, reuse=None):
                 elif m == "tpe":
                     picks[m] = _tpe_pick(obj, space, sims // reps, reps, seed, chunk)
             names = list(picks)
-            z = np.stack([space.to_z(t) for t in [theta_f, *picks.values()]])
+            grid = _grid_of(picks, earlier, frac, before, seed)
+            z = np.stack([space.to_z(t) for t in [theta_f, *picks.values(), *grid]])
             res = obj.run(space.batch_from_z(z), key_eval, size.eval_reps, chunk=chunk)
             per = obj.per_rep(res)
             ratio, se = _ratios(per, names)
+            g = 1 + names.index("grid") if "grid" in picks else len(z) - 1
+            for i, n in enumerate(names):  # (pick - grid) / reference, paired
+                if (grid or "grid" in picks) and n != "grid":
+                    d = stats.paired(per[1 + i], per[g])
+                    vs.setdefault((n, frac), []).append(
+                        [d.mean / per[0].mean(), d.se / per[0].mean()]
+                    )
             if second_loss(task):  # the same picks under the other loss
                 r2, se2 = _ratios(_metric_losses(res, second_loss(task)), names)
                 for i, n in enumerate(names):
@@ -401,7 +410,17 @@ def run_task(task, size, seeds, fractions, methods, reuse=None):
                 chosen[(m, frac)], ses[(m, frac)] = row.get("picks"), row.get("se")
                 if row.get("second"):
                     second[(m, frac)] = row["second"]
-    return out, wins, theta_f, reps_f, chosen, ses, second
+    return out, wins, theta_f, reps_f, chosen, ses, second, vs
+
+
+def _grid_of(picks, earlier, frac, before, seed) -> list:
+    """``[the earlier run's grid pick]`` for this seed where the grid does not run
+    now (``--reuse``), so that the picks are compared with it on the same
+    evaluation; else ``[]``."""
+    row = earlier.get(("grid", frac))
+    if "grid" in picks or not row or not row.get("picks") or seed not in before:
+        return []
+    return [row["picks"][before.index(seed)][0]]
 
 
 def second_loss(task) -> str | None:
@@ -590,7 +609,7 @@ def main(argv=None) -> None:
             continue
         if task.name not in done:
             t0 = time.perf_counter()
-            out, wins, theta_f, reps_f, chosen, ses, second = run_task(
+            out, wins, theta_f, reps_f, chosen, ses, second, vs = run_task(
                 task, size, seeds, fractions, methods, reuse.get(task.name)
             )
             done[task.name] = {
@@ -611,6 +630,7 @@ def main(argv=None) -> None:
                         "picks": chosen.get((m, f)),
                         "se": ses.get((m, f)),
                         "second": second.get((m, f)),  # [[ratio, se]] per seed
+                        "vs_grid": vs.get((m, f)),  # [[(m - grid) / ref, se]]
                     }
                     for (m, f), r in out.items()
                 ],
@@ -622,6 +642,7 @@ def main(argv=None) -> None:
         print_task(task.name, done[task.name])
         shown.append(task)
     print_verdict(shown, done, max(fractions))
+    tuning_report.print_report({t.name: done[t.name] for t in shown}, max(fractions))
 
 
 if __name__ == "__main__":
