@@ -35,7 +35,7 @@ Ties and departures (decided here; the paper leaves them open):
   adds the uniform weights over the tied best arms (the authors' ``OptimalWeights``
   for a non-unique maximum), projected as usual.
 * ``w*`` is rounded to a multiple of ``2^-20`` before tracking
-  (:func:`jbandits.policies.fixed_confidence._tracking.weights_of`): weights equal in
+  (:func:`jbandits.policies.blocks.tracking.weights_of`): weights equal in
   exact arithmetic tie exactly.
 * C-Tracking's deficit: two arms whose deficits are equal in exact arithmetic but
   were pulled at different times can differ in the last bit, so such a tie goes to
@@ -59,7 +59,7 @@ uniform on the arms tied at the last update; C-Tracking: the sum of the projecte
 Their analysis keeps asymptotic optimality for update sets as sparse as this (the
 estimate at the last update still converges to ``mu``), and delta-correctness is the
 stopping rule's (unchanged). Under ``vmap`` the solve runs only at the steps where some
-lane updates (:func:`jbandits.policies.fixed_confidence._tracking.when_any`): lanes that
+lane updates (:func:`jbandits.policies.blocks.tracking.when_any`): lanes that
 started together update together, ``O(log_lambda t)`` solves in ``t`` steps.
 
 Cost per step: one :func:`jbandits.policies.blocks.tstar.optimal_weights` (Bernoulli
@@ -77,20 +77,18 @@ from jbandits.core import registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms
-from jbandits.policies.fixed_confidence import _tracking
+from jbandits.policies.blocks import fixed_confidence as fc
+from jbandits.policies.blocks.tracking import undersampled, weights_of, when_any
 
 TRACKINGS = ("d", "c")
 
 
-class TrackAndStopState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: samples observed
-    constant: Array  # [] the time-free part of beta (delta, K)
+class Tracked(NamedTuple):
+    """Track-and-Stop's part of the state (``StoppingState.extra``)."""
+
     deficit: Array  # [K] C-Tracking: sum_s w^eps_s - N (0 for D-Tracking)
     weights: Array  # [K] lazy: w at the last update (0 otherwise)
     next_update: Array  # [] int32 lazy: the next update time (0 otherwise)
-    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
 def project(w: Array, eps: ArrayLike, arm_mask: Array) -> Array:
@@ -124,14 +122,14 @@ def _lazy_weights(due, family, stats, mask, sigma, weights) -> Array:
 
     def solve(stats, mask, sigma, weights):
         del weights
-        return _tracking.weights_of(family, arms.mean(stats), mask, sigma)[1]
+        return weights_of(family, arms.mean(stats), mask, sigma)[1]
 
     def keep(stats, mask, sigma, weights):
         del stats, mask, sigma
         return weights
 
     sigma = jnp.asarray(sigma, weights.dtype)
-    return _tracking.when_any(due, solve, keep, stats, mask, sigma, weights)
+    return when_any(due, solve, keep, stats, mask, sigma, weights)
 
 
 @registry.policy("track_and_stop")
@@ -170,7 +168,7 @@ def track_and_stop(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
     _validate.choice("tracking", tracking, TRACKINGS)
     if not isinstance(projection, bool):
         raise ValueError(f"projection must be a bool, got {projection!r}")
@@ -178,42 +176,29 @@ def track_and_stop(
         raise ValueError(f"lazy must be a bool, got {lazy!r}")
     _validate.in_range("laziness", laziness, 1.0, low_open=True)
 
-    def init_fn(key, arm_mask):
-        del key
-        stats = arms.init_stats(num_arms, variance=False)
-        return TrackAndStopState(
-            stats,
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            _tracking.threshold_constant(threshold, delta, arm_mask, family),
-            jnp.zeros((num_arms,), stats.counts.dtype),
-            jnp.zeros((num_arms,), stats.counts.dtype),
-            jnp.zeros((), jnp.int32),
-            arms.round_robin(0, arm_mask),
-        )
+    def start(stats, arm_mask):
+        del arm_mask
+        zeros = jnp.zeros((num_arms,), stats.counts.dtype)
+        return Tracked(zeros, zeros, jnp.zeros((), jnp.int32))
 
-    def step_fn(state, key, reward):
+    def choose(state, obs, key):
         del key
         mask = state.arm_mask
         # the pull just made was a decision of the tracking rule when t >= K
         decided = state.t >= jnp.sum(mask)
-        deficit = state.deficit - jnp.where(
+        deficit = state.extra.deficit - jnp.where(
             decided, arms.one_hot(state.arm, num_arms), 0.0
         )
-        obs = _tracking.observe(
-            state.stats, state.arm, reward, state.t, mask, state.constant,
-            family=family, sigma=sigma, delta=delta, threshold=threshold,
-        )  # fmt: skip
         counts = obs.stats.counts
-        weights, next_update = state.weights, state.next_update
+        weights, next_update = state.extra.weights, state.extra.next_update
         if lazy:
             due = ~obs.forced & ~obs.stop & (obs.t >= next_update) & (state.arm >= 0)
             w = weights = _lazy_weights(due, family, obs.stats, mask, sigma, weights)
             next_update = jnp.where(due, _next_update(obs.t, laziness), next_update)
             unique = jnp.ones((), bool)
         else:
-            unique, w = _tracking.weights_of(family, arms.mean(obs.stats), mask, sigma)
-        under, least = _tracking.undersampled(counts, obs.t, mask)
+            unique, w = weights_of(family, arms.mean(obs.stats), mask, sigma)
+        under, least = undersampled(counts, obs.t, mask)
         tf = obs.t.astype(counts.dtype)
         if tracking == "d":
             tracked = arms.argmax_masked(tf * w - counts, mask)
@@ -227,13 +212,9 @@ def track_and_stop(
             rule = arms.argmax_masked(deficit, mask)
         if tracking == "d" or not projection:
             rule = jnp.where(under, least, rule)
-        arm = jnp.where(obs.forced, obs.rr, jnp.where(obs.stop, -1, rule))
-        return TrackAndStopState(
-            obs.stats, mask, obs.t, state.constant, deficit, weights, next_update,
-            arm.astype(jnp.int32),
-        )  # fmt: skip
+        return fc.Decision(rule, Tracked(deficit, weights, next_update))
 
-    def output_fn(state):
-        return _tracking.recommend(state.stats, state.arm_mask)
-
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return fc.glr_policy(
+        num_arms, choose, delta=delta, family=family, sigma=sigma,
+        threshold=threshold, start=start,
+    )  # fmt: skip
