@@ -23,7 +23,7 @@ Every real arm is pulled once; ``x`` starts uniform over the real arms. At every
    wins); with more, ``z`` solves the matrix
    game ``max_{z in simplex} min_{j in F_r} <z - x, g_j>`` (:func:`game_direction`);
 3. ``x <- x (t - 1)/t + z/t``; pull ``argmax_i x_i / (N_i / t)``, the ratios rounded
-   to a multiple of ``2^-20`` (as ``_tracking.weights_of``) and ties to the lowest
+   to a multiple of ``2^-20`` (as ``tracking.weights_of``) and ties to the lowest
    index: ``x`` is an average of vertices and ``N/t`` of unit vectors, so ratios equal
    in exact arithmetic (``x_i = N_i / t``) are frequent, and the rounding of ``x``
    would otherwise decide them.
@@ -33,30 +33,19 @@ K is the number of real arms throughout.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 
 from jbandits.core import registry
 from jbandits.core.types import Array, ArrayLike, Policy
-from jbandits.policies.blocks import arms, glr
-from jbandits.policies.fixed_confidence import _tracking
+from jbandits.policies.blocks import arms, glr, tracking
+from jbandits.policies.blocks import fixed_confidence as fc
 
 # bisection steps on the game's value (game_direction): the bracket shrinks from at
 # most max(a, b) to below one ulp of the value in either dtype
 GAME_ITERS = {"float32": 40, "float64": 64}
 R_EXPONENT = -0.9  # r_t = t^(-0.9) / K (the authors' code)
 TIE = 2.0**-20  # gradient entries within this relative distance tie (fw_direction)
-
-
-class FWSState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: samples observed
-    constant: Array  # [] the time-free part of beta (delta, K)
-    x: Array  # [K] float: the Frank-Wolfe iterate (0 at padded arms)
-    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
 def is_square(n: Array) -> Array:
@@ -98,7 +87,7 @@ def game_direction(a: Array, b: Array, c: Array, rows: Array) -> tuple[Array, Ar
     often not unique: ``G(., w)`` is flat where ``sum a_j / b_j = 1``, e.g. one row
     with ``x_{i*} = x_j`` for Gaussian arms; the largest ``s`` is a choice that the
     rounding of equal values cannot flip), ``z_j = max(w + c_j - s a_j,
-    0)/b_j`` rounded to a multiple of ``2^-20`` (as ``_tracking.weights_of``), and
+    0)/b_j`` rounded to a multiple of ``2^-20`` (as ``tracking.weights_of``), and
     ``z_{i*} = max(1 - sum_j z_j, 0)``. ``a, b > 0`` on ``rows``.
     """
     dtype = a.dtype
@@ -123,7 +112,7 @@ def game_direction(a: Array, b: Array, c: Array, rows: Array) -> tuple[Array, Ar
     feasible = _g(cand, w, a, b, c, rows) <= 1.0 + TIE
     s = jnp.where(jnp.any(feasible), jnp.max(jnp.where(feasible, cand, -1.0)), 1.0)
     z = jnp.where(rows, jnp.maximum(w + c - s * a, 0.0) / b, 0.0)
-    z = jnp.round(z / _tracking.WEIGHT_GRID) * _tracking.WEIGHT_GRID
+    z = tracking.on_grid(z)
     return z, jnp.maximum(1.0 - jnp.sum(z), 0.0)
 
 
@@ -203,40 +192,28 @@ def fws(
     stopping time and the run's budget its cap. Cost per step: ``O(K^2)`` per
     bisection step of the game (:func:`game_direction`), 40 steps in float32.
     """
-    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
 
-    def init_fn(key, arm_mask):
-        del key
-        stats = arms.init_stats(num_arms, variance=False)
-        x = jnp.where(arm_mask, 1.0 / jnp.sum(arm_mask), 0.0).astype(stats.counts.dtype)
-        return FWSState(
-            stats, arm_mask, jnp.zeros((), jnp.int32),
-            _tracking.threshold_constant(threshold, delta, arm_mask, family),
-            x, arms.round_robin(0, arm_mask),
-        )  # fmt: skip
+    def start(stats, arm_mask):
+        # the Frank-Wolfe iterate x [K]: uniform over the real arms, 0 at padded ones
+        return jnp.where(arm_mask, 1.0 / jnp.sum(arm_mask), 0.0).astype(
+            stats.counts.dtype
+        )
 
-    def step_fn(state, key, reward):
+    def choose(state, obs, key):
         del key
         mask = state.arm_mask
-        obs = _tracking.observe(
-            state.stats, state.arm, reward, state.t, mask, state.constant,
-            family=family, sigma=sigma, delta=delta, threshold=threshold,
-        )  # fmt: skip
         counts = jnp.maximum(obs.stats.counts, 1.0)
         dtype = counts.dtype
         tf = obs.t.astype(dtype)
-        z = fw_direction(family, arms.mean(obs.stats), state.x, obs.t, mask, sigma)
+        x = state.extra
+        z = fw_direction(family, arms.mean(obs.stats), x, obs.t, mask, sigma)
         decide = ~obs.forced & ~obs.stop
-        x = jnp.where(decide, state.x * ((tf - 1.0) / tf) + z / tf, state.x)
-        ratio = x / (counts / tf)
-        ratio = jnp.round(ratio / _tracking.WEIGHT_GRID) * _tracking.WEIGHT_GRID
-        pick = arms.argmax_masked(ratio, mask)
-        arm = jnp.where(obs.forced, obs.rr, jnp.where(obs.stop, -1, pick))
-        return FWSState(
-            obs.stats, mask, obs.t, state.constant, x, arm.astype(jnp.int32)
-        )
+        x = jnp.where(decide, x * ((tf - 1.0) / tf) + z / tf, x)
+        ratio = tracking.on_grid(x / (counts / tf))
+        return fc.Decision(arms.argmax_masked(ratio, mask), x)
 
-    def output_fn(state):
-        return _tracking.recommend(state.stats, state.arm_mask)
-
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return fc.glr_policy(
+        num_arms, choose, delta=delta, family=family, sigma=sigma,
+        threshold=threshold, start=start,
+    )  # fmt: skip
