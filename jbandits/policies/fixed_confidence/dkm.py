@@ -24,7 +24,7 @@ stops if ``Z(t) > beta(t, delta)`` (recommend ``i* = argmax mu``, lowest index),
    exp(-eta (L - min L)))/eta``);
 4. C-Tracking of ``w``: ``S <- S + w`` (``S`` starts at the counts when the
    initialisation ends); pull ``argmin_a N_a - S_a`` (lowest index). ``w`` enters
-   ``S`` rounded to a multiple of ``2^-20`` (as ``_tracking.weights_of``): arms whose
+   ``S`` rounded to a multiple of ``2^-20`` (as ``tracking.weights_of``): arms whose
    gains are equal in exact arithmetic (every arm outside the best response gains
    ``log(t)/N_a``, up to rounding) must keep equal weights, so that the tracking's
    ties go to the lowest index and not to rounding noise.
@@ -40,22 +40,19 @@ import jax.numpy as jnp
 
 from jbandits.core import registry
 from jbandits.core.types import Array, ArrayLike, Policy
-from jbandits.policies.blocks import arms, glr, kl_bounds
-from jbandits.policies.fixed_confidence import _tracking
+from jbandits.policies.blocks import arms, glr, kl_bounds, tracking
+from jbandits.policies.blocks import fixed_confidence as fc
 
 DELTA0 = 0.01  # AdaHedge's initial scale (the authors' code)
 
 
-class DKMState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: samples observed
-    constant: Array  # [] the time-free part of beta (delta, K)
+class Game(NamedTuple):
+    """DKM's part of the state (``StoppingState.extra``)."""
+
     losses: Array  # [K, K] float: row i, the cumulative losses of answer i's learner
     scales: Array  # [K] float: AdaHedge's Delta per answer
     tracked: Array  # [K] float: C-Tracking's S (counts at the start + sum of w)
     started: Array  # [] bool: the initialisation is over
-    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
 def unready(family: str, stats: arms.ArmStats, arm_mask: Array) -> Array:
@@ -132,27 +129,19 @@ def dkm(
     stopping time and the run's budget its cap. Cost per step ``O(K)`` plus the KL
     bounds' bisections.
     """
-    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
 
-    def init_fn(key, arm_mask):
-        del key
-        stats = arms.init_stats(num_arms, variance=False)
+    def start(stats, arm_mask):
+        del arm_mask
         dtype = stats.counts.dtype
-        return DKMState(
-            stats, arm_mask, jnp.zeros((), jnp.int32),
-            _tracking.threshold_constant(threshold, delta, arm_mask, family),
+        return Game(
             jnp.zeros((num_arms, num_arms), dtype), jnp.full((num_arms,), DELTA0, dtype),
             jnp.zeros_like(stats.counts), jnp.zeros((), bool),
-            arms.round_robin(0, arm_mask),
         )  # fmt: skip
 
-    def step_fn(state, key, reward):
+    def choose(state, obs, key):
         del key
-        mask = state.arm_mask
-        obs = _tracking.observe(
-            state.stats, state.arm, reward, state.t, mask, state.constant,
-            family=family, sigma=sigma, delta=delta, threshold=threshold,
-        )  # fmt: skip
+        mask, game = state.arm_mask, state.extra
         stats = obs.stats
         pending = unready(family, stats, mask)
         init = jnp.any(pending)
@@ -164,7 +153,7 @@ def dkm(
         dtype = counts.dtype
         num_real = jnp.sum(mask).astype(dtype)
         best = arms.argmax_masked(means, mask)
-        losses, scale = state.losses[best], state.scales[best]
+        losses, scale = game.losses[best], game.scales[best]
         eta = jnp.log(num_real) / scale
         w = hedge_weights(losses, eta, mask)
         _, lam = best_response(family, means, w, best, mask, sigma)
@@ -176,19 +165,20 @@ def dkm(
         )
         new_scale = scale + (jnp.sum(w * loss) - mixed)
         row = arms.one_hot(best, num_arms) & decide
-        all_losses = jnp.where(row[:, None], new[None, :], state.losses)
-        scales = jnp.where(row, new_scale, state.scales)
-        base = jnp.where(state.started, state.tracked, stats.counts)
-        grid = _tracking.WEIGHT_GRID  # weights equal in exact arithmetic stay equal
-        tracked = jnp.where(decide, base + jnp.round(w / grid) * grid, state.tracked)
+        all_losses = jnp.where(row[:, None], new[None, :], game.losses)
+        scales = jnp.where(row, new_scale, game.scales)
+        base = jnp.where(game.started, game.tracked, stats.counts)
+        # weights equal in exact arithmetic stay equal
+        tracked = jnp.where(decide, base + tracking.on_grid(w), game.tracked)
         pick = arms.argmin_masked(stats.counts - tracked, mask)
-        arm = jnp.where(init, first, jnp.where(stop, -1, pick))
-        return DKMState(
-            stats, mask, obs.t, state.constant, all_losses, scales, tracked,
-            state.started | decide, arm.astype(jnp.int32),
-        )  # fmt: skip
+        return fc.Decision(
+            jnp.where(init, first, pick),
+            Game(all_losses, scales, tracked, game.started | decide),
+            stop,
+        )
 
-    def output_fn(state):
-        return _tracking.recommend(state.stats, state.arm_mask)
-
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    # the initialisation (module docstring) replaces the round robin
+    return fc.glr_policy(
+        num_arms, choose, delta=delta, family=family, sigma=sigma,
+        threshold=threshold, start=start, round_robin=False,
+    )  # fmt: skip
