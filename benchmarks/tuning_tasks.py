@@ -27,10 +27,7 @@ acceptance budgets, and half of that), four *methods* spend the same simulations
   often one grid pick is behind another by noise alone;
 * ``tpe``: optuna's TPE (optional dependency, ``pip install jbandits[tuning]``),
   ``budget / R`` trials of ``R`` common replications;
-* on request (``--methods``), other ``Search`` options of :func:`tune` (``VARIANTS``):
-  ``pool`` (``pool=True``: one parameter, the pick is a local quadratic fit through
-  the grid and the ES steps on common replications), ``pool-grid`` (the
-  equal-simulation grid, then the fit) and ``halving+pool``.
+* on request (``--methods``), other ``Search`` options of :func:`tune` (``VARIANTS``).
 
 The reference is a *fine grid* (41 points, 15 x 15 or 9 x 9 x 9, from edge to edge
 of the box) given ``--fine`` times the tuner's simulations, whose 5 lowest points are re-run on ``--eval``
@@ -280,9 +277,6 @@ METHODS = ("tune", "halving", "grid", "tpe")
 VARIANTS = {
     "tune": {},
     "halving": {"allocation": "halving"},
-    "pool": {"pool": True},  # one parameter: regression through grid + CRN steps
-    "pool-grid": {"pool": True, "init_points": "n_grid"},  # the grid, then the fit
-    "halving+pool": {"allocation": "halving", "pool": True},
     "select": {"select": 0.2},  # one parameter: a race between grid best and ES
     "grid-n": {"init_points": "n_grid"},  # the equal-simulation grid, then its vertex
     "halving-n": {"allocation": "halving", "init_points": "n_grid"},  # that grid halved

@@ -213,8 +213,7 @@ def race(
     share) exceeds ``z_drop`` standard errors is dropped. The winner is the survivor
     with the lowest mean, except that a ``prefer``-red candidate still among the
     survivors after the last block wins (the race could not separate it from the
-    leader: the caller has a reason to trust it beyond its own mean, such as a fit
-    pooling many points); the race stops early when one survivor is left. A
+    leader: the caller has a reason to trust it beyond its own mean); the race stops early when one survivor is left. A
     ``detail`` dict receives ``{name: (mean - leader's mean, paired SE)}`` of the
     survivors after the last block, on every replication they share.
     """

@@ -1,9 +1,8 @@
 """Where :func:`jbandits.tuning.tune` starts and how it chooses: the starting points
 (``search.start``, the coarse grid refined by a parabola, or the survivors of the
-halved grid), the pooled fit through every evaluated point (one parameter), and the
-final comparison (an equal share of the reserve per candidate, or a race) between the
-averaged iterates, the start, the halving's survivors, the best evaluated point and
-the fit.
+halved grid) and the final comparison (an equal share of the reserve per candidate,
+or a race) between the averaged iterates, the start, the halving's survivors and the
+best evaluated point.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jbandits.tuning import allocation, pooling
+from jbandits.tuning import allocation
 from jbandits.tuning.grid import _parabolic
 from jbandits.tuning.space import Space
 
@@ -32,8 +31,6 @@ class Starts:
     sims: int = 0
     grid_per: np.ndarray | None = None  # [G, R] losses of the coarse grid
     finalists: list = dataclasses.field(default_factory=list)  # halving survivors
-    cells: tuple = ()  # the halving's (indices, means, reps, block) per round
-    z_grid: np.ndarray | None = None
     extra: dict = dataclasses.field(default_factory=dict)  # for TuneResult.extra
 
 
@@ -90,8 +87,6 @@ def _halving_starts(plan: Plan, z_grid, n0: int, k_init, available: int) -> Star
         sims=h.simulations,
         grid_per=h.first,
         finalists=finalists,
-        cells=h.cells,
-        z_grid=z_grid,
         extra={
             "halving": {
                 "rounds": h.rounds,
@@ -103,39 +98,15 @@ def _halving_starts(plan: Plan, z_grid, n0: int, k_init, available: int) -> Star
     )
 
 
-def pooled(plan: Plan, starts: Starts):
-    """With ``search.pool`` (one parameter): the arg-min ``z [1]`` of the weighted
-    local quadratic through every evaluated point (:func:`pooling.fit_min`), or None
-    (no pooling, or no convex fit); ``starts.extra["pool"]`` says which."""
-    if not plan.search.pool_for(plan.space.dim):
-        return None
-    if starts.cells:  # halving: one block of common replications per round
-        idx, means, reps, blocks = starts.cells
-        x = starts.z_grid[idx, 0]
-    elif starts.seen:  # the grid and every CRN step: one block, num_reps each
-        x = np.concatenate([p[:, 0] for p, _ in starts.seen])
-        means = np.concatenate([v for _, v in starts.seen])
-        reps = np.full(len(x), plan.search.num_reps)
-        blocks = None
-    else:
-        starts.extra["pool"] = {"z": None, "points": 0}
-        return None
-    v = pooling.fit_min(x, means, reps, blocks)
-    fit = None if v is None else plan.space.clip(np.array([v]))
-    starts.extra["pool"] = {"z": fit, "points": int(len(x))}
-    return fit
-
-
-def pick(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick, fit=None):
+def pick(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick):
     """``(z, race, simulations)``: the final comparison on fresh common replications
-    of the averages, the start, the best evaluated point and the pooled fit (with a
-    reserve), else the pooled fit, else the best of several starts' averages, else
-    the one average."""
+    of the averages, the start and the best evaluated point (with a reserve), else
+    the best of several starts' averages, else the one average."""
     space, objective, chunk = plan.space, plan.objective, plan.chunk
     if reserve and plan.search.halving_for(space.dim):
-        return _race(plan, candidates, starts, reserve, k_pick, fit)
+        return _race(plan, candidates, starts, reserve, k_pick)
     if reserve:
-        named = _named(space, candidates, starts, fit, finalists=False)
+        named = _named(space, candidates, starts, finalists=False)
         race_reps = reserve // len(named)
         if len(named) > 1 and race_reps >= 2:
             z_c = np.stack(list(named.values()))
@@ -149,8 +120,6 @@ def pick(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick, fit
             }
             best = int(np.nanargmin(np.where(np.isfinite(means), means, np.inf)))
             return z_c[best], race, per.size
-    if fit is not None:
-        return fit, None, 0
     if len(candidates) > 1:  # pick among the starts
         z_c = np.stack(candidates)
         per = objective.losses(
@@ -160,12 +129,12 @@ def pick(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick, fit
     return candidates[0], None, 0
 
 
-def _race(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick, fit=None):
+def _race(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick):
     """The final comparison as a race (:func:`allocation.race`) between the
-    averages, the start, the halving's other survivors, the best evaluated point and
-    the pooled fit (which wins if the race cannot drop it)."""
+    averages, the start, the halving's other survivors and the best evaluated
+    point."""
     space = plan.space
-    named = _named(space, candidates, starts, fit, finalists=True)
+    named = _named(space, candidates, starts, finalists=True)
     if len(named) < 2:
         return next(iter(named.values())), None, 0
     gaps: dict = {}
@@ -176,7 +145,6 @@ def _race(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick, fi
         k_pick,
         reserve,
         chunk=plan.chunk,
-        prefer="pooled fit" if fit is not None else None,
         detail=gaps,
     )
     if not stats:
@@ -187,10 +155,10 @@ def _race(plan: Plan, candidates: list, starts: Starts, reserve: int, k_pick, fi
     return named[winner], race, used
 
 
-def _named(space: Space, candidates: list, starts: Starts, fit, *, finalists):
+def _named(space: Space, candidates: list, starts: Starts, *, finalists):
     """The final comparison's distinct candidates by name: the averages, the start,
-    (with ``finalists``) the halving's other survivors, the best evaluated point and
-    the pooled fit."""
+    (with ``finalists``) the halving's other survivors and the best evaluated
+    point."""
     named = {f"average {s}": z for s, z in enumerate(candidates)}
     named["start"] = starts.z[0]
     if finalists:
@@ -199,8 +167,6 @@ def _named(space: Space, candidates: list, starts: Starts, fit, *, finalists):
     best = best_evaluated(space, starts)
     if best is not None:
         named["best evaluated"] = best
-    if fit is not None:
-        named["pooled fit"] = fit
     return _distinct(named)
 
 

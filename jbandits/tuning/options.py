@@ -100,15 +100,6 @@ class Search:
         parameter the vertex of the parabola fitted to the last round's paired
         means, and the best evaluated point, dropping a candidate once it is more than 2 paired
         standard errors behind the leader.
-      pool: one parameter only (ignored for more): pool every evaluated point by
-        regression (:func:`jbandits.tuning.pooling.fit_min`, a weighted local
-        quadratic on common random numbers). With ``allocation="grid"`` the ES
-        steps reuse the grid's replications (``ES.crn`` unless set) and the fit's
-        arg-min through the grid and every step is the pick (a candidate of the
-        final comparison when ``select`` > 0); with ``"halving"`` the fit through
-        every round's cells (one offset per round's block) enters the race and wins
-        it if the race cannot drop it. Falls back to the usual pick when the fit is
-        not convex. Default off (``benchmarks/notes_tuning_tasks.md``, run 5).
 
     Raises:
       ValueError: ``simulations`` not an integer >= 1 (and, in
@@ -130,7 +121,6 @@ class Search:
     average: bool = True
     select: float | None = None
     allocation: str | None = None
-    pool: bool | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "num_reps", count("num_reps", self.num_reps, 2))
@@ -156,10 +146,6 @@ class Search:
         if self.allocation is not None:
             return self.allocation
         return "grid" if dim == 1 else "halving"
-
-    def pool_for(self, dim: int) -> bool:
-        """Pool the evaluated points by regression (one parameter only)."""
-        return dim == 1 and bool(self.pool)
 
     def halving_for(self, dim: int) -> bool:
         """The grid is halved (no ``start`` given, allocation "halving")."""

@@ -148,8 +148,7 @@ def tune(
             )
         )
     candidates = [run.candidate for run in runs]
-    fit = choosing.pooled(plan, starts)
-    z_best, race, used = choosing.pick(plan, candidates, starts, reserve, k_pick, fit)
+    z_best, race, used = choosing.pick(plan, candidates, starts, reserve, k_pick)
     theta = space.from_z(z_best)
     result = TuneResult(
         theta=theta,
@@ -210,8 +209,6 @@ def _plan(objective, space, search, estimator, report) -> Plan:
         plan = Plan(objective, space, search, estimator, pg, select, n, n)
     else:
         es = estimator.resolved(space.dim)
-        if search.pool_for(space.dim) and estimator.crn is None:
-            es = dataclasses.replace(es, crn=True)  # every step on the grid's keys
         chunk = 2 * es.num_pairs * search.num_reps
         plan = Plan(objective, space, search, es, objective, select, chunk, chunk)
     grid = method.init_points(search, space.dim, select)
