@@ -36,7 +36,7 @@ from jbandits.core import prng as _prng
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Key
 from jbandits.policies.blocks import arms, glr, posterior
-from jbandits.policies.fixed_confidence import _tracking
+from jbandits.policies.blocks import fixed_confidence as fc
 
 STOPPINGS = ("glr", "posterior")
 # transportation costs within this many ulps of the minimum tie (tc_challenger)
@@ -75,7 +75,7 @@ def coin(key: Key, beta: ArrayLike, dtype) -> Array:
 
 
 def stopping_rule(
-    obs: _tracking.Observed,
+    obs: fc.Observed,
     stopping: str,
     family: str,
     arm_mask: Array,
@@ -96,7 +96,7 @@ def recommend(
 ) -> Array:
     """The empirical best (``"glr"``) or ``argmax_i alpha_i`` (``"posterior"``, once
     every real arm is pulled; the empirical best before), lowest index on ties."""
-    best = _tracking.recommend(stats, arm_mask)
+    best = fc.recommend(stats, arm_mask)
     if stopping == "glr":
         return best
     alpha = posterior.best_arm_probabilities(family, stats, arm_mask, sigma)

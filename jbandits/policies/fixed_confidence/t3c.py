@@ -32,22 +32,13 @@ initial pulls (Sec. 2.1); they are also made for Bernoulli arms, as in both code
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 
 from jbandits.core import registry
-from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.core.types import ArrayLike, Policy
 from jbandits.policies.blocks import arms, posterior
-from jbandits.policies.fixed_confidence import _top_two, _tracking
-
-
-class T3CState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: samples observed
-    constant: Array  # [] the time-free part of beta (delta, K)
-    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
+from jbandits.policies.blocks import fixed_confidence as fc
+from jbandits.policies.fixed_confidence import _top_two
 
 
 @registry.policy("t3c", optional=("confidence",))
@@ -84,26 +75,12 @@ def t3c(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
     _top_two.check_beta(beta)
     level = _top_two.check_stopping(stopping, confidence, delta)
 
-    def init_fn(key, arm_mask):
-        del key
-        return T3CState(
-            arms.init_stats(num_arms, variance=False),
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            _tracking.threshold_constant(threshold, delta, arm_mask, family),
-            arms.round_robin(0, arm_mask),
-        )
-
-    def step_fn(state, key, reward):
+    def choose(state, obs, key):
         mask = state.arm_mask
-        obs = _tracking.observe(
-            state.stats, state.arm, reward, state.t, mask, state.constant,
-            family=family, sigma=sigma, delta=delta, threshold=threshold,
-        )  # fmt: skip
         stop, _ = _top_two.stopping_rule(obs, stopping, family, mask, sigma, level)
         keys = _top_two.split_keys(key)
         stats = obs.stats
@@ -113,11 +90,12 @@ def t3c(
         challenger = _top_two.tc_challenger(
             family, stats, leader, mask, sigma, keys.second
         )
-        pick = jnp.where(play_leader, leader, challenger)
-        arm = jnp.where(obs.forced, obs.rr, jnp.where(stop, -1, pick))
-        return T3CState(stats, mask, obs.t, state.constant, arm.astype(jnp.int32))
+        return fc.Decision(jnp.where(play_leader, leader, challenger), stop=stop)
 
-    def output_fn(state):
+    def output(state):
         return _top_two.recommend(state.stats, state.arm_mask, stopping, family, sigma)
 
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return fc.glr_policy(
+        num_arms, choose, delta=delta, family=family, sigma=sigma,
+        threshold=threshold, output=output,
+    )  # fmt: skip
