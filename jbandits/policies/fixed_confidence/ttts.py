@@ -30,7 +30,8 @@ to the quadrature's error, below 1e-6); ``max_resamples`` sets only how much of 
 drawn by resampling (``0``: always by the fallback). If every ``alpha_j`` (``j != I``)
 underflows to 0, the fallback is the runner-up of the step's first sample, ``argmax_{j
 != I} theta_j``. The state counts the challenger steps, the resamples and the fallbacks
-(``challenges``, ``resamples``, ``fallbacks``; ``return_state=True`` returns them).
+(``state.extra``: ``challenges``, ``resamples``, ``fallbacks``; ``return_state=True``
+returns them).
 With the default cap of 16, the fallback decided about half of the challenger steps on
 Shang et al.'s instances at ``delta = 0.01`` (0.47-0.61) and 0.06 / 0.21 / 0.49 of them
 in Russo's experiment 1 at ``c = 0.95 / 0.99 / 0.999`` (50 runs each;
@@ -54,20 +55,19 @@ from jbandits.core import registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Key, Policy
 from jbandits.policies.blocks import arms, posterior
-from jbandits.policies.fixed_confidence import _top_two, _tracking
+from jbandits.policies.blocks import fixed_confidence as fc
+from jbandits.policies.blocks.tracking import when_any
+from jbandits.policies.fixed_confidence import _top_two
 
 MAX_RESAMPLES = 16
 
 
-class TTTSState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: samples observed
-    constant: Array  # [] the time-free part of beta (delta, K)
+class Counters(NamedTuple):
+    """TTTS's part of the state (``StoppingState.extra``)."""
+
     challenges: Array  # [] int32: steps that went to the challenger
     resamples: Array  # [] int32: posterior draws made by those steps' loops
     fallbacks: Array  # [] int32: challenger steps decided by the fallback
-    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
 def resample(
@@ -160,31 +160,18 @@ def ttts(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
     _top_two.check_beta(beta)
     level = _top_two.check_stopping(stopping, confidence, delta)
     max_resamples = _validate.static_int("max_resamples", max_resamples, minimum=0)
 
-    def init_fn(key, arm_mask):
-        del key
+    def start(stats, arm_mask):
+        del stats, arm_mask
         zero = jnp.zeros((), jnp.int32)
-        return TTTSState(
-            arms.init_stats(num_arms, variance=False),
-            arm_mask,
-            zero,
-            _tracking.threshold_constant(threshold, delta, arm_mask, family),
-            zero,
-            zero,
-            zero,
-            arms.round_robin(0, arm_mask),
-        )
+        return Counters(zero, zero, zero)
 
-    def step_fn(state, key, reward):
+    def choose(state, obs, key):
         mask = state.arm_mask
-        obs = _tracking.observe(
-            state.stats, state.arm, reward, state.t, mask, state.constant,
-            family=family, sigma=sigma, delta=delta, threshold=threshold,
-        )  # fmt: skip
         stop, alpha = _top_two.stopping_rule(obs, stopping, family, mask, sigma, level)
         keys = _top_two.split_keys(key)
         stats = obs.stats
@@ -197,7 +184,7 @@ def ttts(
         )
         if alpha is None:
             # rare under vmap: computed only at the steps where some live lane needs it
-            alpha = _tracking.when_any(
+            alpha = when_any(
                 need & ~found & (state.arm >= 0),
                 lambda s, m, sd: posterior.best_arm_probabilities(family, s, m, sd),
                 lambda s, m, sd: jnp.zeros_like(s.counts),
@@ -206,20 +193,21 @@ def ttts(
                 jnp.asarray(sigma, stats.counts.dtype),
             )
         other = fallback(keys.extra, alpha, leader, theta, mask)
-        pick = jnp.where(play_leader, leader, jnp.where(found, second, other))
-        arm = jnp.where(obs.forced, obs.rr, jnp.where(stop, -1, pick))
-        return TTTSState(
-            stats,
-            mask,
-            obs.t,
-            state.constant,
-            state.challenges + need.astype(jnp.int32),
-            state.resamples + tries,
-            state.fallbacks + (need & ~found).astype(jnp.int32),
-            arm.astype(jnp.int32),
+        count = state.extra
+        return fc.Decision(
+            jnp.where(play_leader, leader, jnp.where(found, second, other)),
+            Counters(
+                count.challenges + need.astype(jnp.int32),
+                count.resamples + tries,
+                count.fallbacks + (need & ~found).astype(jnp.int32),
+            ),
+            stop,
         )
 
-    def output_fn(state):
+    def output(state):
         return _top_two.recommend(state.stats, state.arm_mask, stopping, family, sigma)
 
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return fc.glr_policy(
+        num_arms, choose, delta=delta, family=family, sigma=sigma,
+        threshold=threshold, start=start, output=output,
+    )  # fmt: skip
