@@ -46,7 +46,8 @@ from jbandits.core import registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms, kl_bounds
-from jbandits.policies.fixed_confidence import _top_two, _tracking
+from jbandits.policies.blocks import fixed_confidence as fc
+from jbandits.policies.fixed_confidence import _top_two
 
 TARGETS = ("tracking", "random")
 WBAR_ITERS = 8  # Newton steps of wbar_minus1: quadratic from y0 = x + log x
@@ -73,14 +74,11 @@ def exploration(n: ArrayLike, s: ArrayLike, alpha: ArrayLike) -> Array:
     )
 
 
-class TTUCBState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: samples observed
-    constant: Array  # [] the time-free part of beta (delta, K)
+class Leads(NamedTuple):
+    """TTUCB's part of the state (``StoppingState.extra``)."""
+
     leads: Array  # [K] float: L_i, times arm i was the leader
     lead_pulls: Array  # [K] float: N^i_i, times arm i was pulled as the leader
-    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
 @registry.policy("ttucb")
@@ -115,31 +113,18 @@ def ttucb(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
     _top_two.check_beta(beta)
     _validate.choice("target", target, TARGETS)
     _validate.in_range("s", s, 0.0, low_open=True)
     _validate.in_range("alpha", alpha, 0.0, low_open=True)
 
-    def init_fn(key, arm_mask):
-        del key
-        stats = arms.init_stats(num_arms, variance=False)
-        return TTUCBState(
-            stats,
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            _tracking.threshold_constant(threshold, delta, arm_mask, family),
-            jnp.zeros_like(stats.counts),
-            jnp.zeros_like(stats.counts),
-            arms.round_robin(0, arm_mask),
-        )
+    def start(stats, arm_mask):
+        del arm_mask
+        return Leads(jnp.zeros_like(stats.counts), jnp.zeros_like(stats.counts))
 
-    def step_fn(state, key, reward):
-        mask = state.arm_mask
-        obs = _tracking.observe(
-            state.stats, state.arm, reward, state.t, mask, state.constant,
-            family=family, sigma=sigma, delta=delta, threshold=threshold,
-        )  # fmt: skip
+    def choose(state, obs, key):
+        mask, old = state.arm_mask, state.extra
         keys = _top_two.split_keys(key)
         stats = obs.stats
         counts = jnp.maximum(stats.counts, 1.0)
@@ -150,20 +135,17 @@ def ttucb(
             family, stats, leader, mask, sigma, keys.second
         )
         if target == "tracking":
-            play_leader = state.lead_pulls[leader] <= beta * (state.leads[leader] + 1.0)
+            play_leader = old.lead_pulls[leader] <= beta * (old.leads[leader] + 1.0)
         else:
             play_leader = _top_two.coin(keys.coin, beta, counts.dtype)
         decide = ~obs.forced & ~obs.stop
         hit = arms.one_hot(leader, num_arms) & decide
-        leads = state.leads + hit
-        lead_pulls = state.lead_pulls + (hit & play_leader)
-        pick = jnp.where(play_leader, leader, challenger)
-        arm = jnp.where(obs.forced, obs.rr, jnp.where(obs.stop, -1, pick))
-        return TTUCBState(
-            stats, mask, obs.t, state.constant, leads, lead_pulls, arm.astype(jnp.int32)
+        return fc.Decision(
+            jnp.where(play_leader, leader, challenger),
+            Leads(old.leads + hit, old.lead_pulls + (hit & play_leader)),
         )
 
-    def output_fn(state):
-        return _tracking.recommend(state.stats, state.arm_mask)
-
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return fc.glr_policy(
+        num_arms, choose, delta=delta, family=family, sigma=sigma,
+        threshold=threshold, start=start,
+    )  # fmt: skip
