@@ -24,7 +24,7 @@ observed; the paper's ``n = t + 1``) the policy stops, else:
    d(mu_C, u))`` with ``u`` the count-weighted mean of the pair, which for Gaussian arms
    is ``N_C / (N_B + N_C)`` (evaluated in that closed form); for Bernoulli arms the
    same ratio is taken where both divergences are 0 (equal means; its limit), and the
-   share is rounded to a multiple of ``2^-20`` (as ``_tracking.weights_of``: shares
+   share is rounded to a multiple of ``2^-20`` (as ``tracking.weights_of``: shares
    equal in exact arithmetic, e.g. 1/2 for a pair symmetric about 1/2, must not be
    split by the rounding of two logarithms when the tracking compares their sum with
    an integer).
@@ -50,21 +50,19 @@ import numpy as np
 from jbandits.core import numbers, registry
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
-from jbandits.policies.blocks import arms, glr
-from jbandits.policies.fixed_confidence import _top_two, _tracking
+from jbandits.policies.blocks import arms, glr, tracking
+from jbandits.policies.blocks import fixed_confidence as fc
+from jbandits.policies.fixed_confidence import _top_two
 
 TARGETS = ("fixed", "ids")
 
 
-class EBTCState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
-    t: Array  # [] int32: samples observed
-    constant: Array  # [] the time-free part of beta (delta, K)
+class Targets(NamedTuple):
+    """EB-TC's part of the state (``StoppingState.extra``)."""
+
     leads: Array  # [K] float: L_i, times arm i was the leader
     lead_pulls: Array  # [K] float: N^i_i, times arm i was pulled as the leader
     target_sum: Array  # [K] float: sum of beta_s over the times i was the leader (IDS)
-    arm: Array  # [] int32: next arm; -1 once stopped (absorbing)
 
 
 def gaussian_costs(
@@ -104,7 +102,7 @@ def ids_share(family: str, counts: Array, means: Array, leader, challenger) -> A
     b = jnp.where(gap > 0, n_c * kl_c, 0.0)
     total = a + b
     share = jnp.where(total > 0, a / jnp.where(total > 0, total, 1.0), ratio)
-    return jnp.round(share / _tracking.WEIGHT_GRID) * _tracking.WEIGHT_GRID
+    return tracking.on_grid(share)
 
 
 @registry.policy("eb_tc", optional=("epsilon0",))
@@ -143,7 +141,7 @@ def eb_tc(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
     _top_two.check_beta(beta)
     _validate.choice("target", target, TARGETS)
     slack = numbers.given(epsilon0, epsilon)
@@ -156,22 +154,13 @@ def eb_tc(
                 f"EB-TC takes {name}=0, got {value!r}"
             )
 
-    def init_fn(key, arm_mask):
-        del key
-        stats = arms.init_stats(num_arms, variance=False)
+    def start(stats, arm_mask):
+        del arm_mask
         zeros = jnp.zeros_like(stats.counts)
-        return EBTCState(
-            stats, arm_mask, jnp.zeros((), jnp.int32),
-            _tracking.threshold_constant(threshold, delta, arm_mask, family),
-            zeros, zeros, zeros, arms.round_robin(0, arm_mask),
-        )  # fmt: skip
+        return Targets(zeros, zeros, zeros)
 
-    def step_fn(state, key, reward):
-        mask = state.arm_mask
-        obs = _tracking.observe(
-            state.stats, state.arm, reward, state.t, mask, state.constant,
-            family=family, sigma=sigma, delta=delta, threshold=threshold,
-        )  # fmt: skip
+    def choose(state, obs, key):
+        mask, old = state.arm_mask, state.extra
         stats = obs.stats
         counts = jnp.maximum(stats.counts, 1.0)  # every real arm is pulled once here
         means = arms.mean(stats)
@@ -196,27 +185,30 @@ def eb_tc(
             stop = obs.stop
         if target == "fixed":
             share = jnp.asarray(beta, counts.dtype)
-            play_leader = state.lead_pulls[leader] <= beta * (state.leads[leader] + 1.0)
+            play_leader = old.lead_pulls[leader] <= beta * (old.leads[leader] + 1.0)
         else:
             share = ids_share(family, counts, means, leader, challenger)
-            play_leader = state.lead_pulls[leader] <= state.target_sum[leader] + share
+            play_leader = old.lead_pulls[leader] <= old.target_sum[leader] + share
         decide = ~obs.forced & ~stop
         hit = arms.one_hot(leader, num_arms) & decide
-        leads = state.leads + hit
-        lead_pulls = state.lead_pulls + (hit & play_leader)
-        target_sum = state.target_sum + jnp.where(hit, share, 0.0)
-        pick = jnp.where(play_leader, leader, challenger)
-        arm = jnp.where(obs.forced, obs.rr, jnp.where(stop, -1, pick))
-        return EBTCState(
-            stats, mask, obs.t, state.constant, leads, lead_pulls, target_sum,
-            arm.astype(jnp.int32),
-        )  # fmt: skip
+        return fc.Decision(
+            jnp.where(play_leader, leader, challenger),
+            Targets(
+                old.leads + hit,
+                old.lead_pulls + (hit & play_leader),
+                old.target_sum + jnp.where(hit, share, 0.0),
+            ),
+            stop,
+        )
 
-    def output_fn(state):
-        best = _tracking.recommend(state.stats, state.arm_mask)
+    def output(state):
+        best = fc.recommend(state.stats, state.arm_mask)
         if family == "gaussian":
             return best
         # a traced (swept) slack reaches no check: a non-zero one answers -1
         return jnp.where((epsilon == 0) & (slack == 0), best, -1).astype(jnp.int32)
 
-    return Policy(init_fn, step_fn, output_fn, "identification")
+    return fc.glr_policy(
+        num_arms, choose, delta=delta, family=family, sigma=sigma,
+        threshold=threshold, start=start, output=output,
+    )  # fmt: skip
