@@ -29,19 +29,17 @@ import jax.numpy as jnp
 from jbandits.core import validate as _validate
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms, glr
-from jbandits.policies.fixed_confidence import _tracking
+from jbandits.policies.blocks import fixed_confidence as fc
 
 CLOCKS = ("round", "pulls")
 
 
-class RacingState(NamedTuple):
-    stats: arms.ArmStats
-    arm_mask: Array  # [K] bool
+class Race(NamedTuple):
+    """The race's part of the state (``StoppingState.extra``; its ``arm`` is -1 once
+    one arm remains)."""
+
     active: Array  # [K] bool: arms still in the race
-    t: Array  # [] int32: samples observed
     rounds: Array  # [] int32: completed rounds
-    constant: Array  # [] the time-free part of beta (delta, K)
-    arm: Array  # [] int32: next arm; -1 once one arm remains (absorbing)
 
 
 # (mean of the best, mean of the worst, samples per arm r, beta) -> eliminate the worst
@@ -59,32 +57,28 @@ def racing(
     clock: str,
 ) -> Policy:
     """The racing policy with elimination test ``eliminate`` (module docstring)."""
-    num_arms = _tracking.check_args(num_arms, delta, family, sigma, threshold)
+    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
     _validate.choice("clock", clock, CLOCKS)
     iota = jnp.arange(num_arms, dtype=jnp.int32)
 
     def init_fn(key, arm_mask):
         del key
-        return RacingState(
-            arms.init_stats(num_arms, variance=False),
-            arm_mask,
-            arm_mask,
-            jnp.zeros((), jnp.int32),
-            jnp.zeros((), jnp.int32),
-            _tracking.threshold_constant(threshold, delta, arm_mask, family),
-            arms.round_robin(0, arm_mask),
-        )
+        return fc.init_state(
+            num_arms, arm_mask, lambda _, mask: Race(mask, jnp.zeros((), jnp.int32)),
+            delta=delta, family=family, threshold=threshold,
+        )  # fmt: skip
 
     def step_fn(state, key, reward):
         del key
         stats = arms.update(state.stats, state.arm, reward)
         t = state.t + 1
-        later = state.active & (iota > state.arm)
+        race = state.extra
+        later = race.active & (iota > state.arm)
         in_round = jnp.any(later)
-        rounds = state.rounds + jnp.where(in_round, 0, 1)
+        rounds = race.rounds + jnp.where(in_round, 0, 1)
         means = arms.mean(stats)
-        best = arms.argmax_masked(means, state.active)
-        worst = arms.argmin_masked(means, state.active)
+        best = arms.argmax_masked(means, race.active)
+        worst = arms.argmin_masked(means, race.active)
         when = rounds if clock == "round" else t
         num_real = jnp.sum(state.arm_mask)
         beta = glr.threshold(
@@ -93,16 +87,16 @@ def racing(
         r = rounds.astype(means.dtype)
         test = eliminate(means[best], means[worst], r, beta)
         drop = ~in_round & (best != worst) & test
-        active = state.active & ~(drop & (iota == worst))
+        active = race.active & ~(drop & (iota == worst))
         done = jnp.sum(active) <= 1
         arm = jnp.where(
             in_round, jnp.argmax(later), jnp.where(done, -1, jnp.argmax(active))
         ).astype(jnp.int32)
-        return RacingState(
-            stats, state.arm_mask, active, t, rounds, state.constant, arm
+        return fc.StoppingState(
+            stats, state.arm_mask, t, state.constant, arm, Race(active, rounds)
         )
 
     def output_fn(state):
-        return arms.best_empirical(state.stats, state.active)
+        return arms.best_empirical(state.stats, state.extra.active)
 
     return Policy(init_fn, step_fn, output_fn, "identification")
