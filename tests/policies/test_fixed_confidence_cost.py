@@ -1,6 +1,6 @@
 """Per-step cost of the fixed-confidence policies (issue 63): the rare work (TTTS's
 fallback quadrature, lazy Track-and-Stop's ``w*``) runs under ``vmap`` only at the
-steps where some lane needs it (:func:`jbandits.policies.fixed_confidence._tracking.
+steps where some lane needs it (:func:`jbandits.policies.blocks.tracking.
 when_any`), with the values of the unbatched call. Calls are counted with a
 ``jax.debug.callback`` inside the counted function: a branch that is not taken does
 not run it, a ``select`` over both branches (a plain ``lax.cond`` under ``vmap``) does.
@@ -13,8 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jbandits.policies.blocks import arms, posterior, tstar
-from jbandits.policies.fixed_confidence import _tracking
+from jbandits.policies.blocks import arms, posterior, tracking, tstar
 from jbandits.policies.fixed_confidence.track_and_stop import track_and_stop
 from jbandits.policies.fixed_confidence.ttts import ttts
 
@@ -44,7 +43,7 @@ def _cheap(x, y):
 def test_when_any_runs_the_rare_branch_only_when_a_lane_needs_it():
     x = jnp.arange(12.0).reshape(4, 3)
     y = jnp.float32(1.0)
-    fn = jax.jit(jax.vmap(lambda p, x: _tracking.when_any(p, _expensive, _cheap, x, y)))
+    fn = jax.jit(jax.vmap(lambda p, x: tracking.when_any(p, _expensive, _cheap, x, y)))
     _expensive.calls = []
     none = jax.block_until_ready(fn(jnp.zeros(4, bool), x))
     assert _expensive.calls == []  # a select over both branches would run it
@@ -58,7 +57,7 @@ def test_when_any_runs_the_rare_branch_only_when_a_lane_needs_it():
         assert got["b"][lane] == want["b"]
     # nested vmap: one level's any-lane predicate is batched at the next
     _expensive.calls = []
-    twice = jax.jit(jax.vmap(jax.vmap(lambda p, x: _tracking.when_any(
+    twice = jax.jit(jax.vmap(jax.vmap(lambda p, x: tracking.when_any(
         p, _expensive, _cheap, x, y))))  # fmt: skip
     out = jax.block_until_ready(twice(jnp.stack([one, one & False]), jnp.stack([x, x])))
     np.testing.assert_array_equal(out["a"][0], got["a"])

@@ -123,7 +123,8 @@ def test_ttucb_tracking_follows_beta():
             pol, bandit, params, k, budget=600, horizon=600, return_state=True
         )
     )(jax.random.key(0))
-    leads, pulls = np.asarray(res.state.leads), np.asarray(res.state.lead_pulls)
+    extra = res.state.extra  # TTUCB's part of the fixed-confidence state
+    leads, pulls = np.asarray(extra.leads), np.asarray(extra.lead_pulls)
     assert leads.sum() == 600 - 4 + 1  # decisions at t = 4 .. 600
     assert np.all(np.abs(pulls - beta * leads) <= 1.0), (pulls, leads)
 

@@ -13,8 +13,7 @@ import pytest
 from scipy.optimize import linprog
 
 import jbandits
-from jbandits.policies.blocks import glr, posterior
-from jbandits.policies.fixed_confidence import _tracking
+from jbandits.policies.blocks import glr, posterior, tracking
 from jbandits.policies.fixed_confidence.best_challenger import best_challenger
 from jbandits.policies.fixed_confidence.chernoff_racing import chernoff_racing
 from jbandits.policies.fixed_confidence.kl_racing import kl_racing
@@ -73,11 +72,11 @@ def test_weights_rounding_makes_symmetric_pairs_tie():
     # mu_2 = 1 - mu_1: w* = (1/2, 1/2) exactly; the solver returns it ulps apart
     with jax.enable_x64(True):
         means = jnp.array([2 / 3, 1 / 3])
-        unique, w = _tracking.weights_of("bernoulli", means, jnp.ones(2, bool), 1.0)
+        unique, w = tracking.weights_of("bernoulli", means, jnp.ones(2, bool), 1.0)
         assert bool(unique)
         assert float(w[0]) == float(w[1]) == 0.5
         # GK16 Table 1 caption, w*(mu_1) = [0.417 0.390 0.136 0.057]
-        _, w = _tracking.weights_of(
+        _, w = tracking.weights_of(
             "bernoulli", jnp.array([0.5, 0.45, 0.43, 0.4]), jnp.ones(4, bool), 1.0
         )
         np.testing.assert_allclose(w, [0.417, 0.390, 0.136, 0.057], atol=6e-4)
@@ -86,7 +85,7 @@ def test_weights_rounding_makes_symmetric_pairs_tie():
 
 def test_tied_best_weights_are_uniform_on_the_tied_arms():
     mask = jnp.array([True, True, True, False])
-    unique, w = _tracking.weights_of(
+    unique, w = tracking.weights_of(
         "bernoulli", jnp.array([0.5, 0.2, 0.5, 0.9]), mask, 1.0
     )
     assert not bool(unique)
@@ -97,11 +96,11 @@ def test_forced_exploration_set():
     # U_t = {a : N_a < sqrt(t) - K/2}: t = 25, K = 3 -> N_a < 3.5
     counts = jnp.array([3.0, 4.0, 18.0, 0.0])
     mask = jnp.array([True, True, True, False])
-    under, arm = _tracking.undersampled(counts, jnp.int32(25), mask)
+    under, arm = tracking.undersampled(counts, jnp.int32(25), mask)
     assert bool(under) and int(arm) == 0
-    under, _ = _tracking.undersampled(jnp.array([4.0, 4.0, 17.0, 0.0]), 25, mask)
+    under, _ = tracking.undersampled(jnp.array([4.0, 4.0, 17.0, 0.0]), 25, mask)
     assert not bool(under)  # strict: N = 4 is not < 3.5; t = 16 -> level 2.5
-    under, _ = _tracking.undersampled(jnp.array([3.0, 4.0, 9.0, 0.0]), 16, mask)
+    under, _ = tracking.undersampled(jnp.array([3.0, 4.0, 9.0, 0.0]), 16, mask)
     assert not bool(under)
 
 
