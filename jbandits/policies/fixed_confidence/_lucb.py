@@ -27,12 +27,14 @@ Ties: lowest index (the leader among equal means, the challenger among equal UCB
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import NamedTuple
 
 import jax.numpy as jnp
 
 from jbandits.core import validate as _validate
+from jbandits.core.arguments import SharedArguments
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms, glr
 
@@ -114,6 +116,73 @@ def check_common(
     return num_arms
 
 
+class Arguments(NamedTuple):
+    """The checked arguments of LUCB1 and KL-LUCB (:data:`ARGUMENTS`)."""
+
+    delta: ArrayLike
+    family: str
+    sigma: ArrayLike
+    epsilon: ArrayLike
+    alpha: ArrayLike
+    k1: ArrayLike
+    rate: str
+    stopping: str
+    threshold: str
+
+
+_DOC = """\
+delta: confidence, 0 < delta < 1 (traced).
+family: static, "bernoulli" (rewards in [0, 1]) or "gaussian" (known std ``sigma``);
+  the bounds of each are above.
+sigma: Gaussian reward std, > 0 (traced; ignored for "bernoulli").
+epsilon: tolerance eps >= 0 (traced); 0 is exact best-arm identification.
+alpha, k1: the constants of the "kk13" rate (traced; alpha > 0, k1 >= 1); defaults
+  1.1 and 405.5, KK13's experiments (Sec. 5).
+rate: static, "kk13" (``log(k1 K t^alpha / delta) + log log(...)``, t = stage) or
+  "practical" (``log((log n + 1) / delta)``, n = samples; GK16's code).
+stopping: static, "lucb" (``B(t) <= epsilon``) or "glr" (the Chernoff GLR test ``Z(n)
+  > threshold(n, delta)`` of ``blocks.glr`` at stage boundaries, recommending the
+  empirical best; the authors' ``ChernoffKLLUCB``).
+threshold: static name of ``glr.THRESHOLDS`` (``stopping="glr"`` only)."""
+
+
+def _keyword(name: str, default, annotation: str) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
+
+
+def _resolve(name, num_arms, **values) -> dict:
+    del name
+    args = Arguments(**values)
+    check_common(
+        num_arms, args.family, args.delta, args.sigma, args.epsilon, args.alpha,
+        args.k1, args.rate, args.stopping, args.threshold,
+    )  # fmt: skip
+    return {"lucb": args}
+
+
+#: LUCB's public arguments as a registry group (``shared=ARGUMENTS``): checked by
+#: :func:`check_common`, then passed to the policy's function as ``lucb``
+#: (:class:`Arguments`).
+ARGUMENTS = SharedArguments(
+    parameters=(
+        _keyword("delta", 0.1, "ArrayLike"),
+        _keyword("family", "bernoulli", "str"),
+        _keyword("sigma", 1.0, "ArrayLike"),
+        _keyword("epsilon", 0.0, "ArrayLike"),
+        _keyword("alpha", 1.1, "ArrayLike"),
+        _keyword("k1", 405.5, "ArrayLike"),
+        _keyword("rate", "kk13", "str"),
+        _keyword("stopping", "lucb", "str"),
+        _keyword("threshold", "practical", "str"),
+    ),
+    doc=_DOC,
+    provides=("lucb",),
+    resolve=_resolve,
+)
+
+
 def _check_mask(arm_mask) -> None:
     if _validate.is_concrete(arm_mask) and int(jnp.sum(arm_mask)) < 2:
         raise ValueError(
@@ -121,21 +190,9 @@ def _check_mask(arm_mask) -> None:
         )
 
 
-def build(
-    num_arms: int,
-    bounds: Bounds,
-    *,
-    family: str,
-    delta: ArrayLike,
-    sigma: ArrayLike,
-    epsilon: ArrayLike,
-    alpha: ArrayLike,
-    k1: ArrayLike,
-    rate: str,
-    stopping: str,
-    threshold: str,
-) -> Policy:
+def build(num_arms: int, bounds: Bounds, args: Arguments) -> Policy:
     """The LUCB policy with confidence bounds ``bounds(means, counts, beta)``."""
+    delta, family, sigma, epsilon, alpha, k1, rate, stopping, threshold = args
 
     def init_fn(key, arm_mask):
         del key

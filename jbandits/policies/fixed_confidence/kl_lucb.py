@@ -54,20 +54,8 @@ def kl_lucb_bounds(family: str, sigma: ArrayLike):
     return bounds
 
 
-@registry.policy("kl_lucb")
-def kl_lucb(
-    num_arms: int,
-    *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    epsilon: ArrayLike = 0.0,
-    alpha: ArrayLike = 1.1,
-    k1: ArrayLike = 405.5,
-    rate: str = "kk13",
-    stopping: str = "lucb",
-    threshold: str = "practical",
-) -> Policy:
+@registry.policy("kl_lucb", shared=_lucb.ARGUMENTS)
+def kl_lucb(num_arms: int, *, lucb: _lucb.Arguments) -> Policy:
     """KL-LUCB: LUCB with KL confidence bounds, fixed confidence.
 
     Pulls each real arm once, then stages of two pulls (the empirical best, then the
@@ -77,40 +65,16 @@ def kl_lucb(
     time; a run that reaches its budget first is not stopped and recommends the
     current empirical best. Ties go to the lowest index.
 
+    Bounds (KK13 eqs. (4)-(5)): the Bernoulli KL interval by bisection
+    (``family="bernoulli"``), the closed form ``p_a +- sqrt(2 sigma^2 beta / N_a)`` for
+    Gaussian rewards of known std ``sigma``.
+
     Args:
       num_arms: static K (including padded arms); at least 2 real arms.
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" (Bernoulli KL, bisection) or "gaussian" (known std
-        ``sigma``, closed form).
-      sigma: Gaussian reward std, > 0 (traced; ignored for "bernoulli").
-      epsilon: tolerance eps >= 0 (traced); 0 is exact best-arm identification.
-      alpha, k1: the constants of the "kk13" rate (traced; alpha > 0, k1 >= 1);
-        defaults 1.1 and 405.5 (KK13 Sec. 5).
-      rate: static, "kk13" (``log(k1 K t^alpha / delta) + log log(...)``, t = stage)
-        or "practical" (``log((log n + 1) / delta)``, n = samples; GK16's code).
-      stopping: static, "lucb" (``B(t) <= epsilon``) or "glr" (the Chernoff GLR test
-        ``Z(n) > threshold(n, delta)`` of ``blocks.glr`` at stage boundaries,
-        recommending the empirical best; the authors' ``ChernoffKLLUCB``).
-      threshold: static name of ``glr.THRESHOLDS`` (``stopping="glr"`` only).
 
     References:
       Kaufmann, Kalyanakrishnan. Information complexity in bandit subset selection.
       COLT 2013, Sec. 3, eqs. (4)-(5), Theorem 1, Sec. 5. Garivier, Kaufmann. Optimal
       best arm identification with fixed confidence. COLT 2016, Sec. 6, Table 1.
     """
-    num_arms = _lucb.check_common(
-        num_arms, family, delta, sigma, epsilon, alpha, k1, rate, stopping, threshold
-    )
-    return _lucb.build(
-        num_arms,
-        kl_lucb_bounds(family, sigma),
-        family=family,
-        delta=delta,
-        sigma=sigma,
-        epsilon=epsilon,
-        alpha=alpha,
-        k1=k1,
-        rate=rate,
-        stopping=stopping,
-        threshold=threshold,
-    )
+    return _lucb.build(num_arms, kl_lucb_bounds(lucb.family, lucb.sigma), lucb)

@@ -48,20 +48,8 @@ def hoeffding_bounds(family: str, sigma: ArrayLike):
     return bounds
 
 
-@registry.policy("lucb1")
-def lucb1(
-    num_arms: int,
-    *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    epsilon: ArrayLike = 0.0,
-    alpha: ArrayLike = 1.1,
-    k1: ArrayLike = 405.5,
-    rate: str = "kk13",
-    stopping: str = "lucb",
-    threshold: str = "practical",
-) -> Policy:
+@registry.policy("lucb1", shared=_lucb.ARGUMENTS)
+def lucb1(num_arms: int, *, lucb: _lucb.Arguments) -> Policy:
     """LUCB1: Hoeffding LUCB for best-arm identification with fixed confidence.
 
     Pulls each real arm once, then stages of two pulls (the empirical best, then the
@@ -71,21 +59,12 @@ def lucb1(
     time; a run that reaches its budget first is not stopped and recommends the
     current empirical best. Ties go to the lowest index.
 
+    Bounds (KK13 eq. (3)): Hoeffding's, ``p_a +- sqrt(beta / (2 N_a))`` for rewards in
+    [0, 1] (``family="bernoulli"``), ``p_a +- sqrt(2 sigma^2 beta / N_a)`` for Gaussian
+    rewards of known std ``sigma``.
+
     Args:
       num_arms: static K (including padded arms); at least 2 real arms.
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" (rewards in [0, 1]: Hoeffding width ``sqrt(beta /
-        (2 N))``) or "gaussian" (known std ``sigma``: ``sqrt(2 sigma^2 beta / N)``).
-      sigma: Gaussian reward std, > 0 (traced; ignored for "bernoulli").
-      epsilon: tolerance eps >= 0 (traced); 0 is exact best-arm identification.
-      alpha, k1: the constants of the "kk13" rate (traced; alpha > 0, k1 >= 1);
-        defaults 1.1 and 405.5, KK13's experiments (module docstring).
-      rate: static, "kk13" (``log(k1 K t^alpha / delta) + log log(...)``, t = stage)
-        or "practical" (``log((log n + 1) / delta)``, n = samples).
-      stopping: static, "lucb" (``B(t) <= epsilon``) or "glr" (the Chernoff GLR
-        test ``Z(n) > threshold(n, delta)`` of ``blocks.glr`` at stage boundaries,
-        recommending the empirical best).
-      threshold: static name of ``glr.THRESHOLDS`` (``stopping="glr"`` only).
 
     References:
       Kalyanakrishnan, Tewari, Auer, Stone. PAC subset selection in stochastic
@@ -93,19 +72,4 @@ def lucb1(
       complexity in bandit subset selection. COLT 2013, Algorithm 2, eq. (3),
       Theorem 1, Sec. 5.
     """
-    num_arms = _lucb.check_common(
-        num_arms, family, delta, sigma, epsilon, alpha, k1, rate, stopping, threshold
-    )
-    return _lucb.build(
-        num_arms,
-        hoeffding_bounds(family, sigma),
-        family=family,
-        delta=delta,
-        sigma=sigma,
-        epsilon=epsilon,
-        alpha=alpha,
-        k1=k1,
-        rate=rate,
-        stopping=stopping,
-        threshold=threshold,
-    )
+    return _lucb.build(num_arms, hoeffding_bounds(lucb.family, lucb.sigma), lucb)
