@@ -231,3 +231,26 @@ def test_the_race_keeps_a_preferred_survivor_but_not_a_dropped_one():
         Paired(own=0.5), SPACE, named, key, 1200, chunk=1, prefer="bad"
     )
     assert stats["bad"][1] == 100 and won == lower  # dropped after one block
+
+
+class Flat:
+    """Every point loses 0 on every replication (a low-loss task on few
+    replications): every mean ties."""
+
+    def losses(self, theta, key, num_reps, *, chunk):
+        return np.zeros((len(np.asarray(theta["a"])), num_reps))
+
+
+def test_halving_orders_equal_means_at_random_not_by_index():
+    kept = [
+        tuple(sorted(allocation.halve(
+            Flat(), SPACE, Z16, jax.random.key(k), 960, keep=2, chunk=1
+        ).order.tolist()))
+        for k in range(6)
+    ]  # fmt: skip
+    # index order kept points 0 and 1 (one end of the box) on every key
+    assert len(set(kept)) > 1 and kept.count((0, 1)) <= 1
+    again = allocation.halve(
+        Flat(), SPACE, Z16, jax.random.key(3), 960, keep=2, chunk=1
+    )
+    assert tuple(sorted(again.order.tolist())) == kept[3]  # the key decides

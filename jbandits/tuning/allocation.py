@@ -38,6 +38,7 @@ HALVING_FIRST_REPS = 6
 HALVING_KEEP = 2  # survivors of the halving (they enter the final race)
 HALVING_SHARE = {1: 1.0}  # share of the simulations (after the race's reserve)
 HALVING_SHARE_MULTI = 0.6  # the same for two or more parameters; ES gets the rest
+TIE_KEY = 64  # fold_in(key, TIE_KEY): the halving's order among equal means
 RACE_BLOCKS = 4
 RACE_Z = 2.0
 
@@ -136,7 +137,8 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
     ``ceil(log2(G / keep))`` rounds; round ``k`` runs ``budget // rounds //
     survivors`` (at least 2) replications of every survivor on a fresh block of
     common replications (key ``fold_in(key, k)``) and keeps the ``ceil(n / 2)``
-    (at least ``keep``) with the lowest mean over all the blocks they share. Spends at
+    (at least ``keep``) with the lowest mean over all the blocks they share (equal
+    means in a random order of ``key``, never by index). Spends at
     most ``budget`` simulations when ``budget >= 2 * G * rounds``.
     """
     z = np.asarray(z, np.float64)
@@ -148,6 +150,9 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
     got = np.zeros(g, np.int64)
     total = np.zeros(g, np.float64)
     log, spent, first, last = [], 0, None, ()
+    # equal means (a 0/1 loss on few replications: often all 0) are ordered at
+    # random, not by index: the index order kept one end of the box (issue 64)
+    tie = np.asarray(jax.random.permutation(jax.random.fold_in(key, TIE_KEY), g))
     cells: list = []
     for k in range(rounds):
         reps = max(2, per_round // len(alive))
@@ -162,7 +167,7 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
         cells.append((alive.copy(), per.mean(1), np.full(len(alive), reps), k))
         acc = np.concatenate([acc, per], axis=1)
         last = (alive.copy(), acc.mean(1))
-        best = np.argsort(_means(acc), kind="stable")
+        best = np.lexsort((tie[alive], _means(acc)))  # ties: a random order
         best = best[: max(keep, math.ceil(len(alive) / 2))]
         acc, alive = acc[best], alive[best]
     with np.errstate(invalid="ignore", divide="ignore"):
