@@ -5,11 +5,18 @@ Best Arm Identification with Fixed Confidence", COLT 2016, GK16, Sec. 3.2, via
 argument checks, the observe-then-stop step and the recommendation. A policy supplies
 only its sampling rule::
 
-    def rule(state, obs, key):  # -> Decision(arm, extra)
-        return stopping.Decision(my_pick(obs.stats, state.arm_mask), state.extra)
+    @registry.policy("my_rule", shared=fixed_confidence.CHERNOFF)
+    def my_rule(num_arms, *, chernoff):  # public: delta, family, sigma, threshold
+        def rule(state, obs, key):  # -> Decision(arm, extra)
+            return fixed_confidence.Decision(my_pick(obs.stats, state.arm_mask))
 
-    policy = stopping.glr_policy(K, rule, delta=delta, family=family, sigma=sigma,
-                                 threshold=threshold)
+        return fixed_confidence.glr_policy(num_arms, rule, chernoff)
+
+:data:`CHERNOFF` is the stopping rule's four arguments as a registry group
+(:mod:`jbandits.core.arguments`): the public factory takes ``delta``, ``family``,
+``sigma`` and ``threshold`` (checked by :func:`check_args`; their entries are
+appended to the ``Args:`` section its docstring must have), the policy's own function
+receives them as one :class:`Chernoff`.
 
 A step (:func:`glr_policy`): the statistics take the reward of ``state.arm``; ``t``
 (the number of samples observed) grows by one; while ``t < K`` (real arms) the next
@@ -27,12 +34,14 @@ and :func:`init_state` with a step of their own. The parts of tracking rules are
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
 from jbandits.core import validate as _validate
+from jbandits.core.arguments import SharedArguments
 from jbandits.core.types import Array, ArrayLike, Key, Policy
 from jbandits.policies.blocks import arms, glr
 
@@ -55,6 +64,53 @@ def threshold_constant(threshold: str, delta, arm_mask: Array, family: str) -> A
     return glr.threshold_constant(threshold, delta, jnp.sum(arm_mask), family)
 
 
+class Chernoff(NamedTuple):
+    """The checked arguments of Chernoff's stopping rule (:data:`CHERNOFF`)."""
+
+    delta: ArrayLike  # confidence, 0 < delta < 1 (traced)
+    family: str  # static: "bernoulli" or "gaussian"
+    sigma: ArrayLike  # Gaussian standard deviation (traced)
+    threshold: str  # static: a name of glr.THRESHOLDS
+
+
+_CHERNOFF_DOC = """\
+delta: confidence, 0 < delta < 1 (traced).
+family: static, "bernoulli" or "gaussian" (known ``sigma``).
+sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
+threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`, the
+  stopping threshold ``beta(t, delta)`` (default "practical", ``log((log t +
+  1)/delta)``, the rate of GK16's experiments and of the authors' codes; not covered
+  by a theorem, "delta_correct" is)."""
+
+
+def _keyword(name: str, default, annotation: str) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
+
+
+def _resolve(name, num_arms, *, delta, family, sigma, threshold) -> dict:
+    del name
+    check_args(num_arms, delta, family, sigma, threshold)
+    return {"chernoff": Chernoff(delta, family, sigma, threshold)}
+
+
+#: The stopping rule's public arguments as a registry group (``shared=CHERNOFF``):
+#: ``delta=0.1``, ``family="bernoulli"``, ``sigma=1.0``, ``threshold="practical"``,
+#: checked, then passed to the policy's function as ``chernoff`` (:class:`Chernoff`).
+CHERNOFF = SharedArguments(
+    parameters=(
+        _keyword("delta", 0.1, "ArrayLike"),
+        _keyword("family", "bernoulli", "str"),
+        _keyword("sigma", 1.0, "ArrayLike"),
+        _keyword("threshold", "practical", "str"),
+    ),
+    doc=_CHERNOFF_DOC,
+    provides=("chernoff",),
+    resolve=_resolve,
+)
+
+
 class StoppingState(NamedTuple):
     """The state of a fixed-confidence policy."""
 
@@ -71,17 +127,12 @@ Start = Callable[[arms.ArmStats, Array], Any]
 
 
 def init_state(
-    num_arms: int,
-    arm_mask: Array,
-    start: Start | None = None,
-    *,
-    delta: ArrayLike,
-    family: str,
-    threshold: str,
+    num_arms: int, arm_mask: Array, chernoff: Chernoff, start: Start | None = None
 ) -> StoppingState:
     """No samples, the round robin's first arm next, ``extra = start(stats, arm_mask)``
     (None without ``start``)."""
     stats = arms.init_stats(num_arms, variance=False)
+    delta, family, _, threshold = chernoff
     return StoppingState(
         stats,
         arm_mask,
@@ -110,13 +161,10 @@ def observe(
     t: Array,
     arm_mask: Array,
     constant: Array,
-    *,
-    family: str,
-    sigma: ArrayLike,
-    delta: ArrayLike,
-    threshold: str,
+    chernoff: Chernoff,
 ) -> Observed:
     """Update ``stats`` with ``reward`` of ``arm``, then Chernoff's stopping test."""
+    delta, family, sigma, threshold = chernoff
     stats = arms.update(stats, arm, reward)
     t = t + 1
     forced, rr = arms.forced_arm(t, arm_mask)
@@ -148,11 +196,8 @@ Rule = Callable[[StoppingState, Observed, Key], Decision]
 def glr_policy(
     num_arms: int,
     rule: Rule,
+    chernoff: Chernoff,
     *,
-    delta: ArrayLike,
-    family: str,
-    sigma: ArrayLike,
-    threshold: str,
     start: Start | None = None,
     output: Callable[[StoppingState], Array] | None = None,
     round_robin: bool = True,
@@ -160,12 +205,12 @@ def glr_policy(
     """A fixed-confidence policy with sampling rule ``rule`` (module docstring).
 
     Args:
-      num_arms: static K (including padded arms), checked by :func:`check_args`.
+      num_arms: static K (including padded arms).
       rule: ``(state, obs, key) -> Decision``: ``state`` the previous
         :class:`StoppingState` (``state.arm`` the arm whose reward ``obs`` holds),
         ``obs`` the :class:`Observed` step, ``key`` the step's key.
-      delta, family, sigma, threshold: those of :func:`check_args` (``delta`` and
-        ``sigma`` may be traced).
+      chernoff: the stopping rule's arguments (:class:`Chernoff`, from
+        :data:`CHERNOFF`; or checked by :func:`check_args`).
       start: ``(stats, arm_mask) -> extra``, the rule's initial state (None: none).
       output: ``state -> answer`` (default :func:`recommend`, the empirical best).
       round_robin: static; False: the rule chooses every arm (no initial round robin;
@@ -177,14 +222,12 @@ def glr_policy(
 
     def init_fn(key, arm_mask):
         del key
-        return init_state(
-            num_arms, arm_mask, start, delta=delta, family=family, threshold=threshold
-        )
+        return init_state(num_arms, arm_mask, chernoff, start)
 
     def step_fn(state, key, reward):
         obs = observe(
             state.stats, state.arm, reward, state.t, state.arm_mask, state.constant,
-            family=family, sigma=sigma, delta=delta, threshold=threshold,
+            chernoff,
         )  # fmt: skip
         decision = rule(state, obs, key)
         stop = obs.stop if decision.stop is None else decision.stop

@@ -21,12 +21,14 @@ sample per arm already separates two arms.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import NamedTuple
 
 import jax.numpy as jnp
 
 from jbandits.core import validate as _validate
+from jbandits.core.arguments import SharedArguments
 from jbandits.core.types import Array, ArrayLike, Policy
 from jbandits.policies.blocks import arms, glr
 from jbandits.policies.blocks import fixed_confidence as fc
@@ -42,31 +44,52 @@ class Race(NamedTuple):
     rounds: Array  # [] int32: completed rounds
 
 
-# (mean of the best, mean of the worst, samples per arm r, beta) -> eliminate the worst
-Eliminate = Callable[[Array, Array, Array, Array], Array]
+# (family, sigma, mean of the best, mean of the worst, samples per arm r, beta) ->
+# eliminate the worst
+Eliminate = Callable[[str, ArrayLike, Array, Array, Array, Array], Array]
+
+
+def _resolve(name, num_arms, *, clock, **chernoff) -> dict:
+    out = fc.CHERNOFF.resolve(name, num_arms, **chernoff)
+    _validate.choice("clock", clock, CLOCKS)
+    return {**out, "clock": clock}
+
+
+#: The racing policies' public arguments (``shared=ARGUMENTS``): those of
+#: :data:`jbandits.policies.blocks.fixed_confidence.CHERNOFF` and ``clock``.
+ARGUMENTS = SharedArguments(
+    parameters=(
+        *fc.CHERNOFF.parameters,
+        inspect.Parameter(
+            "clock", inspect.Parameter.KEYWORD_ONLY, default="round", annotation="str"
+        ),
+    ),
+    doc=fc.CHERNOFF.doc
+    + """
+clock: static, the time ``s`` of the rate ``beta(s, delta)``: "round" (the papers,
+  ``s = r``) or "pulls" (the authors' code, ``s = t``).""",
+    provides=("chernoff", "clock"),
+    resolve=_resolve,
+)
 
 
 def racing(
     num_arms: int,
     eliminate: Eliminate,
+    chernoff: fc.Chernoff,
     *,
-    delta: ArrayLike,
-    family: str,
-    sigma: ArrayLike,
-    threshold: str,
     clock: str,
 ) -> Policy:
-    """The racing policy with elimination test ``eliminate`` (module docstring)."""
-    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
-    _validate.choice("clock", clock, CLOCKS)
+    """The racing policy with elimination test ``eliminate`` (module docstring);
+    ``chernoff`` and ``clock`` as resolved by :data:`ARGUMENTS`."""
+    delta, family, sigma, threshold = chernoff
     iota = jnp.arange(num_arms, dtype=jnp.int32)
 
     def init_fn(key, arm_mask):
         del key
         return fc.init_state(
-            num_arms, arm_mask, lambda _, mask: Race(mask, jnp.zeros((), jnp.int32)),
-            delta=delta, family=family, threshold=threshold,
-        )  # fmt: skip
+            num_arms, arm_mask, chernoff, lambda _, m: Race(m, jnp.zeros((), jnp.int32))
+        )
 
     def step_fn(state, key, reward):
         del key
@@ -85,7 +108,7 @@ def racing(
             threshold, when, delta, num_real, family, constant=state.constant
         )
         r = rounds.astype(means.dtype)
-        test = eliminate(means[best], means[worst], r, beta)
+        test = eliminate(family, sigma, means[best], means[worst], r, beta)
         drop = ~in_round & (best != worst) & test
         active = race.active & ~(drop & (iota == worst))
         done = jnp.sum(active) <= 1

@@ -74,6 +74,23 @@ def coin(key: Key, beta: ArrayLike, dtype) -> Array:
     return _prng.uniform(key, (), dtype) < beta
 
 
+def thompson_leader(
+    family: str,
+    stats: arms.ArmStats,
+    arm_mask: Array,
+    sigma: ArrayLike,
+    keys: Keys,
+    beta: ArrayLike,
+) -> tuple[Array, Array, Array]:
+    """``(theta, I, play_leader)``: the Thompson-sampling leader of TTTS and T3C, ``I =
+    argmax_i theta_i`` (lowest index on ties) of ``theta ~ Pi_n``
+    (:func:`jbandits.policies.blocks.posterior.sample_posterior`, the ``leader`` key),
+    and the :func:`coin` ``u < beta`` (the ``coin`` key)."""
+    theta = posterior.sample_posterior(family, keys.leader, stats, arm_mask, sigma)
+    leader = arms.argmax_masked(theta, arm_mask)
+    return theta, leader, coin(keys.coin, beta, stats.counts.dtype)
+
+
 def stopping_rule(
     obs: fc.Observed,
     stopping: str,

@@ -34,40 +34,32 @@ import jax.numpy as jnp
 
 from jbandits.core import registry
 from jbandits.core import validate as _validate
-from jbandits.core.types import ArrayLike, Policy
+from jbandits.core.types import Policy
 from jbandits.policies.blocks import arms, glr, tracking
 from jbandits.policies.blocks import fixed_confidence as fc
 
 RULES = ("weights", "divergences")
 
 
-@registry.policy("best_challenger")
+@registry.policy("best_challenger", shared=fc.CHERNOFF)
 def best_challenger(
     num_arms: int,
     *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
     rule: str = "weights",
+    chernoff: fc.Chernoff,
 ) -> Policy:
     """Best Challenger (GK16 Sec. 6) with Chernoff's stopping rule; recommends the
     empirical best.
 
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" or "gaussian" (known ``sigma``).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (default "practical", ``log((log t + 1)/delta)``; not covered by a theorem).
       rule: static, "weights" (the paper's comparison of proportions with ``w*``) or
         "divergences" (the authors' code).
 
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
+    _, family, sigma, _ = chernoff
     _validate.choice("rule", rule, RULES)
 
     def choose(state, obs, key):
@@ -89,6 +81,4 @@ def best_challenger(
         under, least = tracking.undersampled(counts, obs.t, mask)
         return fc.Decision(jnp.where(under, least, jnp.where(play_lead, lead, chal)))
 
-    return fc.glr_policy(
-        num_arms, choose, delta=delta, family=family, sigma=sigma, threshold=threshold
-    )
+    return fc.glr_policy(num_arms, choose, chernoff)

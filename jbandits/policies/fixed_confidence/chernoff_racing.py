@@ -16,46 +16,30 @@ with equal counts. ``s = r`` by default (the paper's ``beta(r, delta)``); ``cloc
 from __future__ import annotations
 
 from jbandits.core import registry
-from jbandits.core.types import ArrayLike, Policy
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import fixed_confidence as fc
 from jbandits.policies.blocks import glr
 from jbandits.policies.fixed_confidence import _racing
 
 
-@registry.policy("chernoff_racing")
-def chernoff_racing(
-    num_arms: int,
-    *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
-    clock: str = "round",
-) -> Policy:
+def eliminate(family: str, sigma: ArrayLike, mu_best, mu_worst, r, beta) -> Array:
+    """Chernoff-Racing's test: ``r (d(mu_a, m) + d(mu_b, m)) > beta``, ``m`` the
+    midpoint of the two means."""
+    mid = (mu_best + mu_worst) / 2.0
+    d_best = glr.divergence(family, mu_best, mid, sigma)
+    d_worst = glr.divergence(family, mu_worst, mid, sigma)
+    return r * (d_best + d_worst) > beta
+
+
+@registry.policy("chernoff_racing", shared=_racing.ARGUMENTS)
+def chernoff_racing(num_arms: int, *, chernoff: fc.Chernoff, clock: str) -> Policy:
     """Chernoff-Racing (GK16 Sec. 6): eliminate the worst active arm when its GLR
     against the best active arm exceeds ``beta``; stop when one arm remains.
 
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" or "gaussian" (known ``sigma``).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (default "practical", ``log((log s + 1)/delta)``, GK16 Sec. 6; not covered by
-        a theorem).
-      clock: static, the time ``s`` of the rate: "round" (the paper, ``s = r``) or
-        "pulls" (the authors' code, ``s = t``).
 
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time.
     """
-
-    def eliminate(mu_best, mu_worst, r, beta):
-        mid = (mu_best + mu_worst) / 2.0
-        d_best = glr.divergence(family, mu_best, mid, sigma)
-        d_worst = glr.divergence(family, mu_worst, mid, sigma)
-        return r * (d_best + d_worst) > beta
-
-    return _racing.racing(
-        num_arms, eliminate, delta=delta, family=family, sigma=sigma,
-        threshold=threshold, clock=clock,
-    )  # fmt: skip
+    return _racing.racing(num_arms, eliminate, chernoff, clock=clock)

@@ -39,7 +39,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from jbandits.core import registry
-from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.core.types import Array, Policy
 from jbandits.policies.blocks import arms, glr, kl_bounds, tracking
 from jbandits.policies.blocks import fixed_confidence as fc
 
@@ -105,31 +105,23 @@ def optimistic_gains(family, means, counts, lam, t, sigma) -> Array:
     )
 
 
-@registry.policy("dkm")
+@registry.policy("dkm", shared=fc.CHERNOFF)
 def dkm(
     num_arms: int,
     *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
+    chernoff: fc.Chernoff,
 ) -> Policy:
     """The Degenne-Koolen-Ménard game rule (NeurIPS 2019): AdaHedge against the best
     response, optimistic gains, C-Tracking, GLR stopping.
 
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" or "gaussian" (known ``sigma``).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (default "practical", ``log((log t + 1)/delta)``, the authors' experiments).
 
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap. Cost per step ``O(K)`` plus the KL
     bounds' bisections.
     """
-    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
+    _, family, sigma, _ = chernoff
 
     def start(stats, arm_mask):
         del arm_mask
@@ -178,7 +170,4 @@ def dkm(
         )
 
     # the initialisation (module docstring) replaces the round robin
-    return fc.glr_policy(
-        num_arms, choose, delta=delta, family=family, sigma=sigma,
-        threshold=threshold, start=start, round_robin=False,
-    )  # fmt: skip
+    return fc.glr_policy(num_arms, choose, chernoff, start=start, round_robin=False)

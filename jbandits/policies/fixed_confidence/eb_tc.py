@@ -105,31 +105,25 @@ def ids_share(family: str, counts: Array, means: Array, leader, challenger) -> A
     return tracking.on_grid(share)
 
 
-@registry.policy("eb_tc", optional=("epsilon0",))
+@registry.policy("eb_tc", shared=fc.CHERNOFF, optional=("epsilon0",))
 def eb_tc(
     num_arms: int,
     *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
     beta: ArrayLike = 0.5,
     target: str = "fixed",
     epsilon: ArrayLike = 0.0,
     epsilon0: ArrayLike | None = None,
+    chernoff: fc.Chernoff,
 ) -> Policy:
     """EB-TC / EB-TCε (Jourdan, Degenne & Kaufmann 2023): empirical-best leader,
     transportation-cost challenger with slack ``epsilon0``, tracked ``beta`` or IDS
     target, GLR / GLRε stopping.
 
+    Gaussian arms (known ``sigma``) are the paper's setting; Bernoulli arms take
+    ``epsilon = epsilon0 = 0``.
+
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" (``epsilon = epsilon0 = 0``) or "gaussian" (known
-        ``sigma``; the paper's setting).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (default "practical", ``log((log t + 1)/delta)``).
       beta: the leader's target proportion with ``target="fixed"``, 0 < beta < 1
         (traced; default 1/2, the paper's).
       target: static, "fixed" (tracking ``beta``) or "ids" (tracking IDS's share).
@@ -141,7 +135,7 @@ def eb_tc(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
+    delta, family, sigma, threshold = chernoff
     _top_two.check_beta(beta)
     _validate.choice("target", target, TARGETS)
     slack = numbers.given(epsilon0, epsilon)
@@ -208,7 +202,4 @@ def eb_tc(
         # a traced (swept) slack reaches no check: a non-zero one answers -1
         return jnp.where((epsilon == 0) & (slack == 0), best, -1).astype(jnp.int32)
 
-    return fc.glr_policy(
-        num_arms, choose, delta=delta, family=family, sigma=sigma,
-        threshold=threshold, start=start, output=output,
-    )  # fmt: skip
+    return fc.glr_policy(num_arms, choose, chernoff, start=start, output=output)

@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 
 from jbandits.core import registry
-from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.core.types import Array, Policy
 from jbandits.policies.blocks import arms, glr, tracking
 from jbandits.policies.blocks import fixed_confidence as fc
 
@@ -169,30 +169,22 @@ def fw_direction(family: str, means: Array, x: Array, t: Array, arm_mask: Array,
     return jnp.where(forced, uniform, jnp.where(single, vertex, game))
 
 
-@registry.policy("fws")
+@registry.policy("fws", shared=fc.CHERNOFF)
 def fws(
     num_arms: int,
     *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
+    chernoff: fc.Chernoff,
 ) -> Policy:
     """Frank-Wolfe Sampling (Wang, Tzeng & Proutière 2021) with GLR stopping.
 
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" or "gaussian" (known ``sigma``).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (default "practical", ``log((log t + 1)/delta)``, the paper's experiments).
 
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap. Cost per step: ``O(K^2)`` per
     bisection step of the game (:func:`game_direction`), 40 steps in float32.
     """
-    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
+    _, family, sigma, _ = chernoff
 
     def start(stats, arm_mask):
         # the Frank-Wolfe iterate x [K]: uniform over the real arms, 0 at padded ones
@@ -213,7 +205,4 @@ def fws(
         ratio = tracking.on_grid(x / (counts / tf))
         return fc.Decision(arms.argmax_masked(ratio, mask), x)
 
-    return fc.glr_policy(
-        num_arms, choose, delta=delta, family=family, sigma=sigma,
-        threshold=threshold, start=start,
-    )  # fmt: skip
+    return fc.glr_policy(num_arms, choose, chernoff, start=start)

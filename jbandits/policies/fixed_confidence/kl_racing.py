@@ -28,46 +28,31 @@ the paper does not state it for Table 1.
 from __future__ import annotations
 
 from jbandits.core import registry
-from jbandits.core.types import ArrayLike, Policy
+from jbandits.core.types import Array, ArrayLike, Policy
+from jbandits.policies.blocks import fixed_confidence as fc
 from jbandits.policies.blocks import kl_bounds
 from jbandits.policies.fixed_confidence import _racing
 
 
-@registry.policy("kl_racing")
-def kl_racing(
-    num_arms: int,
-    *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
-    clock: str = "round",
-) -> Policy:
+def eliminate(family: str, sigma: ArrayLike, mu_best, mu_worst, r, beta) -> Array:
+    """KL-Racing's test: the worst arm's KL upper bound at level ``beta / r`` is below
+    the best arm's KL lower bound."""
+    level = beta / r
+    lower = kl_bounds.kl_lower(family, mu_best, level, sigma)
+    upper = kl_bounds.kl_upper(family, mu_worst, level, sigma)
+    return upper < lower
+
+
+@registry.policy("kl_racing", shared=_racing.ARGUMENTS)
+def kl_racing(num_arms: int, *, chernoff: fc.Chernoff, clock: str) -> Policy:
     """KL-Racing (KK13 Algorithm 1; GK16 Sec. 6): eliminate the worst active arm when
     its KL upper bound falls below the best active arm's KL lower bound; stop when one
     arm remains.
 
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" or "gaussian" (known ``sigma``).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (default "practical").
-      clock: static, the time ``s`` of the rate: "round" (the paper, ``s = r``) or
-        "pulls" (the authors' code, ``s = t``).
 
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time.
     """
-
-    def eliminate(mu_best, mu_worst, r, beta):
-        level = beta / r
-        lower = kl_bounds.kl_lower(family, mu_best, level, sigma)
-        upper = kl_bounds.kl_upper(family, mu_worst, level, sigma)
-        return upper < lower
-
-    return _racing.racing(
-        num_arms, eliminate, delta=delta, family=family, sigma=sigma,
-        threshold=threshold, clock=clock,
-    )  # fmt: skip
+    return _racing.racing(num_arms, eliminate, chernoff, clock=clock)

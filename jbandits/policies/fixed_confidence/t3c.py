@@ -36,34 +36,27 @@ import jax.numpy as jnp
 
 from jbandits.core import registry
 from jbandits.core.types import ArrayLike, Policy
-from jbandits.policies.blocks import arms, posterior
 from jbandits.policies.blocks import fixed_confidence as fc
 from jbandits.policies.fixed_confidence import _top_two
 
 
-@registry.policy("t3c", optional=("confidence",))
+@registry.policy("t3c", shared=fc.CHERNOFF, optional=("confidence",))
 def t3c(
     num_arms: int,
     *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
     beta: ArrayLike = 0.5,
     stopping: str = "glr",
     confidence: ArrayLike | None = None,
+    chernoff: fc.Chernoff,
 ) -> Policy:
     """T3C (Shang et al. 2020, Algorithm 1): Thompson-sampling leader, transportation
     cost challenger, GLR or posterior stopping.
 
+    Priors: Beta(1, 1) for Bernoulli arms (rewards in [0, 1]); flat for Gaussian arms
+    (known ``sigma``).
+
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" (Beta(1, 1) prior; rewards in [0, 1]) or
-        "gaussian" (known ``sigma``, flat prior).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (``stopping="glr"``; default "practical", ``log((log t + 1)/delta)``).
       beta: probability of pulling the leader, 0 < beta < 1 (traced; the paper's
         experiments use 1/2).
       stopping: static, "glr" (Chernoff, eq. (5), recommend the empirical best) or
@@ -75,7 +68,7 @@ def t3c(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
+    delta, family, sigma, _ = chernoff
     _top_two.check_beta(beta)
     level = _top_two.check_stopping(stopping, confidence, delta)
 
@@ -84,18 +77,15 @@ def t3c(
         stop, _ = _top_two.stopping_rule(obs, stopping, family, mask, sigma, level)
         keys = _top_two.split_keys(key)
         stats = obs.stats
-        theta = posterior.sample_posterior(family, keys.leader, stats, mask, sigma)
-        leader = arms.argmax_masked(theta, mask)
-        play_leader = _top_two.coin(keys.coin, beta, stats.counts.dtype)
+        _, leader, play = _top_two.thompson_leader(
+            family, stats, mask, sigma, keys, beta
+        )
         challenger = _top_two.tc_challenger(
             family, stats, leader, mask, sigma, keys.second
         )
-        return fc.Decision(jnp.where(play_leader, leader, challenger), stop=stop)
+        return fc.Decision(jnp.where(play, leader, challenger), stop=stop)
 
     def output(state):
         return _top_two.recommend(state.stats, state.arm_mask, stopping, family, sigma)
 
-    return fc.glr_policy(
-        num_arms, choose, delta=delta, family=family, sigma=sigma,
-        threshold=threshold, output=output,
-    )  # fmt: skip
+    return fc.glr_policy(num_arms, choose, chernoff, output=output)

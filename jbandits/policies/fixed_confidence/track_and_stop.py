@@ -132,31 +132,22 @@ def _lazy_weights(due, family, stats, mask, sigma, weights) -> Array:
     return when_any(due, solve, keep, stats, mask, sigma, weights)
 
 
-@registry.policy("track_and_stop")
+@registry.policy("track_and_stop", shared=fc.CHERNOFF)
 def track_and_stop(
     num_arms: int,
     *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
     tracking: str = "d",
     projection: bool = True,
     lazy: bool = False,
     laziness: ArrayLike = 2.0,
+    chernoff: fc.Chernoff,
 ) -> Policy:
     """Track-and-Stop (GK16 Sec. 3): D- or C-Tracking of ``w*(mu_hat)`` with Chernoff's
-    stopping rule; recommends the empirical best.
+    stopping rule; recommends the empirical best. ``sigma`` enters the GLR only
+    (``w*`` does not depend on it).
 
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" or "gaussian" (known ``sigma``).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli; ``w*``
-        does not depend on it, the GLR does).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (default "practical", ``log((log t + 1)/delta)``, GK16 Sec. 6 and the authors'
-        code; not covered by a theorem: "delta_correct" is).
       tracking: static, "d" (D-Tracking) or "c" (C-Tracking).
       projection: static, C-Tracking only: True (the paper's ``Sigma^eps`` projection)
         or False (the authors' code: raw weights and D-Tracking's forced exploration).
@@ -168,7 +159,7 @@ def track_and_stop(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
+    _, family, sigma, _ = chernoff
     _validate.choice("tracking", tracking, TRACKINGS)
     if not isinstance(projection, bool):
         raise ValueError(f"projection must be a bool, got {projection!r}")
@@ -214,7 +205,4 @@ def track_and_stop(
             rule = jnp.where(under, least, rule)
         return fc.Decision(rule, Tracked(deficit, weights, next_update))
 
-    return fc.glr_policy(
-        num_arms, choose, delta=delta, family=family, sigma=sigma,
-        threshold=threshold, start=start,
-    )  # fmt: skip
+    return fc.glr_policy(num_arms, choose, chernoff, start=start)

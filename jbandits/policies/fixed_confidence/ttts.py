@@ -123,30 +123,26 @@ def fallback(
     return jnp.where(total > 0, drawn, runner_up).astype(jnp.int32)
 
 
-@registry.policy("ttts", static=("max_resamples",), optional=("confidence",))
+@registry.policy(
+    "ttts", shared=fc.CHERNOFF, static=("max_resamples",), optional=("confidence",)
+)
 def ttts(
     num_arms: int,
     *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
     beta: ArrayLike = 0.5,
     stopping: str = "glr",
     confidence: ArrayLike | None = None,
     max_resamples: int = MAX_RESAMPLES,
+    chernoff: fc.Chernoff,
 ) -> Policy:
     """Top-Two Thompson Sampling (Russo 2020, Algorithm 1) with GLR or posterior
     stopping.
 
+    Priors: Beta(1, 1) for Bernoulli arms (rewards in [0, 1]); flat for Gaussian arms
+    (known ``sigma``).
+
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" (Beta(1, 1) prior; rewards in [0, 1]) or
-        "gaussian" (known ``sigma``, flat prior).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (``stopping="glr"``; default "practical", ``log((log t + 1)/delta)``).
       beta: probability of pulling the leader, 0 < beta < 1 (traced; Russo's
         default 1/2).
       stopping: static, "glr" (Chernoff, recommend the empirical best) or
@@ -160,7 +156,7 @@ def ttts(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
+    delta, family, sigma, _ = chernoff
     _top_two.check_beta(beta)
     level = _top_two.check_stopping(stopping, confidence, delta)
     max_resamples = _validate.static_int("max_resamples", max_resamples, minimum=0)
@@ -175,9 +171,9 @@ def ttts(
         stop, alpha = _top_two.stopping_rule(obs, stopping, family, mask, sigma, level)
         keys = _top_two.split_keys(key)
         stats = obs.stats
-        theta = posterior.sample_posterior(family, keys.leader, stats, mask, sigma)
-        leader = arms.argmax_masked(theta, mask)
-        play_leader = _top_two.coin(keys.coin, beta, stats.counts.dtype)
+        theta, leader, play_leader = _top_two.thompson_leader(
+            family, stats, mask, sigma, keys, beta
+        )
         need = ~obs.forced & ~stop & ~play_leader
         second, tries, found = resample(
             family, keys.second, stats, mask, leader, need, max_resamples, sigma
@@ -207,7 +203,4 @@ def ttts(
     def output(state):
         return _top_two.recommend(state.stats, state.arm_mask, stopping, family, sigma)
 
-    return fc.glr_policy(
-        num_arms, choose, delta=delta, family=family, sigma=sigma,
-        threshold=threshold, start=start, output=output,
-    )  # fmt: skip
+    return fc.glr_policy(num_arms, choose, chernoff, start=start, output=output)

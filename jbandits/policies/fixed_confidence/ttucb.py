@@ -81,31 +81,24 @@ class Leads(NamedTuple):
     lead_pulls: Array  # [K] float: N^i_i, times arm i was pulled as the leader
 
 
-@registry.policy("ttucb")
+@registry.policy("ttucb", shared=fc.CHERNOFF)
 def ttucb(
     num_arms: int,
     *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
     beta: ArrayLike = 0.5,
     target: str = "tracking",
     s: ArrayLike = 1.2,
     alpha: ArrayLike = 1.2,
+    chernoff: fc.Chernoff,
 ) -> Policy:
     """TTUCB (Jourdan & Degenne 2023): UCB leader, TC challenger, tracking of
     ``beta``, GLR stopping.
 
+    Bernoulli arms (the default) get a KL-UCB leader, our extension (module
+    docstring); Gaussian arms (known ``sigma``) are the paper's setting.
+
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" (KL-UCB leader, our extension; module docstring;
-        the default of every GLR-stopped policy) or "gaussian" (known ``sigma``; the
-        paper's setting).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (default "practical", ``log((log t + 1)/delta)``).
       beta: the leader's target proportion, 0 < beta < 1 (traced; default 1/2).
       target: static, "tracking" (the paper's) or "random" (the top-two coin).
       s, alpha: the constants of ``g_m(n)``, > 0 (traced; 1.2 each).
@@ -113,7 +106,7 @@ def ttucb(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
+    _, family, sigma, _ = chernoff
     _top_two.check_beta(beta)
     _validate.choice("target", target, TARGETS)
     _validate.in_range("s", s, 0.0, low_open=True)
@@ -145,7 +138,4 @@ def ttucb(
             Leads(old.leads + hit, old.lead_pulls + (hit & play_leader)),
         )
 
-    return fc.glr_policy(
-        num_arms, choose, delta=delta, family=family, sigma=sigma,
-        threshold=threshold, start=start,
-    )  # fmt: skip
+    return fc.glr_policy(num_arms, choose, chernoff, start=start)

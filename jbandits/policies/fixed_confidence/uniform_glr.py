@@ -48,27 +48,19 @@ SAMPLINGS = ("round_robin", "random")
 STOPPINGS = ("glr", "posterior")
 
 
-@registry.policy("uniform_glr", optional=("confidence",))
+@registry.policy("uniform_glr", shared=fc.CHERNOFF, optional=("confidence",))
 def uniform_glr(
     num_arms: int,
     *,
-    delta: ArrayLike = 0.1,
-    family: str = "bernoulli",
-    sigma: ArrayLike = 1.0,
-    threshold: str = "practical",
     sampling: str = "round_robin",
     stopping: str = "glr",
     confidence: ArrayLike | None = None,
+    chernoff: fc.Chernoff,
 ) -> Policy:
     """Uniform sampling with Chernoff's (or Russo's posterior) stopping rule.
 
     Args:
       num_arms: static K (including padded arms).
-      delta: confidence, 0 < delta < 1 (traced).
-      family: static, "bernoulli" or "gaussian" (known ``sigma``).
-      sigma: Gaussian standard deviation > 0 (traced; unused for Bernoulli).
-      threshold: static name of :data:`jbandits.policies.blocks.glr.THRESHOLDS`
-        (``stopping="glr"``; default "practical", ``log((log t + 1)/delta)``).
       sampling: static, "round_robin" or "random" (module docstring).
       stopping: static, "glr" or "posterior" (module docstring).
       confidence: the posterior rule's ``c`` in (0, 1) (traced); default ``1 -
@@ -77,7 +69,7 @@ def uniform_glr(
     Output: the recommended arm (``[] int32``); the engine's ``num_pulls`` is the
     stopping time and the run's budget its cap.
     """
-    num_arms = fc.check_args(num_arms, delta, family, sigma, threshold)
+    delta, family, sigma, _ = chernoff
     _validate.choice("sampling", sampling, SAMPLINGS)
     _validate.choice("stopping", stopping, STOPPINGS)
     if numbers.given_on_host(confidence) and stopping != "posterior":
@@ -106,7 +98,4 @@ def uniform_glr(
         pulled = jnp.all(~mask | (state.stats.counts > 0))
         return jnp.where(pulled, arms.argmax_masked(alpha, mask), best)
 
-    return fc.glr_policy(
-        num_arms, choose, delta=delta, family=family, sigma=sigma,
-        threshold=threshold, output=output,
-    )  # fmt: skip
+    return fc.glr_policy(num_arms, choose, chernoff, output=output)
