@@ -62,6 +62,12 @@ API = [
     ("jbandits.policies.blocks.rounds", "Author tier: rounds", None),
     ("jbandits.policies.blocks.sampling", "Author tier: the Beta sampler", None),
     ("jbandits.policies.blocks.glr", "Author tier: GLR stopping", None),
+    (
+        "jbandits.policies.blocks.fixed_confidence",
+        "Author tier: the fixed-confidence skeleton",
+        None,
+    ),
+    ("jbandits.policies.blocks.tracking", "Author tier: tracking rules' parts", None),
     ("jbandits.policies.blocks.tstar", "Author tier: optimal weights", None),
     ("jbandits.policies.blocks.posterior", "Author tier: posteriors", None),
     ("jbandits.policies.blocks.kl_bounds", "Author tier: KL confidence bounds", None),
