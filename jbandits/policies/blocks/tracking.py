@@ -54,9 +54,10 @@ def tied_best(means: Array, arm_mask: Array) -> tuple[Array, Array]:
 def weights_of(
     family: str, means: Array, arm_mask: Array, sigma: ArrayLike
 ) -> tuple[Array, Array]:
-    """``(unique, w)``: ``w*(mu)`` of GK16 Theorem 5 (:func:`jbandits.policies.blocks.
-    tstar.optimal_weights`) :func:`on_grid` where the empirical best is unique; the
-    uniform weights over the tied best arms (:func:`tied_best`) where it is not.
+    """``(unique, w)``: ``w*(mu)`` of GK16 Theorem 5
+    (:func:`~jbandits.policies.blocks.tstar.optimal_weights`) :func:`on_grid` where
+    the empirical best is unique; the uniform weights over the tied best arms
+    (:func:`tied_best`) where it is not.
 
     The rounding makes weights that are equal in exact arithmetic equal in floating
     point (a symmetric Bernoulli pair, ``mu_2 = 1 - mu_1``, has ``w* = (1/2, 1/2)``,
