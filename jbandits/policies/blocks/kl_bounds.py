@@ -87,6 +87,19 @@ def kl_lower_bernoulli(
     return (lo + hi) / 2.0
 
 
+def _kl_bound(upper: bool, family: str, mean, level, sigma, num_iters) -> Array:
+    """:func:`kl_upper` (``upper``) or :func:`kl_lower`: one body, the side static."""
+    _check_family(family)
+    if family == "bernoulli":
+        bisect = klucb_bernoulli if upper else kl_lower_bernoulli
+        return bisect(mean, level, num_iters)
+    dtype = _dtype(mean, level, sigma)
+    level = jnp.maximum(jnp.asarray(level, dtype), 0.0)
+    mean = jnp.asarray(mean, dtype)
+    radius = _gauss_radius(level, sigma)
+    return mean + radius if upper else mean - radius
+
+
 def kl_upper(
     family: str,
     mean: ArrayLike,
@@ -96,29 +109,13 @@ def kl_upper(
 ) -> Array:
     """``max{q >= mean : d(mean, q) <= level}`` (KK13 eq. (4) with ``level = beta /
     N``); ``sigma`` is used by ``"gaussian"`` only."""
-    _check_family(family)
-    if family == "bernoulli":
-        return klucb_bernoulli(mean, level, num_iters)
-    dtype = _dtype(mean, level, sigma)
-    level = jnp.maximum(jnp.asarray(level, dtype), 0.0)
-    return jnp.asarray(mean, dtype) + _gauss_radius(level, sigma)
+    return _kl_bound(True, family, mean, level, sigma, num_iters)
 
 
-def kl_lower(
-    family: str,
-    mean: ArrayLike,
-    level: ArrayLike,
-    sigma: ArrayLike = 1.0,
-    num_iters: int | None = None,
-) -> Array:
-    """``min{q <= mean : d(mean, q) <= level}`` (KK13 eq. (5) with ``level = beta /
-    N``); ``sigma`` is used by ``"gaussian"`` only."""
-    _check_family(family)
-    if family == "bernoulli":
-        return kl_lower_bernoulli(mean, level, num_iters)
-    dtype = _dtype(mean, level, sigma)
-    level = jnp.maximum(jnp.asarray(level, dtype), 0.0)
-    return jnp.asarray(mean, dtype) - _gauss_radius(level, sigma)
+def kl_lower(family: str, mean, level, sigma=1.0, num_iters=None) -> Array:
+    """``min{q <= mean : d(mean, q) <= level}`` (KK13 eq. (5)); the arguments (and
+    their types) as :func:`kl_upper`'s."""
+    return _kl_bound(False, family, mean, level, sigma, num_iters)
 
 
 def kl_interval(
