@@ -52,6 +52,7 @@ import numpy as np  # noqa: E402
 
 import jbandits  # noqa: E402
 from benchmarks._timing import load, median_time, simulate_call  # noqa: E402
+from jbandits.analysis import stats  # noqa: E402
 
 TINY_DELTA = 1e-12  # no lane stops inside the budget (checked per row); the top-two
 # policies check their default confidence 1 - delta < 1 (1e-30 would round it to 1)
@@ -260,16 +261,12 @@ def _lazy_summary(done: dict, inst: str) -> None:
     base = stops["exact"]
     for v, x in stops.items():
         errors = sum(sum(done[f"{inst}/{v}/{b}"][1]) for b in full)
-        line = f"  {inst} {v:9s} n={len(x)} mean {x.mean():8.1f} (SE {x.std(ddof=1) / np.sqrt(len(x)):.1f}) errors {errors}"
+        se = stats.standard_error(x)
+        line = f"  {inst} {v:9s} n={len(x)} mean {x.mean():8.1f} (SE {se:.1f}) errors {errors}"
         if v != "exact":
-            d = x - base
-            se = d.std(ddof=1) / np.sqrt(len(d))
-            rel, lo, hi = (
-                d.mean() / base.mean(),
-                (d.mean() - 1.96 * se) / base.mean(),
-                (d.mean() + 1.96 * se) / base.mean(),
-            )
-            line += f"  paired diff {d.mean():+.1f} [{d.mean() - 1.96 * se:+.1f}, {d.mean() + 1.96 * se:+.1f}] = {rel:+.2%} [{lo:+.2%}, {hi:+.2%}]"
+            d = stats.paired(x, base)
+            rel, lo, hi = np.array([d.mean, d.lo, d.hi]) / base.mean()
+            line += f"  paired diff {d.mean:+.1f} [{d.lo:+.1f}, {d.hi:+.1f}] = {rel:+.2%} [{lo:+.2%}, {hi:+.2%}]"
         print(line)
 
 

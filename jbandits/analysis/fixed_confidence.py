@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jbandits.analysis import metrics
+from jbandits.analysis import metrics, stats
 
 QUANTILES = (0.1, 0.5, 0.9)
 
@@ -127,7 +127,7 @@ def summarize_stopping(
     delta = _delta(delta)
     wrong = rec != best
     rate, low, high = metrics.binomial_ci(wrong.astype(np.float64))
-    se = float(pulls.std(ddof=1) / math.sqrt(runs)) if runs > 1 else 0.0
+    se = stats.standard_error(pulls, single=0.0)
     quantiles = {q: float(np.quantile(pulls, q)) for q in QUANTILES}
     bound = log_bound = None
     if t_star is not None:

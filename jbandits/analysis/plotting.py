@@ -14,6 +14,8 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from jbandits.analysis import stats
+
 # Ten distinct colours (matplotlib's tab10) crossed with four line styles: up to 40
 # series get distinct (colour, linestyle) pairs; series 11-20 repeat the colours of
 # 1-10 with dashes, and so on. Beyond 40 markers are added as a third cue.
@@ -156,7 +158,7 @@ def _draw_categorical(ax, panel: dict, styles: dict, handles: dict, bold=()) -> 
                 whiskerprops={"color": color}, capprops={"color": color},
             )  # fmt: skip
             mean = v.mean()
-            half = 1.96 * v.std(ddof=1) / np.sqrt(v.size) if v.size > 1 else 0.0
+            half = stats.Z95 * stats.standard_error(v, single=0.0)
             ax.errorbar(pos, mean, yerr=half, fmt="o", color="k", ms=3.5,
                         capsize=2, lw=1, zorder=5)  # fmt: skip
             drew_mean = True
