@@ -333,6 +333,13 @@ def test_tuning_apt_epsilon_reduces_error():
     assert hi < 0
 
 
+def test_space_grid_takes_a_whole_number_of_points():
+    space = tune.Space({"a": Box(0.0, 1.0)})
+    for bad in (2.5, 0, True):  # never rounded (int(2.5) would give 2 points)
+        with pytest.raises(ValueError, match="points_per_dim must be an integer >= 1"):
+            space.grid(bad)
+
+
 def test_parabolic_refinement_finds_the_vertex_between_grid_points():
     from jbandits.tuning.grid import _parabolic
 

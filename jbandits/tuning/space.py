@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from jbandits.analysis.stats import count
+
 
 @dataclass(frozen=True)
 class _Param:
@@ -216,9 +218,7 @@ class Space:
 
     def grid(self, points_per_dim: int) -> np.ndarray:
         """``[points ** d, d]`` coordinates of an even grid (cell centres in [0, 1])."""
-        n = int(points_per_dim)
-        if n < 1:
-            raise ValueError(f"points_per_dim must be >= 1, got {points_per_dim}")
+        n = count("points_per_dim", points_per_dim)
         axis = (np.arange(n) + 0.5) / n
         mesh = np.meshgrid(*([axis] * self.dim), indexing="ij")
         return np.stack([m.reshape(-1) for m in mesh], axis=-1)
