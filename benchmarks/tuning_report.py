@@ -52,10 +52,8 @@ def hit_rate(hits) -> tuple[int, int, float, float]:
 
 def behind(diffs, ses, z: float = Z) -> int:
     """Runs whose paired difference to the grid exceeds ``z`` SE (a zero SE: any
-    positive difference; :attr:`jbandits.analysis.stats.Paired.z`)."""
-    d, se = np.asarray(diffs, np.float64), np.asarray(ses, np.float64)
-    p = stats.Paired(d, se, d - z * se, d + z * se)
-    return int((np.atleast_1d(p.z) > z).sum())
+    positive difference; :func:`jbandits.analysis.stats.z_score`)."""
+    return int((np.atleast_1d(stats.z_score(diffs, ses)) > z).sum())
 
 
 def log_ratio(a, b) -> stats.Paired:

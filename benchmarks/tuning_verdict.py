@@ -229,7 +229,7 @@ def main(argv=None) -> None:
         if (args.method, frac) not in rows:
             continue
         vg = versus_grid(name, rec, args.eval, args.method, args.key)
-        z = [d / se if se > 0 else (0.0 if d <= 0 else np.inf) for d, se in vg]
+        z = [stats.z_score(d, se) for d, se in vg]
         worst = int(np.argmax(z))
         print(
             f"{name:50s} {sum(v > 2 for v in z):2d}/{len(z):<3d} "

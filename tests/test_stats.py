@@ -99,3 +99,10 @@ def test_count_accepts_integers_and_refuses_the_rest_by_name():
             stats.count("reps", bad)
     with pytest.raises(ValueError, match="num_reps must be an integer >= 2, got 1"):
         stats.count("num_reps", 1, 2)
+
+
+def test_z_score_decides_the_zero_se_cases_elementwise():
+    z = stats.z_score([1.0, -1.0, 0.0, math.nan, 3.0], [0.0, 0.0, 0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(z, [math.inf, -math.inf, 0.0, math.nan, 1.5])
+    assert stats.z_score(-2.0, 0.0) == -math.inf  # a float for scalars
+    assert stats.paired([1.0, 3.0]).z == stats.z_score(2.0, 1.0)

@@ -14,6 +14,8 @@ replications through these functions:
 * :func:`wilson_ci` -- a rate of 0/1 outcomes with the Wilson score interval (Wilson,
   "Probable inference, the law of succession, and statistical inference", JASA 22,
   1927);
+* :func:`z_score` -- ``mean / se`` with the zero-SE cases decided (a sure difference
+  is infinite);
 * :func:`count` -- a count argument (replications, points, steps) checked on the host;
 * :data:`Z95` -- the two-sided 95% normal quantile ``Phi^-1(0.975)``.
 
@@ -79,14 +81,8 @@ class Paired(NamedTuple):
 
     @property
     def z(self):
-        """``mean / se``; with ``se = 0``: 0 if ``mean = 0``, else +-inf (a sure
-        difference); NaN when ``se`` or ``mean`` is NaN (no interval)."""
-        d, se = np.asarray(self.mean, float), np.asarray(self.se, float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = np.where(se > 0, d / np.where(se > 0, se, 1.0), np.sign(d) * np.inf)
-        z = np.where((se > 0) | (d != 0), z, 0.0)
-        z = np.where(np.isnan(se) | np.isnan(d), np.nan, z)
-        return float(z) if z.ndim == 0 else z
+        """``mean / se`` (:func:`z_score`)."""
+        return z_score(self.mean, self.se)
 
     @property
     def lower(self):
@@ -109,6 +105,18 @@ class Paired(NamedTuple):
     def significant(self):
         """The interval excludes 0."""
         return self.lower | self.higher
+
+
+def z_score(mean, se):
+    """``mean / se`` elementwise; with ``se = 0``: 0 if ``mean = 0``, else +-inf (a
+    sure difference); NaN when ``se`` or ``mean`` is NaN (no interval). A float for
+    scalars, else an array."""
+    d, se = np.asarray(mean, float), np.asarray(se, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, d / np.where(se > 0, se, 1.0), np.sign(d) * np.inf)
+    z = np.where((se > 0) | (d != 0), z, 0.0)
+    z = np.where(np.isnan(se) | np.isnan(d), np.nan, z)
+    return float(z) if z.ndim == 0 else z
 
 
 def paired(a, b=None, *, axis: int = 0, z: float = Z95, single: float = math.nan):
@@ -197,4 +205,5 @@ __all__ = [
     "paired",
     "standard_error",
     "wilson_ci",
+    "z_score",
 ]
