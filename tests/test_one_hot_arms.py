@@ -6,6 +6,7 @@ any K (issue 61, item 4). Both forms run here, on CPU, and are compared exactly.
 from __future__ import annotations
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -15,7 +16,8 @@ from jbandits.core.execution import Execution
 from jbandits.policies.blocks import arms
 
 CPU = Execution(one_hot_arms=False)
-GPU = Execution(one_hot_arms=True)
+GPU = Execution(one_hot_arms=True, kept_column=True)
+KERNEL = Execution(one_hot_arms=True)  # as the fused kernel builds policies on a GPU
 
 
 def test_gpu_platforms_get_the_one_hot_form_and_cpu_keeps_gathers():
@@ -26,6 +28,7 @@ def test_gpu_platforms_get_the_one_hot_form_and_cpu_keeps_gathers():
         source, _ = programs.source_of(policy)
         ex = programs.execution_of(source, programs.Options(), platform)
         assert ex.one_hot_arms == (platform == "cuda")
+        assert ex.kept_column == (platform == "cuda")
     assert Execution.for_platform("cuda").one_hot_arms
     assert Execution.for_platform("gpu").one_hot_arms
     assert not Execution.for_platform("cpu").one_hot_arms
@@ -115,3 +118,76 @@ def test_both_forms_pull_the_same_arms(name, k, kw):
             for x, y in zip(leaves_a, leaves_b, strict=True):
                 np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
         assert np.asarray(cpu.pulls).sum() == 6 * 240
+
+
+def _all_primitives(jaxpr) -> list[str]:
+    out = []
+    for e in jaxpr.eqns:
+        out.append(str(e.primitive))
+        for sub in jax.extend.core.jaxprs_in_params(e.params):
+            out += _all_primitives(sub)
+    return out
+
+
+def test_the_gpu_form_of_apt_updates_without_a_reduction_over_the_arms():
+    """The GPU step (``kept_column``) reads the pulled arm's column from the state
+    (read where the arm was chosen), so its update is one select: no masked-sum
+    reduction over the arms (a kernel of its own on a GPU); the CPU form gathers it
+    and scatters it back, the fused kernel's form reads it as a masked sum."""
+    k = 12
+    prims = {}
+    for ex in (GPU, CPU):
+        policy = jbandits.make("apt", num_arms=k, threshold=0.5, execution=ex)
+        state = policy.init(jax.random.key(0), jnp.ones(k, bool))
+        jaxpr = jax.make_jaxpr(lambda s, p=policy: p.step(s, jax.random.key(1), 1.0))
+        prims[ex] = _all_primitives(jaxpr(state).jaxpr)
+    assert "reduce_sum" not in prims[GPU]
+    assert not any(p.startswith("scatter") for p in prims[GPU])
+    assert "scatter" in prims[CPU]
+    policy = jbandits.make("apt", num_arms=k, threshold=0.5, execution=KERNEL)
+    state = policy.init(jax.random.key(0), jnp.ones(k, bool))
+    assert state.column is None and state.succ is None
+    jaxpr = jax.make_jaxpr(lambda s: policy.step(s, jax.random.key(1), 1.0))(state)
+    assert "reduce_sum" in _all_primitives(jaxpr.jaxpr)
+
+
+@pytest.mark.parametrize(("name", "kw"), [("apt", {"threshold": 0.5}), ("ucb1", {})])
+def test_the_gpu_state_keeps_the_next_arms_column_and_successor(name, kw):
+    k = 9
+    mask = jnp.asarray([True, True, False, True, True, True, False, True, True])
+    policy = jbandits.make(name, num_arms=k, execution=GPU, **kw)
+    state = policy.init(jax.random.key(0), mask)
+    rng = np.random.default_rng(1)
+    for t in range(40):
+        want = arms.column_of(state.stats, state.arm)
+        assert len(state.column) == len(want)
+        for got, w in zip(state.column, want, strict=True):
+            np.testing.assert_array_equal(got, w)
+        if state.succ is not None:
+            assert int(state.succ) == int(arms.next_real(state.arm, mask))
+        state = policy.step(state, jax.random.key(t), float(rng.random() < 0.5))
+
+
+@pytest.mark.parametrize("name", ["apt", "ucb1"])
+def test_both_forms_pull_the_same_arms_with_padded_arms(name):
+    """Padded arms (K = 100 padded to 128, as a GPU chunk runs it, and a hole in the
+    middle): the forced round robin's successor and the last real arm."""
+    means = np.linspace(0.1, 0.9, 128)
+    mask = np.arange(128) < 100
+    mask[37] = False
+    bandit, params = jbandits.envs.bernoulli(means, arm_mask=mask)
+    kw = {"threshold": 0.5, "epsilon": 0.05} if name == "apt" else {}
+    runs = []
+    for ex in (CPU, GPU, KERNEL):
+        policy = jbandits.make(name, num_arms=128, execution=ex, **kw)
+        res = jbandits.simulate(
+            policy, bandit, params, jax.random.key(3), budget=300, num_reps=4,
+            num_checkpoints=2, record_arms=True, progress=False, execution=ex,
+        )  # fmt: skip
+        runs.append(res)
+    for other in runs[1:]:
+        np.testing.assert_array_equal(np.asarray(runs[0].arms), np.asarray(other.arms))
+        np.testing.assert_array_equal(
+            np.asarray(runs[0].pulls), np.asarray(other.pulls)
+        )
+    assert np.asarray(runs[0].pulls)[..., 37].sum() == 0

@@ -82,6 +82,16 @@ class Execution:
         engine's own per-step count update and reward draw keep their gathers and
         scatter: one-hot there added a kernel on a GPU. The same arms either way.
         Default: on off CPU.
+      kept_column: with ``one_hot_arms``, an index policy's state also keeps the
+        next arm's column of its statistics (and its round-robin successor), read
+        where the arm is chosen (a gather of one number per row, fused into the
+        kernel that chooses the arm), so that the next update is one select that
+        reads the table elementwise: no masked-sum reduction per step
+        (:func:`jbandits.policies.blocks.index.index_policy`; APT at K = 100 on an
+        H100: 6 kernels per unguarded step before, 5 after,
+        ``benchmarks/notes_gpu_compile.md``). The fused kernel turns it off (its
+        registers: UCB1 at K = 16, 220 before, 255 with it). The same arms either
+        way. Default: on off CPU.
     """
 
     fixed_phase_sorts: bool = False
@@ -91,6 +101,7 @@ class Execution:
     backend: str = "auto"
     gauss_kept_arms: int = 32
     one_hot_arms: bool = False
+    kept_column: bool = False
 
     def __post_init__(self):
         kept = self.gauss_kept_arms
@@ -105,7 +116,12 @@ class Execution:
     def for_platform(cls, platform: str, *, lanes: str | None = None) -> Execution:
         """The measured defaults on ``platform`` ("cpu", "gpu", "cuda", "tpu", ...)."""
         off_cpu = platform != "cpu"
-        return cls(fixed_phase_sorts=off_cpu, lanes=lanes, one_hot_arms=off_cpu)
+        return cls(
+            fixed_phase_sorts=off_cpu,
+            lanes=lanes,
+            one_hot_arms=off_cpu,
+            kept_column=off_cpu,
+        )
 
     @classmethod
     def default(cls) -> Execution:

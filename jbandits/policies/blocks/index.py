@@ -29,6 +29,10 @@ class IndexState(NamedTuple):
     t: Array | None  # [] int32: pulls done (None where the index does not read it)
     arm: Array  # [] int32: next arm
     after: Array | None = None  # [K] int32: real arm after each arm (one-pass only)
+    # the next arm's column of stats.table (F + E numbers), read where it is chosen
+    # (the GPU form, Execution.one_hot_arms; None otherwise): arms.update(column=...)
+    column: tuple[Array, ...] | None = None
+    succ: Array | None = None  # [] int32: after[arm], read with column (one pass)
 
     @property
     def index(self) -> Array | None:
@@ -88,12 +92,17 @@ def index_policy(
       execution: static :class:`~jbandits.core.execution.Execution` (default
         None: the CPU form). With ``one_hot_arms`` (the GPU form) the statistics
         update is one-hot (``arms.update(one_hot=True)``) and a ``"first"``
-        selection one pass at any K; the same arms.
+        selection one pass at any K; the same arms. With ``kept_column`` too (the
+        XLA engine on a GPU) the state also keeps the next arm's column of the
+        statistics and its successor (``IndexState.column``, ``succ``), read with
+        the arm's choice, so that the update is one select over the table and no
+        reduction (on a GPU a kernel of its own: issue 61, item 4).
     """
     num_arms = _validate.static_int("num_arms", num_arms, minimum=2)
     _validate.choice("select", select, ("min", "max"))
     _validate.choice("tie_break", tie_break, arms.TIE_BREAKS)
     lean = execution is not None and execution.one_hot_arms
+    kept = lean and execution.kept_column  # the next arm's column in the state
     pick = functools.partial(
         arms.argmin_masked if select == "min" else arms.argmax_masked,
         tree=local or elementwise,
@@ -117,20 +126,25 @@ def index_policy(
         if one_pass:
             ids = jnp.arange(num_arms, dtype=jnp.int32)
             after = jax.vmap(lambda a: arms.next_real(a, arm_mask))(ids)
-        return IndexState(stats, arm_mask, zero, arms.round_robin(0, arm_mask), after)
+        first = arms.round_robin(0, arm_mask)
+        column = arms.column_of(stats, first) if kept else None
+        succ = after[first] if kept and one_pass else None
+        return IndexState(stats, arm_mask, zero, first, after, column, succ)
 
     def step_fn(state, key, reward):
         t = state.t + 1 if with_pulls else None
+        read = {"column": state.column} if kept else {}
         if local:
             # the pulled arm's index, from its updated statistics, is written with
             # them (the other arms' entries are unchanged by the pull)
             ok = state.arm_mask[jnp.maximum(state.arm, 0)][None]
             stats = update(
-                state.stats, state.arm, reward, derive=lambda col: index(col, ok)
-            )
+                state.stats, state.arm, reward, derive=lambda col: index(col, ok),
+                **read,
+            )  # fmt: skip
             value = stats.extra[0]
         else:
-            stats = update(state.stats, state.arm, reward)
+            stats = update(state.stats, state.arm, reward, **read)
             if with_pulls:
                 value = index(stats, state.arm_mask, t)
             else:
@@ -156,11 +170,16 @@ def index_policy(
             forced = t < passes * jnp.sum(state.arm_mask)
         else:
             pulled = jnp.maximum(state.arm, 0)
-            n = stats.counts[pulled]
+            if kept and state.column is not None:  # the count before the pull, + 1
+                n = state.column[0] + (state.arm >= 0).astype(state.column[0].dtype)
+            else:
+                n = stats.counts[pulled]
             forced = n < passes + (pulled < arms.last_real(state.arm_mask))
         if one_pass:
             arm = pick(value, state.arm_mask, key=key, tie_break=tie_break)
-            if state.after is None:  # a hand-built state
+            if state.succ is not None:  # read with the arm (the GPU form)
+                succ = state.succ
+            elif state.after is None:  # a hand-built state
                 succ = arms.next_real(state.arm, state.arm_mask)
             else:  # forced implies a real arm was pulled: state.arm >= 0
                 succ = state.after[jnp.maximum(state.arm, 0)]
@@ -169,7 +188,13 @@ def index_policy(
             ahead = arms.steps_ahead(state.arm, num_arms).astype(stats.counts.dtype)
             score = jnp.where(forced, ahead if select == "min" else -ahead, value)
             arm = pick(score, state.arm_mask, key=key, tie_break=tie_break)
-        return IndexState(stats, state.arm_mask, t, arm, state.after)
+        # the GPU form reads the next arm's column and successor here, in the kernel
+        # that chooses the arm (gathers of one number each), not with the next update
+        column = arms.column_of(stats, arm) if kept else None
+        succ = None
+        if kept and one_pass and state.after is not None:
+            succ = state.after[jnp.maximum(arm, 0)]
+        return IndexState(stats, state.arm_mask, t, arm, state.after, column, succ)
 
     def output_fn(state):
         return output(state.stats, state.arm_mask)

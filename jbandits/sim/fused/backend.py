@@ -308,8 +308,9 @@ def program_for(
         return xla
     if isinstance(execution, Execution):
         # "any lane" predicates read each lane's own value in a kernel (a psum over
-        # the block has no Triton rule); same results, by Execution's contract
-        execution = dataclasses.replace(execution, lanes=None)
+        # the block has no Triton rule); same results, by Execution's contract. No
+        # kept column either: more registers in a kernel, for no kernel saved
+        execution = dataclasses.replace(execution, lanes=None, kept_column=False)
     spec = driver.Spec(
         build=source.policy,
         execution=execution,

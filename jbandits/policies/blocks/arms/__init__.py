@@ -4,7 +4,7 @@ This package is the import point (``from jbandits import arms``; ``arms.update``
 ``arms.argmax_masked``, ...); the code lives in modules with one job each:
 
 * :mod:`jbandits.policies.blocks.arms.stats`: :class:`ArmStats` (counts, Kahan-compensated sums,
-  Welford's M2), :func:`update`, means and variances, and the read-outs
+  Welford's M2), :func:`update` (and :func:`column_of`), means and variances, and the read-outs
   :func:`labels_above` and :func:`best_empirical`.
 * :mod:`jbandits.policies.blocks.arms.selection`: :func:`argmax_masked` / :func:`argmin_masked` over
   the eligible arms (one-pass, knock-out tree and two-pass forms; ``"first"`` and
@@ -44,6 +44,7 @@ from jbandits.policies.blocks.arms.sequence import (
 from jbandits.policies.blocks.arms.stats import (
     ArmStats,
     best_empirical,
+    column_of,
     init_stats,
     labels_above,
     mean,
@@ -61,6 +62,7 @@ __all__ = [
     "argmax_masked",
     "argmin_masked",
     "best_empirical",
+    "column_of",
     "forced_arm",
     "init_stats",
     "keep_top",

@@ -134,6 +134,7 @@ def update(
     weight=True,
     derive=None,
     one_hot: bool = False,
+    column=None,
 ) -> ArmStats:
     """Add ``reward`` to ``arm``'s statistics; ``weight=False`` or ``arm < 0`` is a no-op.
 
@@ -150,13 +151,20 @@ def update(
     as a masked sum over the arms and written by one select over the table, every
     row elementwise (no gather, scatter or concatenation, which are kernels of their
     own on a GPU); the same values (a sum of one entry and zeros is that entry).
+    ``column`` (one-hot form only): the pulled arm's column of ``stats`` (F + E
+    numbers) read beforehand (:func:`column_of`, e.g. where the arm was chosen, the
+    reduction-free read of :func:`jbandits.policies.blocks.index.index_policy`'s GPU
+    form); it replaces the masked sum, so the update is one select that reads the
+    table elementwise only (written in place on a GPU).
     """
     arm = jnp.asarray(arm)
     live = (arm >= 0) & weight
     i = jnp.maximum(arm, 0)
     table = stats.table
     if one_hot:
-        return _update_one_hot(stats, i, live, reward, derive)
+        return _update_one_hot(stats, i, live, reward, derive, column)
+    if column is not None:
+        raise ValueError("update: column= is read by the one-hot form only")
     col = table[:, i]
     reward = jnp.asarray(reward, table.dtype)
     new = jnp.stack(_new_column(stats, col, reward))
@@ -185,11 +193,23 @@ def _new_column(stats: ArmStats, col, reward: Array) -> list:
     return new
 
 
-def _update_one_hot(stats: ArmStats, i, live, reward, derive) -> ArmStats:
+def column_of(stats: ArmStats, arm: ArrayLike) -> tuple[Array, ...]:
+    """``arm``'s column of the table (arm 0 for ``arm < 0``), one ``[]`` number per
+    row (F + E of them), for :func:`update`'s ``column=``: a gather of one number
+    per row, which a GPU fuses into a kernel that reads ``arm`` (as a ``[F + E]``
+    gather it would be a kernel of its own, of another shape under ``vmap``)."""
+    i = jnp.maximum(jnp.asarray(arm), 0)
+    return tuple(stats.table[j, i] for j in range(stats.table.shape[-2]))
+
+
+def _update_one_hot(stats: ArmStats, i, live, reward, derive, column) -> ArmStats:
     """:func:`update`'s one-hot form (see there)."""
     table = stats.table
     hot = jnp.arange(table.shape[-1]) == i
-    col = jnp.sum(jnp.where(hot, table, 0.0), axis=-1)
+    if column is None:
+        col = jnp.sum(jnp.where(hot, table, 0.0), axis=-1)
+    else:
+        col = [jnp.asarray(c, table.dtype) for c in column]
     rows = [col[j] for j in range(table.shape[-2])]
     new = _new_column(stats, rows, jnp.asarray(reward, table.dtype))
     if derive is not None:
