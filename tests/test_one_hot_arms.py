@@ -191,3 +191,21 @@ def test_both_forms_pull_the_same_arms_with_padded_arms(name):
             np.asarray(runs[0].pulls), np.asarray(other.pulls)
         )
     assert np.asarray(runs[0].pulls)[..., 37].sum() == 0
+
+
+def test_the_unrolled_random_tie_picks_the_same_arm():
+    """``Execution.one_hot_arms``' random tie (prefix counts written out over the
+    packed words) gives the arm of the scan form, over 1 to 7 words, sparse and
+    dense tied sets and none."""
+    from jbandits.policies.blocks.arms.selection import _random_tied
+
+    rng = np.random.default_rng(11)
+    for k in (12, 40, 100, 128, 200):
+        for density in (0.0, 0.02, 0.3, 1.0):
+            tied = jnp.asarray(rng.random((64, k)) < density)
+            keys = jax.random.split(jax.random.key(k), 64)
+            want = jax.vmap(_random_tied)(tied, keys)
+            got = jax.vmap(lambda t, s: _random_tied(t, s, unrolled=True))(tied, keys)
+            np.testing.assert_array_equal(got, want)
+            if density == 0.0:
+                assert np.all(np.asarray(got) == -1)

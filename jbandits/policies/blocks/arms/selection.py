@@ -37,7 +37,7 @@ def _first_true(flags: Array) -> Array:
     return jnp.where(first < size, first, -1).astype(jnp.int32)
 
 
-def _random_tied(tied: Array, key: Key) -> Array:
+def _random_tied(tied: Array, key: Key, unrolled: bool = False) -> Array:
     """The ``floor(b * n / 2**32)``-th tied arm in index order (``-1`` if none), with
     ``n`` the number of tied arms and ``b = jax.random.bits(key)`` (32 bits).
 
@@ -48,10 +48,32 @@ def _random_tied(tied: Array, key: Key) -> Array:
     count and the ``r``-th tied arm is a word chosen by prefix counts over the
     ``ceil(K / 32)`` words plus :func:`_nth_set_bit`: one hash per selection and no
     per-arm random numbers.
+
+    ``unrolled`` (static; the GPU form, ``Execution.one_hot_arms``): the prefix
+    counts and the word's choice are written out over the words, as
+    :func:`jbandits.policies.blocks.arms.lowest_set` does, elementwise over the
+    lanes (one kernel after the packing; the scan and the masked sums over the
+    words are kernels of their own on a GPU). The same integers, so the same arm.
     """
     packed = pack_bits(tied)
     words = packed.shape[0]
     per_word = jax.lax.population_count(packed).astype(jnp.int32)  # [W]
+    if unrolled and words > 1:
+        counts = [per_word[w] for w in range(words)]
+        upto = [counts[0]]  # tied arms in words 0..w
+        for w in range(1, words):
+            upto.append(upto[-1] + counts[w])
+        n = upto[-1]
+        r = _mulhi(_prng.bits(key), n.astype(jnp.uint32)).astype(jnp.int32)
+        # the first word with upto > r (the last one when none before it)
+        word, before, base = packed[-1], upto[-1] - counts[-1], 32 * (words - 1)
+        for w in reversed(range(words - 1)):
+            take = r < upto[w]
+            word = jnp.where(take, packed[w], word)
+            before = jnp.where(take, upto[w] - counts[w], before)
+            base = jnp.where(take, 32 * w, base)
+        found = base + _nth_set_bit(word, r - before)
+        return jnp.where(n > 0, found, -1).astype(jnp.int32)
     n = jnp.sum(per_word)
     r = _mulhi(_prng.bits(key), n.astype(jnp.uint32)).astype(jnp.int32)
     if words == 1:
@@ -166,7 +188,12 @@ def _tree(score: Array, ok: Array, largest: bool) -> Array:
 
 
 def _pick(
-    s: Array, ok: Array, best_value: Array, key: Key | None, tie_break: str
+    s: Array,
+    ok: Array,
+    best_value: Array,
+    key: Key | None,
+    tie_break: str,
+    unrolled: bool = False,
 ) -> Array:
     tied = ok & (s == best_value)
     if tie_break == "first":
@@ -175,7 +202,7 @@ def _pick(
         raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
     if key is None:
         raise ValueError("tie_break='random' needs a key")
-    return _random_tied(tied, key)
+    return _random_tied(tied, key, unrolled)
 
 
 # In the two-pass form of the two selections below (more than ONE_PASS_MAX_ARMS arms
@@ -204,7 +231,9 @@ def _select(
     """:func:`argmax_masked` (``largest``) or :func:`argmin_masked`: one pass, the
     knock-out tree, or the two-pass form; ineligible and NaN entries rank worst.
     ``one_pass``: a "first" selection is one pass at any K (the GPU form,
-    ``Execution.one_hot_arms``: one reduction kernel that fuses the score)."""
+    ``Execution.one_hot_arms``: one reduction kernel that fuses the score), and a
+    ``"random"`` one picks among the ties with :func:`_random_tied`'s unrolled
+    form."""
     ok = _eligible(score, eligible)
     if uses_one_pass(score.shape[-1], tie_break) or (
         one_pass and tie_break == "first"
@@ -214,7 +243,8 @@ def _select(
         return _tree(score, ok, largest=largest)
     worst = -jnp.inf if largest else jnp.inf
     s = jax.lax.optimization_barrier(jnp.where(ok & ~jnp.isnan(score), score, worst))
-    return _pick(s, ok, jnp.max(s) if largest else jnp.min(s), key, tie_break)
+    best = jnp.max(s) if largest else jnp.min(s)
+    return _pick(s, ok, best, key, tie_break, unrolled=one_pass)
 
 
 def _selector(largest: bool, name: str, doc: str):
