@@ -29,8 +29,7 @@ import jax.numpy as jnp
 import jbandits
 from benchmarks import _timing
 from jbandits.analysis import stats
-from jbandits.sim import replication
-from jbandits.sim.runner import programs
+from jbandits.sim import replication, runner
 
 # (label, policy, kwargs, K, budget, reps, checkpoints)
 SETTINGS = [
@@ -55,15 +54,15 @@ def _zero_outside(policy, raw, out, mask):
 
 def _programs(call) -> dict:
     """Compile ``call``'s programs (two warm calls) and return the runner's cache."""
-    programs.clear_cache()
+    runner.clear_cache()
     for _ in range(2):
         jax.block_until_ready(call().regret)
-    return dict(programs._CACHE)
+    return dict(runner.program_cache())
 
 
 def _timed(call, cache: dict) -> float:
-    programs._CACHE.clear()
-    programs._CACHE.update(cache)
+    runner.clear_cache()
+    runner.program_cache().update(cache)
     t0 = time.perf_counter()
     jax.block_until_ready(call().regret)
     return time.perf_counter() - t0

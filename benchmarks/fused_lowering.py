@@ -29,19 +29,19 @@ import numpy as np
 import jbandits
 from benchmarks.gpu import make
 from jbandits.core.execution import Execution
+from jbandits.sim import runner
 from jbandits.sim.fused import backend, driver, lowering, safe
-from jbandits.sim.runner import programs
 
 
 def _fused_program():
-    for fn in reversed(programs._CACHE.values()):
+    for fn in reversed(runner.program_cache().values()):
         if isinstance(fn, backend.FusedProgram):
             return fn
     return None
 
 
 def check(label: str, num_arms: int, steps: int) -> dict:
-    programs.clear_cache()
+    runner.clear_cache()
     backend.FALLBACKS.clear()
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, num_arms))
     ex = Execution(fixed_phase_sorts=True, fixed_bisection=True, backend="fused")

@@ -9,7 +9,7 @@ topology from a ``GpuTargetConfigProto`` (an H100's by default), inputs given as
 Nothing runs.
 
 A policy row compiles the program :func:`jbandits.simulate` would run for a chunk on a
-``cuda`` device: the runner's own program (``runner._program(..., platform="cuda")``
+``cuda`` device: the runner's own program (``runner.program(..., platform="cuda")``
 through :func:`benchmarks.hlo.engine_program`), with
 ``Execution.for_platform("gpu")`` and the row's backend. A lab row compiles the lab
 kernel (``fused``, APT in one Pallas kernel) or its plain-JAX twin (``plain``).

@@ -220,7 +220,7 @@ def engine_program(
     hp.update(entry.prepared(source, numeric, real[0], real, np.full(lanes, budget)))
     opts = runner.Options() if opts is None else opts
     fields = tuple(params._fields)
-    fn = runner._program(source, bandit, opts, fields, True, platform=platform)
+    fn = runner.program(source, bandit, opts, fields, True, platform=platform)
     kdata = np.stack([prng.key_data(jax.random.key(0))] * lanes)
     one = np.ones(lanes, np.int32)
     return fn, (hp, params, kdata, 0 * one, budget * one, budget * one)

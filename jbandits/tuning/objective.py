@@ -219,7 +219,7 @@ class Objective:
         numeric = {**self.numeric_fixed(), **theta}
         if self._takes_budget():
             numeric["budget"] = budget
-        hp = {k: runner._per_cell(np.asarray(v), num_cells) for k, v in numeric.items()}
+        hp = runner.per_cell({k: np.asarray(v) for k, v in numeric.items()}, num_cells)
         real = np.full(num_cells, self.num_arms)
         budgets = np.full(num_cells, budget)
         extra = _entry.prepared(self.source, numeric, self.num_arms, real, budgets)

@@ -33,10 +33,11 @@ Its modules, one job each:
 * :mod:`~jbandits.sim.runner.programs` — policy sources (:class:`Source`,
   :func:`registered`, :func:`source_of`, :func:`storable`), run :class:`Options`,
   the :class:`~jbandits.core.execution.Execution` of a program (:func:`execution_of`)
-  and the compiled programs in a bounded LRU cache (:data:`CACHE_SIZE`,
-  :func:`clear_cache`);
+  and the compiled programs (:func:`program`) in a bounded LRU cache (:data:`CACHE_SIZE`,
+  :func:`clear_cache`, :func:`program_cache`);
 * :mod:`~jbandits.sim.runner.work` — the work: :class:`Lanes`,
-  :func:`instance_keys`, numbers per cell and their checks, a chunk's arguments;
+  :func:`instance_keys`, numbers per cell (:func:`per_cell`) and their checks, a
+  chunk's arguments;
 * :mod:`~jbandits.sim.runner.chunking` — chunks and memory (:func:`default_memory_budget`,
   :func:`lane_bytes`, :func:`choose_chunk`, budget-homogeneous chunks,
   :data:`MIN_CHUNK`);
@@ -83,7 +84,7 @@ from jbandits.sim.runner.programs import (
     source_of,
     storable,
 )
-from jbandits.sim.runner.programs import _program as _program
+from jbandits.sim.runner.programs import _program as program
 from jbandits.sim.runner.results import (
     EXACT_FLOAT32_COUNT,
     Report,
@@ -91,11 +92,10 @@ from jbandits.sim.runner.results import (
     to_result,
 )
 from jbandits.sim.runner.resume import resumable
-from jbandits.sim.runner.work import Lanes, instance_keys
-from jbandits.sim.runner.work import _per_cell as _per_cell
+from jbandits.sim.runner.work import Lanes, instance_keys, per_cell
 
-# ``X as X`` above: private names still read from outside the package (the tests,
-# benchmarks/hlo.py, the tuner); the tier is the names below.
+# ``X as X`` above: private names still read by the tests; the tier is the names
+# below.
 __all__ = [
     "CACHE_SIZE",
     "CPU_MAX_LANE_BYTES",
@@ -116,12 +116,28 @@ __all__ = [
     "execution_of",
     "instance_keys",
     "lane_bytes",
+    "per_cell",
+    "program",
+    "program_cache",
     "registered",
     "resumable",
     "source_of",
     "storable",
     "to_result",
 ]
+
+
+def program_cache():
+    """The runner's cache of compiled programs itself (not a copy): an ordered dict
+    from a program's key to the program, least recently used first, at most
+    ``runner.programs.CACHE_SIZE`` entries (:func:`program` fills it,
+    :func:`clear_cache` empties it).
+
+    For benchmarks that look at the programs a call compiled
+    (``benchmarks/fused_lowering.py``) or time a call against a saved set of them
+    (``benchmarks/contract_cost.py``); a call's results never depend on it.
+    """
+    return _CACHE
 
 
 class _Runner(types.ModuleType):
