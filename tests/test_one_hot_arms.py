@@ -165,6 +165,8 @@ def test_the_gpu_state_keeps_the_next_arms_column_and_successor(name, kw):
             np.testing.assert_array_equal(got, w)
         if state.succ is not None:
             assert int(state.succ) == int(arms.next_real(state.arm, mask))
+        if name == "ucb1":  # its index reads the pulls: the forced ones, kept
+            assert int(state.forced_until) == int(mask.sum())
         state = policy.step(state, jax.random.key(t), float(rng.random() < 0.5))
 
 

@@ -33,6 +33,8 @@ class IndexState(NamedTuple):
     # (the GPU form, Execution.one_hot_arms; None otherwise): arms.update(column=...)
     column: tuple[Array, ...] | None = None
     succ: Array | None = None  # [] int32: after[arm], read with column (one pass)
+    # [] int32: passes * (real arms), the forced pulls (GPU form, with_pulls only)
+    forced_until: Array | None = None
 
     @property
     def index(self) -> Array | None:
@@ -129,7 +131,10 @@ def index_policy(
         first = arms.round_robin(0, arm_mask)
         column = arms.column_of(stats, first) if kept else None
         succ = after[first] if kept and one_pass else None
-        return IndexState(stats, arm_mask, zero, first, after, column, succ)
+        until = None
+        if kept and with_pulls:
+            until = passes * jnp.sum(arm_mask.astype(jnp.int32))
+        return IndexState(stats, arm_mask, zero, first, after, column, succ, until)
 
     def step_fn(state, key, reward):
         t = state.t + 1 if with_pulls else None
@@ -166,7 +171,9 @@ def index_policy(
         # the forced pulls every pull leaves n > passes. The count is read from the
         # updated statistics (the old ones are overwritten in place by the scatter);
         # a counter is one more kernel per step.
-        if with_pulls:
+        if with_pulls and state.forced_until is not None:  # kept: no reduction
+            forced = t < state.forced_until
+        elif with_pulls:
             forced = t < passes * jnp.sum(state.arm_mask)
         else:
             pulled = jnp.maximum(state.arm, 0)
@@ -194,7 +201,9 @@ def index_policy(
         succ = None
         if kept and one_pass and state.after is not None:
             succ = state.after[jnp.maximum(arm, 0)]
-        return IndexState(stats, state.arm_mask, t, arm, state.after, column, succ)
+        return IndexState(
+            stats, state.arm_mask, t, arm, state.after, column, succ, state.forced_until
+        )
 
     def output_fn(state):
         return output(state.stats, state.arm_mask)
