@@ -1,4 +1,6 @@
-"""A registered policy's numbers are data: in ``policy.params`` and in its state."""
+"""A registered policy is its structure plus its numbers: ``make`` returns the factory's
+own policy (its own state type) with the numbers in ``policy.params``; the explicit
+form ``structure.init/step/output(params, ...)`` takes them as data."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ import numpy as np
 import pytest
 
 import jbandits
-from jbandits.core.numbers import WithParams
 from jbandits.core.types import Policy
 
 
@@ -29,27 +30,56 @@ def test_make_fills_in_the_numeric_defaults_and_keeps_structure_apart():
     assert jbandits.make("ucb1", num_arms=3, alpha=3.0).params == {"alpha": 3.0}
 
 
-def test_init_puts_the_numbers_into_the_state_and_step_reads_them_there():
+def test_make_returns_the_factorys_own_policy_and_state():
     key = jax.random.key(0)
     policy = jbandits.make("apt", num_arms=3, threshold=0.5, epsilon=0.1)
+    raw = jbandits.core.registry.raw_factory("apt")(3, threshold=0.5, epsilon=0.1)
     state = policy.init(key, jnp.ones(3, bool))
-    assert isinstance(state, WithParams)
-    assert set(state.params) == {"threshold", "epsilon"}
-    assert state.stats is state.inner.stats  # the algorithm's fields read through
-    # the same state with other numbers is the policy with those numbers
-    other = jbandits.make("apt", num_arms=3, threshold=0.9, epsilon=0.1)
-    rewards = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]
+    assert type(state) is type(raw.init(key, jnp.ones(3, bool)))
+    assert state._replace(arm=jnp.int32(2)).arm == 2  # the user's own fields
+    # one build: step and output are the factory's own functions, not wrappers
+    assert policy.step.__qualname__ == raw.step.__qualname__
+    assert policy.output.__qualname__ == raw.output.__qualname__
+    assert policy.spec.name == "apt" and set(policy.params) == {"threshold", "epsilon"}
 
-    def arms(policy, state):
-        out = []
+
+def test_the_explicit_form_takes_the_numbers_as_data():
+    """``structure.step(params, ...)`` with other numbers is the policy built with
+    them, and under jit one program serves every value."""
+    key = jax.random.key(0)
+    structure = jbandits.core.registry.bind("apt", num_arms=3)
+    rewards = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]
+    mask = jnp.ones(3, bool)
+
+    def arms_of(policy):
+        out, state = [], policy.init(key, mask)
         for t, r in enumerate(rewards):
             out.append(int(state.arm))
             state = policy.step(state, jax.random.key(t), r)
         return out
 
-    swapped = state._replace(params={**state.params, "threshold": jnp.float32(0.9)})
-    assert arms(policy, swapped) == arms(other, other.init(key, jnp.ones(3, bool)))
-    assert arms(policy, state) != arms(policy, swapped)
+    traces = []
+
+    @jax.jit
+    def run(params):
+        traces.append(1)
+        state = structure.init(params, key, mask)
+
+        def body(state, xs):
+            t, r = xs
+            return structure.step(params, state, jax.random.key(t), r), state.arm
+
+        xs = (jnp.arange(len(rewards)), jnp.asarray(rewards))
+        return jax.lax.scan(body, state, xs)[1]
+
+    for threshold in (0.5, 0.9):
+        params = {"threshold": jnp.float32(threshold), "epsilon": jnp.float32(0.1)}
+        made = jbandits.make("apt", num_arms=3, threshold=threshold, epsilon=0.1)
+        assert np.asarray(run(params)).tolist() == arms_of(made)
+    assert len(traces) == 1
+    assert arms_of(jbandits.make("apt", num_arms=3, threshold=0.5, epsilon=0.1)) != (
+        arms_of(jbandits.make("apt", num_arms=3, threshold=0.9, epsilon=0.1))
+    )
 
 
 def test_a_jitted_loop_and_an_eager_loop_agree():
@@ -121,8 +151,43 @@ def test_a_state_class_made_inside_the_factory_sweeps(tmp_path):
             )
             for w in (1.0, 2.0)
         ]
-        a, b = (np.asarray(r.state.inner.total) for r in results)
+        a, b = (np.asarray(r.state.total) for r in results)
         np.testing.assert_allclose(b, 2 * a)
-        assert np.asarray(results[1].state.params["weight"]).max() == 2.0
+        assert type(results[0].state).__name__ == "Local"  # the factory's own class
     finally:
         jbandits.core.registry.unregister("tmp_local_state")
+
+
+def test_few_library_frames_lie_between_simulate_and_a_users_step():
+    """Each trace of a user's ``step`` under ``simulate`` (XLA) is at most 6 jbandits
+    frames below ``simulate``, and none of them is a wrapper of the policy."""
+    import traceback
+
+    stacks = []
+
+    class _S(NamedTuple):
+        arm: jax.Array
+
+    @jbandits.core.registry.policy("tmp_frames")
+    def tmp_frames(num_arms: int, *, alpha: float = 1.0) -> Policy:
+        def step(state, key, reward):
+            stacks.append(traceback.extract_stack())
+            return _S((state.arm + 1) % num_arms)
+
+        return Policy(lambda k, m: _S(jnp.int32(0)), step, lambda s: s.arm, "regret")
+
+    try:
+        bandit, params = jbandits.envs.bernoulli([0.2, 0.8])
+        jbandits.simulate(
+            jbandits.make("tmp_frames", num_arms=2), bandit, params,
+            jax.random.key(0), budget=10, num_reps=2, progress=False,
+        )  # fmt: skip
+    finally:
+        jbandits.core.registry.unregister("tmp_frames")
+    assert stacks
+    for stack in stacks:
+        top = max(i for i, f in enumerate(stack) if f.name == "simulate")
+        ours = [f for f in stack[top:-1] if "/jbandits/" in f.filename]
+        names = [f"{f.filename.rsplit('/', 1)[-1]}:{f.name}" for f in ours]
+        assert len(ours) <= 6, names
+        assert not any("numbers.py" in n for n in names), names

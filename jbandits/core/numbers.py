@@ -9,22 +9,27 @@ is traced: a sweep, a loop of ``simulate`` calls or a tuner over it compiles one
 program, its default value included (defaults are traced like any other value).
 
 **How numbers travel.** A registered policy splits into its *structure*
-(:class:`Structure`) and its numbers.
-
-Every registered policy splits into its *structure* (name, K, tie rule, variant, the
-integers it declares static, its :class:`~jbandits.core.execution.Execution`), which fixes
-the compiled program, and its *numbers* (τ, ε, α, ρ, δ, priors, budgets, horizons,
-host schedules), a dict pytree: :attr:`jbandits.Policy.params`, with the factory's
-numeric defaults filled in. As in optax's ``inject_hyperparams``, ``init`` puts the
-numbers into the state (:class:`WithParams`) and ``step`` / ``output`` read them from
-there, so the contract stays ``step(state, key, reward) -> state`` and a batch of lanes
-with different numbers is a batch of states, not a batch of programs::
+(:class:`Structure`: name, K, tie rule, variant, the integers it declares static, its
+:class:`~jbandits.core.execution.Execution`), which fixes the compiled program, and
+its *numbers* (τ, ε, α, ρ, δ, priors, budgets, horizons, host schedules), a dict
+pytree: :attr:`jbandits.Policy.params`, with the factory's numeric defaults filled
+in. As in blackjax, the structure is fixed and the numbers are arguments: the
+policy is the factory's own, built for its numbers (:meth:`Structure.policy`), and
+its state is the algorithm's own state. The batched runner builds it once per lane,
+inside the compiled program, from the lane's traced numbers, so a batch of lanes
+with different numbers is one program, and the loop calls the algorithm's ``step``
+itself::
 
     structure = jbandits.core.registry.bind("apt", num_arms=4)
     policy = structure.policy({"threshold": 0.5, "epsilon": 0.05})
     policy.params                      # {"epsilon": 0.05, "threshold": 0.5}
-    state = policy.init(key, mask)     # state.params is that dict, state.inner APT's
-    state.counts                       # the algorithm's own fields read through
+    state = policy.init(key, mask)     # APT's own state
+
+For numbers as data in code of one's own (a ``jit`` over several values, a
+``vmap`` over lanes with different numbers), the structure has the explicit form
+``structure.init(params, key, mask)``, ``structure.step(params, state, key,
+reward)`` and ``structure.output(params, state)``: each builds the algorithm for
+``params`` (traced or not) and calls it.
 
 **Optional numbers.** A number whose factory default is ``None`` ("derived from
 the other arguments", e.g. APT's epsilon, the top-two rules' confidence) is static
@@ -51,7 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -90,21 +95,6 @@ def is_static(
     return isinstance(value, (str, bool, np.bool_, Execution))
 
 
-class WithParams(NamedTuple):
-    """The state of a registered policy: its numbers and the algorithm's own state.
-
-    The algorithm's fields read through (``state.counts`` is ``state.inner.counts``).
-    """
-
-    params: dict
-    inner: Any
-
-    def __getattr__(self, name: str):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-
 @dataclass(frozen=True)
 class Structure:
     """What fixes the program of a registered policy: its factory and static arguments.
@@ -115,10 +105,6 @@ class Structure:
         its numbers closed over: the inner policy).
       static: sorted ``((key, value), ...)``, hashable.
       defaults: sorted ``((key, value), ...)``, the factory's numeric defaults.
-      host: numbers the factory derives host-side schedules from when it is not
-        handed them (``budget`` of a policy with a ``prepare`` hook): given concrete,
-        they stay those values when ``step`` is traced (the schedule is exact host
-        arithmetic); the batched runner hands the schedules in and traces them.
       kinds: sorted ``((key, "int" | "float"), ...)``, the declared type of each
         number (:func:`kind_of`); optional numbers default to :data:`NOT_GIVEN`.
     """
@@ -127,7 +113,6 @@ class Structure:
     factory: Callable[..., Policy]
     static: tuple
     defaults: tuple = ()
-    host: tuple = ()
     kinds: tuple = ()
 
     def numbers(self, params: dict) -> dict:
@@ -143,116 +128,42 @@ class Structure:
         return _validate.policy_object(built, who)
 
     def policy(self, params: dict) -> Policy:
-        """The policy with numbers ``params`` (defaults filled in) as data: ``init``
-        puts them into the state, ``step`` and ``output`` read them from it."""
+        """The factory's own policy for numbers ``params`` (defaults filled in, each
+        cast to its declared type; concrete on the host, traced inside a program),
+        with its :class:`~jbandits.core.types.PolicySpec` attached: ``init`` takes a
+        list or NumPy ``arm_mask`` too, ``step`` and ``output`` are the algorithm's."""
         params = self.numbers(params)
         _scalars(self.name, self.defaults, params)
-        first = self.build(params)
-        pinned = {
-            k: params[k] for k in self.host if k in params and _concrete(params[k])
-        }
-        carried = jax.tree_util.tree_map(_as_array, params)  # the state's numbers
-        numbers = _Numbers(self, pinned, carried, first)
-        diagnostics = None if first.diagnostics is None else numbers.diagnostics
+        built = self.build(params)
         spec = PolicySpec(self.name, self.static, params)
-        return Policy(
-            numbers.init, numbers.step, numbers.output, first.setting, spec,
-            diagnostics,
-        )  # fmt: skip
-
-
-class _Numbers:
-    """The functions of a registered policy whose numbers are data in its state: each
-    reads them from the state and runs the algorithm built for them
-    (:meth:`algorithm`)."""
-
-    def __init__(self, structure: Structure, pinned: dict, carried: dict, first):
-        self.structure = structure
-        self.pinned = pinned  # host numbers kept concrete when rebuilt
-        self.carried = carried  # the numbers init puts into the state
-        self.first = first  # the algorithm built for them
-        self.last = [carried, first]  # numbers, the algorithm built last for them
-
-    def algorithm(self, params: dict) -> Policy:
-        """The algorithm for the state's numbers: the one built last while the state
-        holds those very arrays (an eager loop; the engine, which keeps them out of
-        its loop: :func:`outside_loop`), else built again for the new ones (a trace
-        of ``step`` alone), its host arithmetic on concrete values done at once and
-        the ``pinned`` host numbers kept."""
-        if not _same_leaves(params, self.last[0]):
-            with jax.ensure_compile_time_eval():
-                built = self.structure.build({**params, **self.pinned})
-            self.last[:] = [params, built]
-        return self.last[1]
-
-    def init(self, key, arm_mask):
-        mask = _mask(arm_mask, self.structure.static)
-        return WithParams(self.carried, self.first.init(key, mask))
-
-    def step(self, state, key, reward):
-        new = self.algorithm(state.params).step(state.inner, key, reward)
-        return WithParams(state.params, _as_structure_of(state.inner, new))
-
-    def output(self, state):
-        return self.algorithm(state.params).output(state.inner)
-
-    def diagnostics(self, state):
-        return self.algorithm(state.params).diagnostics(state.inner)
-
-
-def outside_loop(policy: Policy, state):
-    """``(policy, state)`` for a loop that carries the algorithm's own state only.
-
-    A registered policy's numbers do not change from step to step: the engine keeps
-    them out of its loop carry and runs the algorithm built for them (its ``step``
-    is what the loop calls), so the numbers a lane was given are the ones its steps
-    read (the algorithm is built once per program, as a closure over them). Returns
-    ``wrap(inner) -> state`` as third item, to give back a final state in the
-    policy's own form. Any other policy and state come back as they are.
-    """
-    if not isinstance(state, WithParams):
-        return policy, state, lambda inner: inner
-    params = state.params
-
-    def wrap(inner):
-        return WithParams(params, inner)
-
-    numbers = getattr(policy.step, "__self__", None)
-    if isinstance(numbers, _Numbers):
-        algorithm = numbers.algorithm(params)
-        loop = algorithm._replace(
-            init=lambda key, mask: policy.init(key, mask).inner,
-            setting=policy.setting,
-            spec=policy.spec,
-            diagnostics=policy.diagnostics and algorithm.diagnostics,
+        return built._replace(
+            init=_taking_host_masks(built.init, self.static), spec=spec
         )
-        return loop, state.inner, wrap
-    # a registered policy's state under another step (a user's wrapper)
-    diagnostics = policy.diagnostics and (lambda s: policy.diagnostics(wrap(s)))
-    loop = policy._replace(
-        init=lambda key, mask: policy.init(key, mask).inner,
-        step=lambda s, key, reward: policy.step(wrap(s), key, reward).inner,
-        output=lambda s: policy.output(wrap(s)),
-        diagnostics=diagnostics,
-    )
-    return loop, state.inner, wrap
+
+    def init(self, params: dict, key, arm_mask):
+        """``policy(params).init(key, arm_mask)``: numbers as data (see the module
+        docstring)."""
+        return self.policy(params).init(key, arm_mask)
+
+    def step(self, params: dict, state, key, reward):
+        """``policy(params).step(state, key, reward)``, the new state in the pytree
+        structure of ``state`` (a state class defined inside the factory is a new
+        class at each build)."""
+        new = self.policy(params).step(state, key, reward)
+        return _as_structure_of(state, new)
+
+    def output(self, params: dict, state):
+        """``policy(params).output(state)``."""
+        return self.policy(params).output(state)
 
 
-def _same_leaves(a, b) -> bool:
-    if a is b:
-        return True
-    xs, ys = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
-    return len(xs) == len(ys) and all(x is y for x, y in zip(xs, ys, strict=True))
+def _taking_host_masks(init, static: tuple):
+    """``init`` that takes a list or NumPy boolean ``arm_mask`` as well."""
 
+    def init_with_mask(key, arm_mask):
+        return init(key, _mask(arm_mask, static))
 
-def _as_array(value):
-    return value if isinstance(value, jax.Array) else jnp.asarray(value)
-
-
-def _concrete(value) -> bool:
-    return not any(
-        isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(value)
-    )
+    return init_with_mask
 
 
 def _as_structure_of(like, new):

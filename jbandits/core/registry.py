@@ -117,11 +117,12 @@ def policy(
     optional: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Policy]], Callable[..., Policy]]:
     """Decorator form of :func:`register`: ``@registry.policy("apt")`` over the
-    factory registers it under that name and returns it unchanged; with ``shared``
-    (a :class:`~jbandits.core.arguments.SharedArguments` group, e.g. the budget, schedule
-    and execution of the fixed-schedule policies) it registers and returns the
-    factory that takes the group's arguments too (:mod:`jbandits.core.arguments`), with
-    the group's ``prepare`` and ``min_budget`` unless given here.
+    factory registers it and returns :func:`factory` of the name (calling it is
+    :func:`make`, as ``jbandits.apt`` is: every way to build a policy gives the same
+    policy); with ``shared`` (a :class:`~jbandits.core.arguments.SharedArguments`
+    group, e.g. the budget, schedule and execution of the fixed-schedule policies)
+    the factory takes the group's arguments too, with the group's ``prepare`` and
+    ``min_budget`` unless given here.
 
     Example::
 
@@ -131,13 +132,13 @@ def policy(
         jbandits.make("my_ucb", num_arms=5, alpha=1.0)
     """
 
-    def decorate(factory: Callable[..., Policy]) -> Callable[..., Policy]:
+    def decorate(fn: Callable[..., Policy]) -> Callable[..., Policy]:
         hooks = {"prepare": prepare, "min_budget": min_budget}
         if shared is not None:
-            factory = shared.wrap(name, factory)
+            fn = shared.wrap(name, fn)
             hooks = {k: v or getattr(shared, k) for k, v in hooks.items()}
-        register(name, factory, static=static, optional=optional, **hooks)
-        return factory
+        register(name, fn, static=static, optional=optional, **hooks)
+        return factory(name)
 
     return decorate
 
@@ -233,10 +234,9 @@ def bind(name: str, **static) -> Structure:
 def _structure(name: str, static: dict) -> Structure:
     """:func:`bind` without its checks (``static`` already checked and split)."""
     entry = _ENTRIES[name]
-    host = ("budget",) if entry.prepare is not None else ()
     items = tuple(sorted(static.items()))
     defaults = _numeric_defaults(entry, static)
-    return Structure(name, entry.factory, items, defaults, host, kinds(name))
+    return Structure(name, entry.factory, items, defaults, kinds(name))
 
 
 def kinds(name: str) -> tuple:

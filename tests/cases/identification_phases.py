@@ -18,10 +18,10 @@ from reference.identification import shvar as shvar_ref
 from reference.identification import successive_rejects as sr_ref
 from reference.identification import vbr as vbr_ref
 
+from jbandits.core.registry import raw_factory
 from jbandits.policies.blocks import schedules
 from jbandits.policies.identification import (
     halving_schedule,
-    sar,
     sequential_halving,
     shadavar,
     shvar,
@@ -148,7 +148,8 @@ CASES = [
         _sr_sample,
         sr_ref.successive_rejects,
     ),
-    _case("sar", "sar", _phase(sar), _sar_sample, sar_ref.sar),
+    # the registered factory itself: m is static for the runner, traced here
+    _case("sar", "sar", _phase(raw_factory("sar")), _sar_sample, sar_ref.sar),
     _case(
         "sequential_halving_equal_stages",
         "sequential_halving",

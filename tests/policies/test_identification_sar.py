@@ -46,4 +46,4 @@ def test_validation_names_the_argument():
 
 
 def test_registered():
-    assert jbandits.core.registry.raw_factory("sar") is sar
+    assert jbandits.core.registry.factory("sar") is sar

@@ -88,7 +88,7 @@ def test_validation_names_the_argument():
 
 def test_registered():
     assert (
-        jbandits.core.registry.raw_factory("sequential_halving") is sequential_halving
+        jbandits.core.registry.factory("sequential_halving") is sequential_halving
     )
 
 

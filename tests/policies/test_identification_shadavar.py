@@ -46,4 +46,4 @@ def test_validation_names_the_argument():
 
 
 def test_registered():
-    assert jbandits.core.registry.raw_factory("shadavar") is shadavar
+    assert jbandits.core.registry.factory("shadavar") is shadavar

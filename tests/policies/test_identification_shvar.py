@@ -48,4 +48,4 @@ def test_validation_names_the_argument():
 
 
 def test_registered():
-    assert jbandits.core.registry.raw_factory("shvar") is shvar
+    assert jbandits.core.registry.factory("shvar") is shvar

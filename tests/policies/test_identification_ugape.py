@@ -269,7 +269,8 @@ def test_ugapeb_oracle_a():
     ],
 )
 def test_invalid_arguments(factory, kwargs, name):
-    with pytest.raises(ValueError, match=rf"^{name} "):
+    # the factory's own message, or the registry's for a static argument
+    with pytest.raises(ValueError, match=rf"^(ugape[bc]: )?{name} "):
         factory(4, **kwargs)
 
 

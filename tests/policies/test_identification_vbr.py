@@ -29,5 +29,5 @@ def test_validation_names_the_argument():
 
 
 def test_registered_as_provisional():
-    assert jbandits.core.registry.raw_factory("vbr_provisional") is vbr_provisional
+    assert jbandits.core.registry.factory("vbr_provisional") is vbr_provisional
     assert "vbr" not in jbandits.names()
