@@ -25,7 +25,6 @@ The replication itself (keys, arm order, the pull, the read-outs) is
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, NamedTuple
 
 import jax
@@ -37,14 +36,13 @@ from jbandits.core import grad_guard as _grad_guard
 from jbandits.core import prng as _prng
 from jbandits.core import registry
 from jbandits.core import validate as _validate
-from jbandits.core.numbers import outside_loop
 from jbandits.core.types import Array, Bandit, Key, Policy, State
 from jbandits.sim import checks as _checks
 from jbandits.sim import contract as _contract
 from jbandits.sim import replication
 from jbandits.sim import segments as _segments
 from jbandits.sim.compiler import _known_option, compiler_options  # noqa: F401
-from jbandits.sim.segments import default_segment, step_reads_key
+from jbandits.sim.segments import step_reads_key
 
 
 class RunResult(NamedTuple):
@@ -242,7 +240,6 @@ class Loop(NamedTuple):
     inner: Any  # steps between checkpoints (traced with the horizon)
     horizon: Any
     return_state: bool
-    wrap: Any  # the final state in the policy's own form (outside_loop)
     policy: Policy  # the policy as given (its numbers guard the outputs)
 
     @property
@@ -252,13 +249,10 @@ class Loop(NamedTuple):
 
     def result(self, carry, outs) -> RunResult:
         """The :class:`RunResult` of the final carry and the checkpoints' read-outs."""
-        result = _result(
+        return _result(
             self.play, self.policy, carry, outs, self.budget, self.inner,
             self.horizon, self.return_state,
         )  # fmt: skip
-        if self.return_state:
-            result = result._replace(state=self.wrap(result.state))
-        return result
 
 
 class RunOptions(NamedTuple):
@@ -291,7 +285,11 @@ def start(
     num_checkpoints = _validate.static_int(
         "num_checkpoints", num_checkpoints, minimum=1, maximum=_validate.INT32_MAX
     )
-    horizon, inner, seg = _spacing(horizon, num_checkpoints, segment, record_arms)
+    horizon, inner, seg = _segments.spacing(
+        horizon, num_checkpoints, segment, record_arms
+    )
+    if isinstance(horizon, int):
+        _checks.checkpoint_times(num_checkpoints, horizon)
     key = _prng.one_key(key)  # legacy data wrapped: the same stream as simulate's
     _check_run(policy, bandit, params, key, budget, horizon)
     if diag:
@@ -307,12 +305,9 @@ def start(
     budget = jnp.asarray(budget, jnp.int32)
     play = replication.Play(
         policy, bandit, params, lane0.key_steps, lane0.key_env, lane0.perm,
-        jnp.result_type(float), seg, record_arms, axis_name,
+        jnp.result_type(float),
     )  # fmt: skip
     state0 = lane0.state
-    given = policy
-    policy, state0, wrap = outside_loop(policy, state0)
-    play = play._replace(policy=policy)
     counts0 = jnp.zeros((num_arms,), jnp.int32)
     # only the fast segments (with axis_name) leave the counter out of a step
     keyed = axis_name is None or step_reads_key(
@@ -321,30 +316,12 @@ def start(
         replication.draw(play, state0, counts0),
         None if key_cache is None else (key_cache, num_arms),
     )
-    play = play._replace(keyed=keyed)
+    plan = _segments.Plan(seg, record_arms, axis_name, keyed)
     carry0 = lane_varying(_initial_carry(play, state0, counts0, budget), lane)
-    block = functools.partial(_segments.checkpoint, play, readout, budget, inner)
+    block = functools.partial(_segments.checkpoint, play, plan, readout, budget, inner)
     checkpoints = jnp.arange(num_checkpoints, dtype=jnp.int32)
     return Loop(block, carry0, checkpoints, play, budget, inner, horizon,
-                return_state, wrap, given)  # fmt: skip
-
-
-def _spacing(horizon, num_checkpoints: int, segment, record_arms: bool):
-    """``(horizon, inner, seg)``: the horizon (a static int where it is concrete or
-    arms are recorded), the steps between checkpoints (traced with the horizon) and
-    the static steps per segment."""
-    if record_arms or _validate.is_concrete(horizon):
-        horizon = _validate.static_int(
-            "horizon", horizon, minimum=1, maximum=_validate.INT32_MAX
-        )
-        _checks.checkpoint_times(num_checkpoints, horizon)
-        inner = math.ceil(horizon / num_checkpoints)
-        seg = default_segment(inner) if segment is None else segment
-    else:  # traced horizon: checkpoint spacing computed in the program
-        h = jnp.asarray(horizon, jnp.int32)
-        inner = (h + num_checkpoints - 1) // num_checkpoints
-        seg = default_segment(None) if segment is None else segment
-    return horizon, inner, _validate.static_int("segment", seg, minimum=1)
+                return_state, policy)  # fmt: skip
 
 
 def _initial_carry(play: replication.Play, state0, counts0, budget) -> tuple:
@@ -366,25 +343,48 @@ def _result(play: replication.Play, given, carry, outs, budget, inner, horizon,
     """The :class:`RunResult` of the final carry and the checkpoints' read-outs
     (guarded against ``jax.grad`` with respect to the numbers of ``given``)."""
     values, regret, total, arms, used, diag, outside = outs
-    policy, perm = play.policy, play.perm
-    num_checkpoints = regret.shape[0]
-    state, counts = carry[0], carry[1]
-    values, regret, total = _grad_guard.guard_outputs((values, regret, total), given)
-    times = jnp.minimum(jnp.arange(1, num_checkpoints + 1) * inner, budget)
-    times = times.astype(jnp.int32)
-    pulls = replication.to_bandit_numbering(counts, perm)
-    num_pulls = jnp.sum(counts)
-    stopped = state.arm < 0
-    output = replication.to_bandit_numbering(policy.output(state), perm)
-    bad = replication.violations(
-        state, counts, carry[2], pulls, play.params.arm_mask, outside
-    )
-    return RunResult(
-        times, values, regret, total, pulls, num_pulls, stopped, output,
+    state = carry[0]
+    reads = _grad_guard.guard_outputs((values, regret, total), given)
+    return assemble(
+        inner, budget, play.perm, play.params.arm_mask, state.arm, carry[1],
+        carry[2], lambda: play.policy.output(state), (*reads, outside), used,
         arms=None if arms is None else arms.reshape(-1)[:horizon],
         state=state if return_state else None,
-        perm=perm if return_state else None,
-        segments=used,
+        perm=play.perm if return_state else None,
         diagnostics=diag,
-        violations=bad,
+    )  # fmt: skip
+
+
+class _Arm(NamedTuple):
+    arm: Array
+
+
+def assemble(inner, budget, order, mask, arm, counts, t, output, reads, used,
+             **extra) -> RunResult:  # fmt: skip
+    """One lane's :class:`RunResult` from its final values, for both backends (the
+    fused driver maps it over its lanes): checkpoint times, pulls and output in
+    bandit numbering, stopped, the contract violations
+    (:func:`jbandits.sim.replication.violations`).
+
+    ``order``: ``perm`` (policy arm ``a`` is bandit arm ``order[a]``), ``arm``: the
+    final ``state.arm`` (policy numbering; only its sign and ``< -1``
+    are read), ``counts`` / ``t``: the final pull counts (policy numbering) and pull
+    count, ``output()``: the policy's output (policy numbering), ``reads``: the
+    checkpoints' ``(values, regret, total, outside)`` ``[C]``, ``used``: segments
+    run per checkpoint; ``extra``: the optional fields (arms, state, perm,
+    diagnostics).
+    """
+    values, regret, total, outside = reads
+    num_checkpoints = regret.shape[0]
+    times = jnp.minimum(jnp.arange(1, num_checkpoints + 1) * inner, budget)
+    times = times.astype(jnp.int32)
+    pulls = replication.to_bandit_numbering(counts, order)
+    num_pulls = jnp.sum(counts)
+    stopped = arm < 0
+    out = replication.to_bandit_numbering(output(), order)
+    bad = replication.violations(_Arm(arm), counts, t, pulls, mask, outside)
+    fields = {"arms": None, "state": None, "perm": None, "diagnostics": None, **extra}
+    return RunResult(
+        times, values, regret, total, pulls, num_pulls, stopped, out,
+        segments=used, violations=bad, **fields,
     )  # fmt: skip

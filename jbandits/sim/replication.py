@@ -89,7 +89,9 @@ XLA = Ops(_take, _add_at, to_bandit_numbering, step_key, _same)
 
 # ------------------------------------------------------------------ one lane
 class Play(NamedTuple):
-    """What every step of one replication reads; the same for the whole run."""
+    """What every step of one replication reads, on any backend; the same for the
+    whole run (the XLA engine's loop configuration is apart:
+    :class:`jbandits.sim.segments.Plan`)."""
 
     policy: Policy
     bandit: Bandit
@@ -98,10 +100,6 @@ class Play(NamedTuple):
     key_env: Key  # the reward stacks
     perm: Array  # [K] policy arm a is bandit arm perm[a]
     ftype: Any  # float dtype of the reward total
-    seg: int  # static steps per segment (the XLA engine's loop)
-    record_arms: bool  # guarded steps output the pulled arm (bandit numbering)
-    axis_name: str | None  # the named vmap axis over replications, if any
-    keyed: bool = True  # an unguarded step advances the step counter itself
     ops: Ops = XLA
 
 
@@ -142,21 +140,38 @@ def draw(play: Play, state: State, counts: Array) -> Array:
     )
 
 
-def pull(play: Play, limit, state, counts, t, total, reward) -> tuple:
-    """One guarded pull: ``policy.step`` on the carried reward, then the next
-    reward; a lane at ``limit`` pulls or idle (``state.arm < 0``) keeps its
-    values. Returns ``(state, counts, t, total, reward, arm, live)`` (``arm``: the
-    policy arm just pulled, ``live``: whether it was)."""
+def pull(play: Play, limit, carry: tuple, _=None, *, keyed=True, record=False):
+    """One pull, as a ``lax.scan`` body over the carry ``(state, counts, t, total,
+    reward, *rest)``: ``policy.step`` on the carried reward, then the next reward
+    (:func:`draw`). Both backends' steps are this function.
+
+    *Guarded* (``limit`` given): a lane at ``limit`` pulls or idle (``state.arm <
+    0``) keeps its values. *Unguarded* (``limit`` None: the XLA engine's fast
+    segments, in which every lane is known to stay live): the step writes its
+    results directly, counts the carried increment ``rest[0]`` (a 1 XLA cannot fold)
+    and marks the reward total NaN if it met an idle state after all (the segment is
+    then redone guarded); ``t`` advances only if ``keyed`` (else the segment adds
+    its length once). Returns ``(carry, arm)``: with ``record``, the pulled arm in
+    bandit numbering (-1 if none was pulled), else None.
+    """
     ops = play.ops
+    state, counts, t, total, reward, *rest = carry
     a = jnp.maximum(state.arm, 0)  # counts are kept in policy numbering
     new = play.policy.step(state, ops.step_key(play.key_steps, t), reward)
     gained = jnp.asarray(reward).astype(play.ftype)
+    if limit is None:
+        gained = jnp.where(state.arm < 0, jnp.nan, gained)
+        counts = ops.add_at(counts, a, rest[0])
+        ahead = draw(play, new, counts)
+        t = t + 1 if keyed else t
+        return (new, counts, t, total + gained, ahead, *rest), None
     live = (t < limit) & (state.arm >= 0)
     state = jax.tree_util.tree_map(lambda n, o: jnp.where(live, n, o), new, state)
     counts = ops.add_at(counts, a, live.astype(jnp.int32))
     total = total + jnp.where(live, gained, 0.0)
     reward = jnp.where(live, draw(play, state, counts), reward)
-    return state, counts, t + live.astype(jnp.int32), total, reward, a, live
+    arm = jnp.where(live, play.perm[a], -1).astype(jnp.int32) if record else None
+    return (state, counts, t + live.astype(jnp.int32), total, reward, *rest), arm
 
 
 def regret(ftype, gaps: Array, counts: Array) -> Array:

@@ -20,14 +20,16 @@ step's count increment 1.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from jbandits.core import validate as _validate
 from jbandits.core.types import Array, Policy, State
 from jbandits.sim import replication
-from jbandits.sim.replication import Play, draw, step_key
+from jbandits.sim.replication import Play
 
 UNROLL = 1  # inner-scan unrolling (measured in benchmarks/throughput.py)
 
@@ -43,6 +45,46 @@ def default_segment(inner: int | None) -> int:
         return SEGMENT
     count = min(32, max(1, -(-inner // 32)))
     return -(-inner // count)
+
+
+def segment_of(horizon: int | None, num_checkpoints: int, segment: int | None) -> int:
+    """The static steps per segment of a program whose horizon is ``horizon`` (an
+    int) or traced (None): ``segment`` if given, else :func:`default_segment` of the
+    checkpoint interval."""
+    if segment is not None:
+        return segment
+    return default_segment(
+        None if horizon is None else math.ceil(horizon / num_checkpoints)
+    )
+
+
+def spacing(horizon, num_checkpoints: int, segment: int | None, static: bool):
+    """``(horizon, inner, seg)``, the one checkpoint spacing of every backend (the
+    caller checks a static horizon against ``num_checkpoints``): the
+    horizon (a static int where it is concrete, or where ``static``: arms recorded,
+    a program's static horizon), the steps between checkpoints, ``ceil(horizon /
+    num_checkpoints)`` (traced with a traced horizon), and the static steps per
+    segment (:func:`default_segment` unless ``segment`` is given)."""
+    if static or _validate.is_concrete(horizon):
+        horizon = _validate.static_int(
+            "horizon", horizon, minimum=1, maximum=_validate.INT32_MAX
+        )
+        inner = math.ceil(horizon / num_checkpoints)
+        seg = segment_of(horizon, num_checkpoints, segment)
+    else:  # traced horizon: checkpoint spacing computed in the program
+        h = jnp.asarray(horizon, jnp.int32)
+        inner = (h + num_checkpoints - 1) // num_checkpoints
+        seg = segment_of(None, num_checkpoints, segment)
+    return horizon, inner, _validate.static_int("segment", seg, minimum=1)
+
+
+class Plan(NamedTuple):
+    """How the XLA engine loops over one replication's pulls (static)."""
+
+    seg: int  # steps per segment
+    record_arms: bool  # guarded steps output the pulled arm (bandit numbering)
+    axis_name: str | None  # the named vmap axis over replications, if any
+    keyed: bool = True  # an unguarded step advances the step counter itself
 
 
 _READS_KEY: dict = {}  # (cache, x64) -> step_reads_key
@@ -63,15 +105,16 @@ def step_reads_key(
         cache = (cache, jax.config.x64_enabled)
         if cache in _READS_KEY:
             return _READS_KEY[cache]
+    # the step itself is traced (no wrapper frame): its own errors surface here, as
+    # they would in the loop's trace; the key is the input after the state's leaves
+    closed = jax.make_jaxpr(policy.step)(state, jax.random.key(0), reward)
+    key_input = len(jax.tree_util.tree_leaves(state))
     try:
         from jax._src.interpreters import partial_eval as pe
 
-        closed = jax.make_jaxpr(lambda k: policy.step(state, k, reward))(
-            jax.random.key(0)
-        )
         _, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
-        reads = bool(used[0])
-    except Exception:  # noqa: BLE001 - an internal API: keep the counter
+        reads = bool(used[key_input])
+    except (ImportError, AttributeError, TypeError):  # the internal API moved
         reads = True
     if cache is not None:
         _READS_KEY[cache] = reads
@@ -92,19 +135,20 @@ class Segments(NamedTuple):
     """The pulls of one replication up to ``limit`` (one checkpoint's), as loop bodies.
 
     The engine's checkpoint runs ``jax.lax.while_loop(s.live, s.segment, (carry,
-    0))``; with ``record_arms`` a fixed-length scan of :meth:`guarded_step`.
+    0))``; with ``record_arms`` a fixed-length scan of guarded pulls.
     """
 
     play: Play
+    plan: Plan
     limit: Array  # the pull count this checkpoint stops at
 
     def live(self, loop) -> Array:
         """Whether the replication (under ``axis_name``: any lane) is live."""
         (state, _, t, *_), _ = loop
         pred = (t < self.limit) & (state.arm >= 0)
-        if self.play.axis_name is None:
+        if self.plan.axis_name is None:
             return pred
-        return jax.lax.psum(pred.astype(jnp.int32), self.play.axis_name) > 0
+        return jax.lax.psum(pred.astype(jnp.int32), self.plan.axis_name) > 0
 
     def segment(self, loop) -> tuple:
         """One segment of ``seg`` steps (a while-loop body): guarded, or under
@@ -112,64 +156,33 @@ class Segments(NamedTuple):
         :meth:`settle` restores the lanes already ``done``, and a live lane that met
         an idle state sends the segment to the guarded redo.
 
-        The branches are ``lax.scan`` of a step body (partials, no wrapper), so that
-        the step that calls ``policy.step`` is one call below this loop body."""
-        play, limit = self.play, self.limit
+        The branches are ``lax.scan`` of :func:`jbandits.sim.replication.pull`
+        (partials, no wrapper), so that the function that calls ``policy.step`` is
+        one call below this loop body."""
+        play, plan, limit = self.play, self.plan, self.limit
         carry, n = loop
-        scan = functools.partial(jax.lax.scan, xs=None, length=play.seg, unroll=UNROLL)
-        guarded = functools.partial(scan, self.guarded_step)
-        if play.axis_name is None:
+        scan = functools.partial(jax.lax.scan, xs=None, length=plan.seg, unroll=UNROLL)
+        guarded = functools.partial(
+            scan, functools.partial(replication.pull, play, limit)
+        )
+        if plan.axis_name is None:
             return guarded(carry)[0], n + 1
         state, t = carry[0], carry[2]
         done = (t >= limit) | (state.arm < 0)
-        clean = lanes_all(done | (t + play.seg <= limit), play.axis_name)
-        unguarded = functools.partial(scan, self.unguarded_step)
+        clean = lanes_all(done | (t + plan.seg <= limit), plan.axis_name)
+        fast = functools.partial(replication.pull, play, None, keyed=plan.keyed)
+        unguarded = functools.partial(scan, fast)
         out = jax.lax.cond(clean, unguarded, guarded, carry)[0]
         out = jax.lax.cond(clean, self.settle, _first, out, carry, done)
-        redo = clean & ~lanes_all(done | ~jnp.isnan(out[3]), play.axis_name)
+        redo = clean & ~lanes_all(done | ~jnp.isnan(out[3]), plan.axis_name)
         return jax.lax.cond(redo, guarded, lambda _: (out, None), carry)[0], n + 1
 
     def settle(self, out: tuple, carry: tuple, done: Array) -> tuple:
         """After ``seg`` unguarded steps: the step counter (if the steps left it
         out), and the lanes already ``done`` before the segment keep their carry."""
-        if not self.play.keyed:  # every live lane made ``seg`` steps
-            out = (*out[:2], out[2] + self.play.seg, *out[3:])
+        if not self.plan.keyed:  # every live lane made ``seg`` steps
+            out = (*out[:2], out[2] + self.plan.seg, *out[3:])
         return jax.tree_util.tree_map(lambda n, o: jnp.where(done, o, n), out, carry)
-
-    def guarded_step(self, carry: tuple, _) -> tuple:
-        """One pull (a scan body; :func:`jbandits.sim.replication.pull`): a lane past
-        ``limit`` or idle keeps its carry (a select over the whole carry). Outputs
-        the pulled arm if ``record_arms``."""
-        play = self.play
-        state, counts, t, total, reward, one = carry
-        state, counts, t, total, reward, a, live = replication.pull(
-            play, self.limit, state, counts, t, total, reward
-        )
-        ys = None
-        if play.record_arms:
-            ys = jnp.where(live, play.perm[a], -1).astype(jnp.int32)
-        return (state, counts, t, total, reward, one), ys
-
-    def unguarded_step(self, carry: tuple, _) -> tuple:
-        """One pull (a scan body) for segments in which every lane is known to stay
-        live: the step writes its results directly and marks the reward total NaN
-        if it met an idle state after all."""
-        play = self.play
-        state, counts, t, total, reward, one = carry
-        a = jnp.maximum(state.arm, 0)  # counts are kept in policy numbering
-        new = play.policy.step(state, step_key(play.key_steps, t), reward)
-        gained = jnp.asarray(reward).astype(play.ftype)
-        # an idle step (the policy stopped inside the segment) leaves NaN in the
-        # reward total, which sends the segment to the guarded redo
-        gained = jnp.where(state.arm < 0, jnp.nan, gained)
-        counts = counts.at[a].add(one)
-        ahead = draw(play, new, counts)
-        # a policy that reads its key needs the step counter every step (step keys
-        # from the segment's first step plus the scan index let XLA fuse the key's
-        # hash into its consumers, which was slower: benchmarks/notes_sim.md); for the others the
-        # segment adds its length once (the fast segment)
-        t = t + 1 if play.keyed else t
-        return (new, counts, t, total + gained, ahead, one), None
 
 
 class Readout(NamedTuple):
@@ -209,16 +222,17 @@ def _read_diagnostics(policy: Policy, state: Any, perm: Array) -> dict:
     return out
 
 
-def checkpoint(play: Play, readout: Readout, budget, inner, carry, c):
+def checkpoint(play: Play, plan: Plan, readout: Readout, budget, inner, carry, c):
     """Checkpoint ``c`` (a scan body): the pulls up to it, then its read-outs
     ``(metrics, regret, reward, arms, segments, diagnostics, outside)`` (``outside``:
     1 if the policy's output is out of its setting's range,
     :func:`jbandits.sim.replication.output_outside`)."""
     limit = jnp.minimum(budget, (c + 1) * inner)
-    segments = Segments(play, limit)
-    if play.record_arms:  # a fixed-length scan, so that every step has an output
-        carry, arms = jax.lax.scan(segments.guarded_step, carry, None, length=inner)
-        used = jnp.asarray(-(-inner // play.seg), jnp.int32)  # informational
+    segments = Segments(play, plan, limit)
+    if plan.record_arms:  # a fixed-length scan, so that every step has an output
+        pull = functools.partial(replication.pull, play, limit, record=True)
+        carry, arms = jax.lax.scan(pull, carry, None, length=inner)
+        used = jnp.asarray(-(-inner // plan.seg), jnp.int32)  # informational
     else:  # segments while the replication (under axis_name: any lane) is live
         arms = None
         carry, used = jax.lax.while_loop(

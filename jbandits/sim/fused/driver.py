@@ -31,12 +31,11 @@ numbers (``tests/test_fused.py`` checks every fused policy in interpret mode).
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jbandits.sim.engine import RunResult
+from jbandits.sim.engine import RunResult, assemble
 from jbandits.sim.fused import lowering as _lowering
 from jbandits.sim.fused.kernel import (
     _from_mem,
@@ -58,7 +57,6 @@ from jbandits.sim.fused.lane import (
     take,
     to_bandit,
 )
-from jbandits.sim.replication import to_bandit_numbering, violations
 
 __all__ = ["LANES_AXIS", "Spec", "program", "step_key_data", "take", "to_bandit"]
 
@@ -130,41 +128,22 @@ def _set_up(spec: Spec, params_axes, hp, params, kdata, rep, budget, horizon):
 
 
 def _result(num_checkpoints: int, inner, budget, lane, results) -> RunResult:
-    """The kernel's per-lane results in the engine's :class:`RunResult` (bandit
-    numbering, checkpoint times, the policy's contract violations)."""
+    """The kernel's per-lane results in the engine's :class:`RunResult`: the
+    engine's own per-lane assembly (:func:`jbandits.sim.engine.assemble`) over the
+    lanes."""
+    del num_checkpoints  # the read-outs' own axis
     counts, t, stopped, below, out, acc, used = results
     values, regret, total, outside = acc
-    perm = lane.perm
-    times = jnp.minimum(
-        jnp.arange(1, num_checkpoints + 1, dtype=jnp.int32)[None, :] * inner[:, None],
-        budget[:, None],
-    )
-    to_b = jax.vmap(to_bandit_numbering)
-    pulls = to_b(counts, perm)
-    arm = jnp.where(below, -2, 0)  # only "below -1" is read from the final arm
-    mask = jnp.broadcast_to(lane.params.arm_mask, pulls.shape)  # bandit numbering
-    bad = jax.vmap(_violations)(arm, counts, t, pulls, mask, outside)
-    return RunResult(
-        times=times.astype(jnp.int32),
-        metrics=values,
-        regret=regret,
-        reward=total,
-        pulls=pulls,
-        num_pulls=jnp.sum(counts, axis=-1),
-        stopped=stopped,
-        output=to_b(out, perm),
-        arms=None,
-        state=None,
-        perm=None,
-        segments=used,
-        diagnostics=None,
-        violations=bad,
-    )
+    # only the final arm's sign and "below -1" are read
+    arm = jnp.where(below, -2, jnp.where(stopped, -1, 0))
+    mask = jnp.broadcast_to(lane.params.arm_mask, counts.shape)  # bandit numbering
 
+    def one(inner, budget, perm, mask, arm, counts, t, out, reads, used):
+        return assemble(
+            inner, budget, perm, mask, arm, counts, t, lambda: out, reads, used
+        )
 
-class _Arm(NamedTuple):
-    arm: jax.Array
-
-
-def _violations(arm, counts, t, pulls, mask, outside):
-    return violations(_Arm(arm), counts, t, pulls, mask, outside)
+    return jax.vmap(one)(
+        inner, budget, lane.perm, mask, arm, counts, t, out,
+        (values, regret, total, outside), used,
+    )  # fmt: skip

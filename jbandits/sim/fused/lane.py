@@ -5,7 +5,6 @@ kernel-safe rewrite); see :mod:`jbandits.sim.fused.driver`."""
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import jax
@@ -17,7 +16,7 @@ from jbandits.core import prng as _prng
 from jbandits.core.types import Bandit
 from jbandits.sim import replication
 from jbandits.sim.fused import lowering as _lowering
-from jbandits.sim.segments import default_segment
+from jbandits.sim.segments import segment_of, spacing
 
 LANES_AXIS = "lanes"  # the vmap axis over a block's lanes (as the runner's)
 
@@ -145,18 +144,13 @@ def play_of(spec: Spec, lane: Lane) -> replication.Play:
     ftype = jnp.result_type(float)
     return replication.Play(
         policy, spec.bandit, lane.params, lane.key_steps, lane.key_env, lane.perm,
-        ftype, 0, False, None, ops=KERNEL,
+        ftype, KERNEL,
     )  # fmt: skip
 
 
 def step(spec: Spec, lane: Lane, limit, carry):
     """One guarded pull of one lane (:func:`jbandits.sim.replication.pull`)."""
-    state, counts, t, total, reward = carry
-    play = play_of(spec, lane)
-    state, counts, t, total, reward, _, _ = replication.pull(
-        play, limit, state, counts, t, total, reward
-    )
-    return state, counts, t, total, reward
+    return replication.pull(play_of(spec, lane), limit, carry)[0]
 
 
 def readout(spec: Spec, lane: Lane, carry):
@@ -172,11 +166,7 @@ def readout(spec: Spec, lane: Lane, carry):
 
 def segment_length(spec: Spec) -> int:
     """The engine's segment length (the runner's lane-step accounting reads it)."""
-    if spec.segment is not None:
-        return spec.segment
-    if spec.horizon is None:
-        return default_segment(None)
-    return default_segment(math.ceil(spec.horizon / spec.num_checkpoints))
+    return segment_of(spec.horizon, spec.num_checkpoints, spec.segment)
 
 
 def before(spec: Spec, hp, params, kdata, rep, budget, horizon):
@@ -197,11 +187,11 @@ def before(spec: Spec, hp, params, kdata, rep, budget, horizon):
     num_arms = mask.shape[-1]
     ftype = jnp.result_type(float)
     budget = jnp.asarray(budget, jnp.int32)
-    c = spec.num_checkpoints
-    if spec.horizon is not None:
-        inner = jnp.asarray(math.ceil(spec.horizon / c), jnp.int32)
-    else:
-        inner = (jnp.asarray(horizon, jnp.int32) + c - 1) // c
+    static = spec.horizon is not None
+    given = spec.horizon if static else horizon
+    inner = jnp.asarray(
+        spacing(given, spec.num_checkpoints, spec.segment, static)[1], jnp.int32
+    )
     lane = Lane(
         hp,
         None,  # the instance is set after the vmap (shared fields stay shared)
@@ -216,9 +206,8 @@ def before(spec: Spec, hp, params, kdata, rep, budget, horizon):
     )
     counts0 = jnp.zeros((num_arms,), jnp.int32)
     first = replication.Play(
-        policy, spec.bandit, params, lane0.key_steps, lane0.key_env, perm, ftype,
-        0, False, None,
-    )  # fmt: skip
+        policy, spec.bandit, params, lane0.key_steps, lane0.key_env, perm, ftype
+    )
     reward0 = replication.draw(first, state0, counts0)
     carry0 = (state0, counts0, jnp.zeros((), jnp.int32), jnp.zeros((), ftype), reward0)
     return lane, carry0, inner

@@ -11,7 +11,6 @@ into ``[cells, reps, ...]`` arrays.
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -53,7 +52,7 @@ from jbandits.sim.runner.results import (
 )
 from jbandits.sim.runner.resume import _auto_store
 from jbandits.sim.runner.work import Lanes, Work, _check_numbers, per_cell
-from jbandits.sim.segments import default_segment
+from jbandits.sim.segments import segment_of
 
 
 def execute(
@@ -220,9 +219,7 @@ def _plan(
     if sharding is None and ndev > 1:
         fold = work.lanes.fold_reps
         fn = _program(source, bandit, opts, work.shared, fold, 1, type(work.params))
-    segment = opts.segment or default_segment(
-        None if opts.horizon is None else math.ceil(opts.horizon / opts.num_checkpoints)
-    )
+    segment = segment_of(opts.horizon, opts.num_checkpoints, opts.segment)
     return _Plan(fn, size, -(-work.total // size), sharding, ndev, segment)
 
 

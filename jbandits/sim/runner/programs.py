@@ -287,18 +287,11 @@ def _compile(
 ):
     """The jitted function of a chunk of lanes (see :func:`_program`): :func:`lane`
     under ``vmap``."""
+    setup = lane_loop(source, bandit, opts, fold, execution)
 
     def lane(hp, params, kdata, rep, budget, horizon):
-        """One lane: its key, its policy (numbers ``hp``), the engine's loop."""
-        k = jax.random.wrap_key_data(kdata)
-        if fold:
-            k = jax.random.fold_in(k, rep)
-        policy = source.policy(hp, execution)
-        horizon = horizon if opts.horizon is None else opts.horizon
-        loop = start(
-            policy, bandit, params, k, budget, horizon, opts.engine(), LANES_AXIS,
-            key_cache=(source.ident, source.code, source.static, execution),
-        )  # fmt: skip
+        """One lane: its engine loop over checkpoints (:func:`lane_loop`)."""
+        loop = setup(hp, params, kdata, rep, budget, horizon)
         carry, outs = jax.lax.scan(loop.checkpoint, loop.carry, loop.checkpoints)
         return loop.result(carry, outs)
 
@@ -319,6 +312,28 @@ def _compile(
         source, bandit, opts, shared, fold, devices, fn,
         execution=execution, compiler_options=options, platform=platform,
     )  # fmt: skip
+
+
+def lane_loop(source: Source, bandit: Bandit, opts: Options, fold: bool, execution):
+    """``setup(hp, params, kdata, rep, budget, horizon)``: one lane's
+    :class:`jbandits.sim.engine.Loop` (its key, folded with ``rep`` if ``fold``; its
+    policy built once from the lane's numbers ``hp``; the engine set up), the one
+    set-up of the plain and the refilling programs."""
+    engine_opts = opts.engine()
+    key_cache = (source.ident, source.code, source.static, execution)
+
+    def setup(hp, params, kdata, rep, budget, horizon):
+        k = jax.random.wrap_key_data(kdata)
+        if fold:
+            k = jax.random.fold_in(k, rep)
+        policy = source.policy(hp, execution)
+        horizon = horizon if opts.horizon is None else opts.horizon
+        return start(
+            policy, bandit, params, k, budget, horizon, engine_opts, LANES_AXIS,
+            key_cache=key_cache,
+        )  # fmt: skip
+
+    return setup
 
 
 def _per_device(lanes, shared: tuple, devices: int):

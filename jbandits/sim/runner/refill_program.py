@@ -31,7 +31,7 @@ import jax.numpy as jnp
 
 from jbandits.core.types import Bandit
 from jbandits.sim import replication
-from jbandits.sim.engine import compiler_options, start
+from jbandits.sim.engine import compiler_options
 from jbandits.sim.runner.devices import DEVICE_AXIS, _mesh
 from jbandits.sim.runner.programs import (
     _CACHE,
@@ -41,6 +41,7 @@ from jbandits.sim.runner.programs import (
     Source,
     _axes,
     execution_of,
+    lane_loop,
 )
 from jbandits.sim.segments import Segments, _read_diagnostics
 
@@ -84,15 +85,15 @@ def program(
 def _compile(source, bandit, opts, shared, fold, devices, execution, params_type):
     axes = LANES_AXIS if devices == 1 else (LANES_AXIS, DEVICE_AXIS)
 
-    setup = _setup(source, bandit, opts, fold, execution)
+    setup = lane_loop(source, bandit, opts, fold, execution)
 
     def lane(carry, fresh, hp, params, kdata, rep, budget, horizon, control):
         loop = setup(hp, params, kdata, rep, budget, horizon)
         carry = jax.tree_util.tree_map(
             lambda new, old: jnp.where(fresh, new, old), loop.carry, carry
         )
-        play, readout, budget, inner = loop.checkpoint.args  # checkpoint c = 0
-        segments = Segments(play, jnp.minimum(budget, inner))
+        play, plan, readout, budget, inner = loop.checkpoint.args  # checkpoint c = 0
+        segments = Segments(play, plan, jnp.minimum(budget, inner))
         live0 = _live(segments, carry)
         finish, floor, most = control[0], control[1], control[2]
 
@@ -127,26 +128,6 @@ def _compile(source, bandit, opts, shared, fold, devices, execution, params_type
     if devices > 1:
         lanes = _per_device(lanes, shared, devices)
     return jax.jit(lanes, compiler_options=compiler_options())
-
-
-def _setup(source, bandit, opts, fold, execution):
-    """``setup(hp, params, kdata, rep, budget, horizon)``: a lane's engine loop
-    (:class:`jbandits.sim.engine.Loop`), built exactly as the plain program builds it
-    (:func:`jbandits.sim.runner.programs._compile`)."""
-    engine_opts = opts.engine()
-
-    def setup(hp, params, kdata, rep, budget, horizon):
-        k = jax.random.wrap_key_data(kdata)
-        if fold:
-            k = jax.random.fold_in(k, rep)
-        policy = source.policy(hp, execution)
-        horizon = horizon if opts.horizon is None else opts.horizon
-        return start(
-            policy, bandit, params, k, budget, horizon, engine_opts, LANES_AXIS,
-            key_cache=(source.ident, source.static, execution),
-        )  # fmt: skip
-
-    return setup
 
 
 def _live(segments: Segments, carry) -> jax.Array:
@@ -193,7 +174,7 @@ def _per_device(lanes, shared: tuple, devices: int):
 def empty_carry(source, bandit, opts, fold, params_type, shared, args):
     """Zero carries of the lanes of ``args`` (their shapes and dtypes; PRNG keys
     from zero key data): the ``carry`` of a program's first call, every lane fresh."""
-    setup = _setup(source, bandit, opts, fold, execution_of(source, opts))
+    setup = lane_loop(source, bandit, opts, fold, execution_of(source, opts))
 
     def first(*lane_args):
         return setup(*lane_args).carry
