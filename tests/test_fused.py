@@ -34,9 +34,7 @@ DEFAULT = ("apt", "thompson", "sequential_halving")  # + the ucb1-random variant
 #: fall-back's one-line message)
 NOT_FUSED: dict = {
     # the posterior quadrature runs only at steps where some lane of the batch needs
-    # it (blocks.tracking.when_any, a custom_vmap over the lanes: no kernel-safe form); the
-    # quadrature itself also sorts all arms' panels together (blocks/posterior._panels,
-    # a reshape across the kernel's arm axis)
+    # it (blocks.tracking.when_any, a custom_vmap over the lanes: no kernel-safe form)
     "ttts": "custom_vmap_call",
 }
 

@@ -171,17 +171,7 @@ def index_policy(
         # the forced pulls every pull leaves n > passes. The count is read from the
         # updated statistics (the old ones are overwritten in place by the scatter);
         # a counter is one more kernel per step.
-        if with_pulls and state.forced_until is not None:  # kept: no reduction
-            forced = t < state.forced_until
-        elif with_pulls:
-            forced = t < passes * jnp.sum(state.arm_mask)
-        else:
-            pulled = jnp.maximum(state.arm, 0)
-            if kept and state.column is not None:  # the count before the pull, + 1
-                n = state.column[0] + (state.arm >= 0).astype(state.column[0].dtype)
-            else:
-                n = stats.counts[pulled]
-            forced = n < passes + (pulled < arms.last_real(state.arm_mask))
+        forced = _forced(state, stats, t, passes, kept)
         if one_pass:
             arm = pick(value, state.arm_mask, key=key, tie_break=tie_break)
             if state.succ is not None:  # read with the arm (the GPU form)
@@ -285,3 +275,19 @@ def best_arm_index_policy(
         setting=setting,
         **options,
     )
+
+
+def _forced(state: IndexState, stats, t, passes: int, kept: bool) -> Array:
+    """Whether the next pull is forced (round robin), from the pull counter ``t``
+    (None without one) or the pulled arm's count after this pull (see
+    :func:`index_policy`'s step)."""
+    if t is not None and state.forced_until is not None:  # kept: no reduction
+        return t < state.forced_until
+    if t is not None:
+        return t < passes * jnp.sum(state.arm_mask)
+    pulled = jnp.maximum(state.arm, 0)
+    if kept and state.column is not None:  # the count before the pull, + 1
+        n = state.column[0] + (state.arm >= 0).astype(state.column[0].dtype)
+    else:
+        n = stats.counts[pulled]
+    return n < passes + (pulled < arms.last_real(state.arm_mask))

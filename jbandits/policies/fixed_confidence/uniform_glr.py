@@ -30,7 +30,8 @@ Otherwise pull the next arm (static ``sampling``):
 
 Ties: lowest index (the batched entry points permute the arms). Cost per step: ``O(K)``
 for the GLR; the posterior rule adds the quadrature of
-:func:`~jbandits.policies.blocks.posterior.best_arm_probabilities` (``O(K^2)`` nodes).
+:func:`~jbandits.policies.blocks.posterior.best_arm_probabilities` (``O(K)`` arms on
+one grid of a fixed number of nodes).
 """
 
 from __future__ import annotations
