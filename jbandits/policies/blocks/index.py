@@ -109,6 +109,7 @@ def index_policy(
         arms.argmin_masked if select == "min" else arms.argmax_masked,
         tree=local or elementwise,
         **({"one_pass": True} if lean else {}),
+        **({"unrolled": True} if kept else {}),
     )
     one_pass = arms.uses_one_pass(num_arms, tie_break) or (
         lean and tie_break == "first"

@@ -227,24 +227,23 @@ def _select(
     tree: bool,
     largest: bool,
     one_pass: bool = False,
+    unrolled: bool = False,
 ) -> Array:
     """:func:`argmax_masked` (``largest``) or :func:`argmin_masked`: one pass, the
     knock-out tree, or the two-pass form; ineligible and NaN entries rank worst.
     ``one_pass``: a "first" selection is one pass at any K (the GPU form,
-    ``Execution.one_hot_arms``: one reduction kernel that fuses the score), and a
-    ``"random"`` one picks among the ties with :func:`_random_tied`'s unrolled
-    form."""
+    ``Execution.one_hot_arms``: one reduction kernel that fuses the score);
+    ``unrolled``: a ``"random"`` one picks among the ties with
+    :func:`_random_tied`'s unrolled form (the XLA engine on a GPU)."""
     ok = _eligible(score, eligible)
-    if uses_one_pass(score.shape[-1], tie_break) or (
-        one_pass and tie_break == "first"
-    ):
+    if uses_one_pass(score.shape[-1], tie_break) or (one_pass and tie_break == "first"):
         return _one_pass(score, ok, largest=largest)
     if tree and uses_tree(score.shape[-1], tie_break):
         return _tree(score, ok, largest=largest)
     worst = -jnp.inf if largest else jnp.inf
     s = jax.lax.optimization_barrier(jnp.where(ok & ~jnp.isnan(score), score, worst))
     best = jnp.max(s) if largest else jnp.min(s)
-    return _pick(s, ok, best, key, tie_break, unrolled=one_pass)
+    return _pick(s, ok, best, key, tie_break, unrolled=unrolled)
 
 
 def _selector(largest: bool, name: str, doc: str):
@@ -258,9 +257,10 @@ def _selector(largest: bool, name: str, doc: str):
         tie_break: str = "first",
         tree: bool = False,
         one_pass: bool = False,
+        unrolled: bool = False,
     ) -> Array:
         return _select(
-            score, eligible, key, tie_break, tree, largest=largest, one_pass=one_pass
+            score, eligible, key, tie_break, tree, largest, one_pass, unrolled
         )
 
     select.__name__ = select.__qualname__ = name
@@ -287,6 +287,9 @@ argmax_masked = _selector(
 
     ``one_pass`` (static; ``Execution.one_hot_arms``, the GPU form): a ``"first"``
     selection is one (value, index) reduction at any K (the same arm).
+    ``unrolled`` (static; ``Execution.kept_column``, the XLA engine on a GPU): a
+    ``"random"`` tie is drawn with the prefix counts over the packed words written
+    out (no scan; the same arm). Off in the fused kernel (more registers there).
     """,
 )
 
@@ -296,7 +299,7 @@ argmin_masked = _selector(
     """Index of the smallest eligible score (``[] int32``); NaN ranks as ``+inf``.
 
     Same contract as :func:`argmax_masked` (never ineligible; ``-1`` if none; the
-    same ``tree`` and ``one_pass``).
+    same ``tree``, ``one_pass`` and ``unrolled``).
     """,
 )
 
