@@ -53,7 +53,11 @@ def _setup(name: str):
     rng = np.random.default_rng(0)
     inst = case.sample(rng, case.k_max, case.horizon)
     policy = case.make_policy(**inst.hp)
-    if policy.spec is None:  # a case that builds the factory's own Policy
+    # a case that hands the factory a host schedule (a phase policy's trace case)
+    # loops over the policy's own numbers, built by make
+    if policy.spec is None or any(
+        isinstance(v, tuple) for v in policy.spec.params.values()
+    ):
         takes = registry.parameters(registry.raw_factory(name))
         hp = {k: v for k, v in inst.hp.items() if k in takes}
         if registry.prepare_hook(name) is not None:

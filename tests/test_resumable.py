@@ -133,7 +133,8 @@ def test_hand_built_policies_are_never_stored(tmp_path):
     # tell them apart (the old byte-code digest of the runner's wrapper could not),
     # so store= refuses them and resumable() runs them without a store
     from jbandits.analysis.store import digest
-    from jbandits.policies.thresholding.apt import apt
+
+    apt = jbandits.core.registry.raw_factory("apt")  # the factory itself: no spec
 
     bandit, params = jbandits.envs.bernoulli(np.linspace(0.1, 0.9, K))
     common = dict(budget=BUDGET, num_reps=8, progress=False)
