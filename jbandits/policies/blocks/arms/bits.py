@@ -66,11 +66,20 @@ def lowest_set(flags: Array, count: int) -> Array:
     upto = [per_word[0]]
     for w in range(1, words):
         upto.append(upto[-1] + per_word[w])
+    found = _nth_set_unrolled(packed, per_word, upto, s)
+    return jnp.where(s < upto[-1], found, size).astype(jnp.int32)
+
+
+def _nth_set_unrolled(packed: Array, per_word, upto: list, r: Array) -> Array:
+    """Index of the ``r``-th (0-based) set bit of the packed ``words`` (``r`` below
+    the total), elementwise over ``r``: the first word whose running count ``upto``
+    exceeds ``r`` (the last one when none before it), written out over the words,
+    then :func:`_nth_set_bit` in it. ``per_word``: the words' set-bit counts."""
+    words = packed.shape[0]
     word, before, base = packed[-1], upto[-1] - per_word[-1], 32 * (words - 1)
     for w in reversed(range(words - 1)):
-        take = s < upto[w]
+        take = r < upto[w]
         word = jnp.where(take, packed[w], word)
         before = jnp.where(take, upto[w] - per_word[w], before)
         base = jnp.where(take, 32 * w, base)
-    found = base + _nth_set_bit(word, s - before)
-    return jnp.where(s < upto[-1], found, size).astype(jnp.int32)
+    return base + _nth_set_bit(word, r - before)

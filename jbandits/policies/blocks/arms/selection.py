@@ -19,7 +19,12 @@ import numpy as np
 
 from jbandits.core import prng as _prng
 from jbandits.core.types import Array, ArrayLike, Key
-from jbandits.policies.blocks.arms.bits import _mulhi, _nth_set_bit, pack_bits
+from jbandits.policies.blocks.arms.bits import (
+    _mulhi,
+    _nth_set_bit,
+    _nth_set_unrolled,
+    pack_bits,
+)
 
 TIE_BREAKS = ("first", "random")
 
@@ -65,14 +70,7 @@ def _random_tied(tied: Array, key: Key, unrolled: bool = False) -> Array:
             upto.append(upto[-1] + counts[w])
         n = upto[-1]
         r = _mulhi(_prng.bits(key), n.astype(jnp.uint32)).astype(jnp.int32)
-        # the first word with upto > r (the last one when none before it)
-        word, before, base = packed[-1], upto[-1] - counts[-1], 32 * (words - 1)
-        for w in reversed(range(words - 1)):
-            take = r < upto[w]
-            word = jnp.where(take, packed[w], word)
-            before = jnp.where(take, upto[w] - counts[w], before)
-            base = jnp.where(take, 32 * w, base)
-        found = base + _nth_set_bit(word, r - before)
+        found = _nth_set_unrolled(packed, counts, upto, r)
         return jnp.where(n > 0, found, -1).astype(jnp.int32)
     n = jnp.sum(per_word)
     r = _mulhi(_prng.bits(key), n.astype(jnp.uint32)).astype(jnp.int32)
