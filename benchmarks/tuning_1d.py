@@ -86,7 +86,7 @@ def zoom(obj, space, sims, reps, key, chunk, stages=2, vertex=False):
 
 
 def _options(design: str) -> dict:
-    """``tune:init_points=10;num_reps=50`` -> ``{"init_points": 10, "num_reps": 50}``."""
+    """``tune:num_reps=50;simulations=900`` -> ``{"num_reps": 50, "simulations": 900}``."""
     if ":" not in design:
         return {}
     out = {}

@@ -19,15 +19,14 @@ Per task and *budget* (the share of a standard grid of 20 points per parameter x
 acceptance budgets, and half of that), four *methods* spend the same simulations:
 
 * ``tune``: :func:`jbandits.tuning.tune` with its defaults;
-* ``halving``: :func:`jbandits.tuning.tune` with ``Search(allocation="halving")``
-  (successive halving of a finer grid, ES steps, a race between the candidates);
 * ``grid``: an even grid of ``n`` points per parameter on common random numbers,
   ``n ** d x R`` <= the budget;
 * ``grid-b`` (on request): the same grid on other replication keys, to measure how
   often one grid pick is behind another by noise alone;
 * ``tpe``: optuna's TPE (optional dependency, ``pip install jbandits[tuning]``),
   ``budget / R`` trials of ``R`` common replications;
-* on request (``--methods``), other ``Search`` options of :func:`tune` (``VARIANTS``).
+* (the ``halving``, ``select``, ``grid-n`` and ``halving-n`` variants of the runs in
+  ``notes_tuning_tasks.md`` set ``Search`` options removed in 0.3.0, issue 64).
 
 The reference is a *fine grid* (41 points, 15 x 15 or 9 x 9 x 9, from edge to edge
 of the box) given ``--fine`` times the tuner's simulations, whose 5 lowest points are re-run on ``--eval``
@@ -271,16 +270,11 @@ class Size:
     top: int = 5  # fine-grid points re-run on eval_reps fresh replications
 
 
-METHODS = ("tune", "halving", "grid", "tpe")
+METHODS = ("tune", "grid", "tpe")
 # variants of tune, by their Search options (sims and num_reps are added); "n_grid":
-# the equal-simulation grid's points per parameter
-VARIANTS = {
-    "tune": {},
-    "halving": {"allocation": "halving"},
-    "select": {"select": 0.2},  # one parameter: a race between grid best and ES
-    "grid-n": {"init_points": "n_grid"},  # the equal-simulation grid, then its vertex
-    "halving-n": {"allocation": "halving", "init_points": "n_grid"},  # that grid halved
-}
+# the equal-simulation grid's points per parameter. The variants of the earlier runs
+# (halving, select, grid-n, halving-n) set Search options removed in 0.3.0.
+VARIANTS = {"tune": {}}
 
 
 def _fine_points(d: int) -> int:

@@ -21,7 +21,7 @@ METRIC = jbandits.analysis.metrics.thresholding(0.5)
 SPACE = {"epsilon": LogSpace(0.01, 1.0)}
 SETTING = dict(budget=40, fixed={"threshold": 0.5}, loss="misclassified", metric=METRIC)
 OBJECTIVE = Objective("apt", BANDIT, PARAMS, **SETTING)
-SEARCH = Search(num_reps=8, simulations=80, init_points=3)
+SEARCH = Search(num_reps=8, simulations=80)  # 5-point grid (40), 2 steps of 16
 
 
 def test_es_gradient_of_a_quadratic_is_unbiased():
@@ -118,7 +118,7 @@ def test_spaces_round_trip_and_validate():
             "unknown loss",
         ),
         (lambda: Search(num_reps=1), "num_reps"),
-        (lambda: Search(select=1.0), "select"),
+        (lambda: Search(simulations=0), "simulations"),
         (lambda: ES(sigma=0.7), "sigma"),
         (lambda: ES(sigma_decay=0), "sigma_decay"),
         (lambda: ES(sigma_decay=-1.0), "sigma_decay"),
@@ -141,7 +141,7 @@ def test_tune_compiles_once_and_reports():
     assert first.count == 1  # grid, steps and evaluation share one program
     assert res.simulations <= SEARCH.simulations
     assert 0.01 <= res.theta["epsilon"] <= 1.0
-    assert res.init[0].shape == (3, 1) and res.init[1].shape == (3,)
+    assert res.init[0].shape == (5, 1) and res.init[1].shape == (5,)
     assert set(res.evaluation.rows) == {"tuned", "start", "grid"}
     mean, lo, hi = res.evaluation.paired["tuned - start"]
     assert lo <= mean <= hi
@@ -151,8 +151,8 @@ def test_tune_compiles_once_and_reports():
         for i, eps in enumerate((0.02, 0.5)):
             start = dataclasses.replace(SEARCH, start={"epsilon": eps})
             tune.tune(OBJECTIVE, SPACE, search=start, key=i)
-        race = dataclasses.replace(SEARCH, select=0.5)
-        tune.tune(OBJECTIVE, SPACE, search=race, estimator=ES(crn=True), key=3)
+        two = dataclasses.replace(SEARCH, start=[{"epsilon": 0.02}, {"epsilon": 0.5}])
+        tune.tune(OBJECTIVE, SPACE, search=two, estimator=ES(crn=True), key=3)
         out = tune.tune_budgets(OBJECTIVE, SPACE, budgets=[24, 40], search=SEARCH)
     assert again.count == 0
     assert set(out) == {24, 40}
@@ -180,7 +180,7 @@ def test_non_finite_estimates_are_rejected_and_theta_stays_finite():
     res = tune.tune(
         Objective("apt", BANDIT, PARAMS, **{**SETTING, "loss": nan_loss}),
         SPACE,
-        search=dataclasses.replace(SEARCH, start={"epsilon": 0.1}, max_steps=3),
+        search=dataclasses.replace(SEARCH, start={"epsilon": 0.1}, simulations=48),
     )
     assert res.rejected == len(res.path) == 3
     assert res.theta["epsilon"] == pytest.approx(0.1)
@@ -265,7 +265,7 @@ def test_pg_estimator_runs_and_rejects_non_index_policies():
     res = tune.tune(
         OBJECTIVE,
         SPACE,
-        search=dataclasses.replace(SEARCH, start={"epsilon": 0.1}, max_steps=2),
+        search=dataclasses.replace(SEARCH, start={"epsilon": 0.1}, simulations=16),
         estimator=PG(temperature=0.5),
     )
     assert len(res.path) == 2 and np.isfinite(res.path[0].grad).all()
@@ -351,52 +351,51 @@ def test_parabolic_refinement_finds_the_vertex_between_grid_points():
     np.testing.assert_allclose(_parabolic(z, flat, 2, 5), [0.5])
 
 
-def test_snr_stop_ends_a_search_on_a_flat_objective():
+def test_a_search_stops_after_max_steps_steps():
+    """The descent ends at options.MAX_STEPS (100) steps however many simulations
+    are left (``stopped`` says "max_steps"), else when the next step does not fit."""
     flat = lambda res: np.ones(res.regret.shape[:2])
     objective = Objective("apt", BANDIT, PARAMS, **{**SETTING, "loss": flat})
     search = dataclasses.replace(SEARCH, simulations=10_000, start={"epsilon": 0.1})
+    res = tune.tune(objective, SPACE, search=search)
+    assert res.stopped == "max_steps" and len(res.path) == 100
+    assert res.simulations == 100 * 16
     res = tune.tune(
-        objective,
-        SPACE,
-        search=dataclasses.replace(search, snr_stop=1.0, patience=2, max_steps=20),
+        objective, SPACE, search=dataclasses.replace(search, simulations=70)
     )
-    assert res.stopped == "snr" and len(res.path) == 2 and res.converged
-    res = tune.tune(objective, SPACE, search=dataclasses.replace(search, max_steps=4))
-    assert res.stopped == "max_steps" and len(res.path) == 4
+    assert res.stopped == "budget" and len(res.path) == 4
 
 
 def test_final_comparison_picks_the_lowest_candidate_within_the_budget():
-    """select > 0: the averaged iterate, the start and the best evaluated point are
-    compared on fresh common replications; the lowest mean is returned. A candidate
-    equal to an earlier one runs once, under the earlier name (with key 2 the search
-    did not move: the averaged iterate is the start)."""
-    search = dataclasses.replace(SEARCH, select=0.5)
-    res = tune.tune(OBJECTIVE, SPACE, search=search, estimator=ES(crn=True), key=2)
+    """Two parameters from a start: the averaged iterate, the start and the best
+    evaluated point are compared on fresh common replications (equal shares of 0.2
+    of the simulations); the lowest mean is returned, a candidate equal to an
+    earlier one runs once, under the earlier name."""
+    ucbv = Objective("ucbv", BANDIT, PARAMS, budget=40)
+    two = {"c": Box(0.0, 2.0), "zeta": Box(0.2, 2.5)}
+    search = Search(num_reps=8, simulations=400, start={"c": 1.0, "zeta": 1.0})
+    res = tune.tune(ucbv, two, search=search, key=2)
     race = res.extra["race"]
     assert race is not None and "average 0" in race and len(race) >= 2
     assert set(race) <= {"average 0", "start", "best evaluated"}
-    assert "start" in race or race["average 0"][0] == res.start
-    thetas = [theta["epsilon"] for theta, _ in race.values()]
+    thetas = [tuple(theta.values()) for theta, _ in race.values()]
     assert len(set(thetas)) == len(thetas)
     best = min(race, key=lambda n: race[n][1])
     assert res.theta == race[best][0]
-    assert res.simulations <= SEARCH.simulations
+    assert res.simulations <= search.simulations
+    assert res.method["final"] == "equal shares"
 
 
-def test_without_averaging_the_last_iterate_is_returned():
-    """average=False (no final comparison): theta is the last step's point; with
-    averaging (the default) it is the mean of the last half of the iterates."""
-    search = Search(
-        num_reps=8, simulations=2000, start={"epsilon": 0.1}, max_steps=3, select=0.0
-    )
-    last = tune.tune(
-        OBJECTIVE, SPACE, search=dataclasses.replace(search, average=False), key=4
-    )
-    assert len(last.path) == 3 and last.path[-1].accepted
-    assert last.theta["epsilon"] == pytest.approx(last.path[-1].theta["epsilon"])
-    mean = tune.tune(OBJECTIVE, SPACE, search=search, key=4)
-    assert mean.path[-1].theta == last.path[-1].theta  # the same steps
-    assert mean.theta["epsilon"] != pytest.approx(mean.path[-1].theta["epsilon"])
+def test_the_result_is_the_average_of_the_second_half_of_the_iterates():
+    """Polyak-Ruppert: from a start (no final comparison for one parameter), three
+    steps give the iterates z0..z3 and theta is the mean of z2 and z3."""
+    search = Search(num_reps=8, simulations=48, start={"epsilon": 0.1})
+    res = tune.tune(OBJECTIVE, SPACE, search=search, key=4)
+    assert len(res.path) == 3 and all(step.accepted for step in res.path)
+    space = tune.Space(SPACE)
+    z = [space.to_z(step.theta) for step in res.path[1:]]
+    assert res.theta["epsilon"] == pytest.approx(space.from_z(np.mean(z, 0))["epsilon"])
+    assert res.theta["epsilon"] != pytest.approx(res.path[-1].theta["epsilon"])
 
 
 def test_the_spellings_before_0_2_0_are_python_errors_since_0_3_0():
@@ -449,12 +448,14 @@ def test_the_smoothing_shrinks_step_by_step_for_one_parameter(monkeypatch):
         return real(*args, sigma=sigma, **kw)
 
     monkeypatch.setattr(estimators, "es_gradient", spy)
-    search = Search(num_reps=8, simulations=400, start={"epsilon": 0.1}, max_steps=4)
+    search = Search(num_reps=8, simulations=64, start={"epsilon": 0.1})  # 4 steps
 
     def sigmas(space, estimator=None, objective=OBJECTIVE, start=None):
         estimator = ES() if estimator is None else estimator
         seen.clear()
-        s = search if start is None else dataclasses.replace(search, start=start)
+        s = search  # two parameters: 4 steps of 32 besides the 0.2 reserve
+        if start is not None:
+            s = dataclasses.replace(search, start=start, simulations=160)
         tune.tune(objective, space, search=s, estimator=estimator, key=0)
         return list(seen)
 

@@ -1,4 +1,4 @@
-"""Noise-aware allocation (Search(allocation="halving")): successive halving of the
+"""Noise-aware allocation (tune's default for two or more parameters): successive halving of the
 grid and the final race, on a synthetic objective whose replications share a large
 common noise (only paired comparisons can see the optimum) and on a real one."""
 
@@ -11,8 +11,8 @@ from test_tune import MEANS, OBJECTIVE  # APT on 4 arms, T = 40: compiled once
 
 import jbandits
 from jbandits.tuning import LogSpace, Objective, Report, Search, allocation
-from jbandits.tuning import method as tuning_method
 from jbandits.tuning.space import Box, Space
+from jbandits.tuning.tuner import _describe, _design
 
 SPACE = Space({"a": Box(0.0, 1.0)})
 Z16 = SPACE.grid(16)  # cell centres (i + 0.5) / 16
@@ -94,42 +94,37 @@ def test_race_drops_a_clearly_worse_candidate_and_spends_the_rest_on_the_others(
 
 
 def test_tune_with_halving_accounts_for_its_simulations():
-    search = Search(num_reps=8, simulations=600, allocation="halving")
-    res = jbandits.tuning.tune(
-        OBJECTIVE,
-        {"epsilon": LogSpace(0.01, 1.0)},
-        search=search,
-        report=Report(confidence=0),
-        key=3,
-    )
+    bandit, params = jbandits.envs.bernoulli(MEANS)
+    obj = Objective("ucbv", bandit, params, budget=30)
+    space = {"c": jbandits.tuning.Box(0.0, 2.0), "zeta": jbandits.tuning.Box(0.2, 2.5)}
+    search = Search(num_reps=4, simulations=800)
+    res = jbandits.tuning.tune(obj, space, search=search, report=Report(confidence=0))
     halving = res.extra["halving"]
-    # reserve 0.2 * 600 = 120, halving 480 over 3 rounds of 160
-    assert halving["rounds"] == [(16, 10), (8, 20), (4, 40)]
-    assert halving["simulations"] == 480 and len(res.path) == 0
+    # an 8 x 8 grid halved 64 -> 32 -> 16 -> 8 -> 4 -> 2 on 0.6 of what the race's
+    # reserve (0.2 x 800) leaves: 384 over 5 rounds, at least 2 replications a point
+    assert [n for n, _ in halving["rounds"]] == [64, 32, 16, 8, 4]
+    assert [r for _, r in halving["rounds"]] == [2, 2, 4, 9, 19]
+    assert halving["simulations"] == sum(n * r for n, r in halving["rounds"]) == 404
     race = res.extra["race"]
     assert race is not None and res.theta in [t for t, _ in race.values()]
     race_sims = sum(res.extra["race_reps"].values())
-    es_sims = 2 * 8 * len(res.path)
-    assert res.simulations == 480 + es_sims + race_sims <= 600
+    es_sims = 2 * 2 * 4 * len(res.path)
+    assert res.simulations == 404 + es_sims + race_sims <= 800
     # the start is a point of the last round (the most replications)
-    z16 = Space({"epsilon": LogSpace(0.01, 1.0)}).grid(16)
-    start = int(np.argmin(np.abs(z16[:, 0] - res.extra["z_start"][0])))
-    assert len(res.init[1]) == 16 and halving["reps"][start] == 10 + 20 + 40
+    z8 = Space(space).grid(8)
+    start = int(np.argmin(np.abs(z8 - res.extra["z_start"]).sum(1)))
+    assert len(res.init[1]) == 64 and halving["reps"][start] == 2 + 2 + 4 + 9 + 19
 
 
-def test_allocation_is_checked_and_a_given_start_skips_the_halving():
-    with pytest.raises(ValueError, match="allocation"):
-        Search(allocation="racing")
-    search = Search(num_reps=8, simulations=200, allocation="halving")
-    assert search.init_points_for(1) == 16 and search.select_for(1) == 0.2
+def test_the_search_follows_the_dimension_and_a_given_start_skips_the_grid():
     default = Search()  # halving for two or more parameters (the benchmark's choice)
-    assert (
-        default.allocation_for(1) == "grid" and default.allocation_for(2) == "halving"
-    )
-    assert default.init_points_for(1) == 5 and default.init_points_for(2) == 11
-    assert default.init_points_for(3) == 6 and default.select_for(1) == 0.0
-    started = dataclasses.replace(search, start={"epsilon": 0.1})
-    assert started.init_points_for(1) == 5 and started.select_for(1) == 0.0
+    assert not default.halving_for(1) and default.halving_for(2)
+    assert default.select_for(1) == 0.0 and default.select_for(2) == 0.2
+    assert _design(default, 1, 0.0)[0] == 5
+    assert _design(Search(simulations=20_000), 2, 0.2)[0] == 11
+    assert _design(Search(simulations=40_000), 3, 0.2)[0] == 6
+    started = dataclasses.replace(default, start={"epsilon": 0.1})
+    assert not started.halving_for(2) and _design(started, 2, 0.2)[0] == 0
 
 
 def test_two_parameters_default_to_halving_one_parameter_to_the_grid():
@@ -139,14 +134,11 @@ def test_two_parameters_default_to_halving_one_parameter_to_the_grid():
     report = Report(confidence=0)
     small = dict(num_reps=4, simulations=800)
     default = jbandits.tuning.tune(obj, space, search=Search(**small), report=report)
-    halving = Search(**small, allocation="halving")
-    explicit = jbandits.tuning.tune(obj, space, search=halving, report=report)
-    assert default.theta == explicit.theta and "halving" in default.extra
+    assert "halving" in default.extra
     assert default.extra["halving"]["rounds"][0][0] == 64  # an 8 x 8 grid (small)
-    assert default.method["design"] == "8 x 8" == explicit.method["design"]
-    assert default.method["allocation"] == "halving" == explicit.method["allocation"]
+    assert default.method["design"] == "8 x 8"
+    assert default.method["allocation"] == "halving"
     assert "default for 2 parameters" in default.method["why"]["allocation"]
-    assert "allocation='halving'" in explicit.method["why"]["allocation"]
     one = jbandits.tuning.tune(
         OBJECTIVE,
         {"epsilon": LogSpace(0.01, 1.0)},
@@ -177,14 +169,11 @@ def test_a_budget_below_the_finer_grid_falls_back_to_8_x_8_and_says_so():
     assert big.extra["halving"]["rounds"][0] == (121, 6) and big.simulations <= 9074
     assert big.method["design"] == "11 x 11"
     for sims, dim, n in ((9073, 2, 8), (9074, 2, 11), (18898, 3, 5), (18899, 3, 6)):
-        assert tuning_method.init_points(Search(simulations=sims), dim, 0.2)[0] == n
+        assert _design(Search(simulations=sims), dim, 0.2)[0] == n
     with pytest.raises(ValueError, match="simulations >= 359"):  # as before
         jbandits.tuning.tune(
             obj, space, search=Search(num_reps=4, simulations=358), report=report
         )
-    given = Search(num_reps=4, simulations=500, init_points=11)  # no fallback
-    with pytest.raises(ValueError, match="simulations >= 732"):
-        jbandits.tuning.tune(obj, space, search=given, report=report)
 
 
 def test_the_result_says_which_allocation_and_estimator_ran_and_why():
@@ -192,9 +181,9 @@ def test_the_result_says_which_allocation_and_estimator_ran_and_why():
 
     def described(search, estimator, dim):
         select = search.select_for(dim)
-        grid = tuning_method.init_points(search, dim, select)
+        grid = _design(search, dim, select)
         est = estimator.resolved(dim) if isinstance(estimator, ES) else estimator
-        return tuning_method.describe(search, est, dim, select, grid)
+        return _describe(search, est, dim, select, grid)
 
     one = described(Search(), ES(), 1)
     assert (one["allocation"], one["design"], one["final"]) == ("grid", "5", "none")
@@ -208,9 +197,9 @@ def test_the_result_says_which_allocation_and_estimator_ran_and_why():
     pg = described(Search(start={"a": 0.5}), PG(temperature=0.5), 1)
     assert (pg["allocation"], pg["design"]) == ("start", "none")
     assert pg["estimator"] == "PG(temperature=0.5)"
-    grid2 = described(Search(allocation="grid"), ES(), 2)
-    assert grid2["design"] == "5 x 5" and grid2["final"] == "equal shares"
-    assert "allocation='grid'" in grid2["why"]["allocation"]
+    start2 = described(Search(start={"a": 0.5, "b": 0.5}), ES(), 2)
+    assert start2["design"] == "none" and start2["final"] == "equal shares"
+    assert start2["allocation"] == "start"
 
 
 def test_the_race_keeps_a_preferred_survivor_but_not_a_dropped_one():

@@ -12,7 +12,7 @@ from jbandits.tuning import LogSpace, Objective, Report, Search, TuningWarning
 BANDIT, PARAMS = jbandits.envs.bernoulli(np.array([0.3, 0.45, 0.55, 0.7]))
 # UCB1's regret at T = 200: interior optimum near alpha = 0.85, steep above it
 UCB = Objective("ucb1", BANDIT, PARAMS, budget=200)
-SMALL = Search(simulations=240, num_reps=20, init_points=3)
+SMALL = Search(simulations=240, num_reps=20)
 
 
 def _tune(objective, space, search, **kw):

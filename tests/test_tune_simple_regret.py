@@ -39,7 +39,7 @@ def test_tune_minimises_simple_regret_and_top_m_offers_it():
     obj = _objective("simple_regret")
     res = tune(
         obj, {"a": LogSpace(0.1, 100.0)}, key=0, report=Report(confidence=0),
-        search=Search(num_reps=8, simulations=120, init_points=3),
+        search=Search(num_reps=8, simulations=120),
     )  # fmt: skip
     assert 0.1 <= res.theta["a"] <= 100.0 and np.all(np.isfinite(res.init[1]))
     assert res.simulations <= 120

@@ -6,9 +6,9 @@ needs a grid or a gradient *estimator* of a smoothed objective. This package has
 * :func:`tune`: the one-call tuner on the batched runner (compiled once, cached),
   ``tune(Objective(policy, bandit, instance, budget=...), space, search=Search(...),
   estimator=ES(...) | PG(...), report=Report(...), key=...)``: coarse-grid or
-  multi-start initialisation, antithetic ES with common random numbers or the
+  halving-grid initialisation, antithetic ES with common random numbers or the
   softmax policy-gradient estimator, any optax optimiser, decaying steps,
-  gradient-SNR stopping, iterate averaging, a final evaluation with CIs, a
+  iterate averaging, a race, a final evaluation with CIs, a
   confidence statement (paired CIs of tuned vs start vs best evaluated point) and
   warnings for a flat landscape or an optimum on the box's edge;
 * :func:`grid_tune`: a compile-once grid on common random numbers (first choice for

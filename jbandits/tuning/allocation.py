@@ -1,7 +1,7 @@
 """Noise-aware allocation of simulations on common random numbers.
 
-Two procedures that spend replications where they decide (``Search(allocation=
-"halving")`` of :func:`jbandits.tuning.tune`):
+Two procedures that spend replications where they decide (:func:`jbandits.tuning.tune`
+for two or more parameters):
 
 * :func:`halve`: successive halving of a set of points (Karnin, Koren and Somekh,
   ICML 2013; Jamieson and Talwalkar, AISTATS 2016). Each round runs a fresh block of

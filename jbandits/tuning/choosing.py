@@ -42,7 +42,7 @@ def starting_points(plan: Plan, k_init, available: int) -> Starts:
         start = search.start
         listed = start if isinstance(start, (list, tuple)) else [start]
         return Starts(np.stack([space.to_z(s) for s in listed]), 0.1)
-    n0 = plan.init_points or search.init_points_for(space.dim)
+    n0 = plan.init_points
     z_grid = space.grid(n0)
     if search.halving_for(space.dim):
         return _halving_starts(plan, z_grid, n0, k_init, available)
@@ -51,9 +51,7 @@ def starting_points(plan: Plan, k_init, available: int) -> Starts:
     )
     means = per.mean(1)
     order = np.argsort(np.where(np.isfinite(means), means, np.inf))
-    z_starts = np.stack(
-        [_parabolic(z_grid, means, i, n0) for i in order[: max(1, search.starts)]]
-    )
+    z_starts = np.stack([_parabolic(z_grid, means, order[0], n0)])
     return Starts(
         z=z_starts,
         step0=0.25 / n0,  # a quarter of the grid spacing
@@ -70,9 +68,14 @@ def _halving_starts(plan: Plan, z_grid, n0: int, k_init, available: int) -> Star
     simulations: its survivors, best first, start the descent and enter the race."""
     space = plan.space
     budget = int(allocation.halving_share(space.dim) * available)
-    keep = max(allocation.HALVING_KEEP, plan.search.starts)
     h = allocation.halve(
-        plan.objective, space, z_grid, k_init, budget, keep=keep, chunk=plan.chunk
+        plan.objective,
+        space,
+        z_grid,
+        k_init,
+        budget,
+        keep=allocation.HALVING_KEEP,
+        chunk=plan.chunk,
     )
     finalists = [z_grid[i] for i in h.order]
     if space.dim == 1 and h.last:  # the paired parabola through the last round
@@ -80,7 +83,7 @@ def _halving_starts(plan: Plan, z_grid, n0: int, k_init, available: int) -> Star
         if v is not None:
             finalists.append(v)
     return Starts(
-        z=np.stack(finalists[: max(1, plan.search.starts)]),
+        z=np.stack(finalists[:1]),
         step0=0.25 / n0,
         init=(np.stack([space.to_natural(z) for z in z_grid]), h.means),
         grid_best=space.from_z(finalists[0]),

@@ -3,15 +3,20 @@
 :func:`jbandits.tuning.tune` takes what to minimise (an
 :class:`~jbandits.tuning.Objective`), where (a space) and how:
 
-* :class:`Search`: the simulation budget and the search itself (the coarse grid or
-  the starting points, the optimiser, when to stop, averaging, the final comparison);
+* :class:`Search`: the simulation budget, the replications per point, an optional
+  starting point and the optimiser (every field has a plain default);
 * the estimator: :class:`ES` (antithetic evolution strategies, any policy) or
   :class:`PG` (the softmax policy gradient of an index policy), each with its own
   numbers, as an optax optimiser or a blackjax kernel carries its own;
 * :class:`Report`: what the result reports besides ``theta`` (a final evaluation on
   fresh replications) and whether each step is printed.
 
-``None`` means "chosen from the space's dimension" where a default depends on it.
+The search itself is fixed by the space's dimension (the runs that chose it:
+``benchmarks/notes_tuning_tasks.md``): one parameter, a :data:`GRID_POINTS`-point
+grid on common random numbers, its best point moved to the parabola's vertex, then
+ES steps and the average of their second half; two or more, successive halving of a
+grid (:func:`jbandits.tuning.allocation.halving_design`), ES steps on common
+replications and a race (:data:`SELECT` of the simulations) between the candidates.
 Values that can be checked without the space are checked at construction.
 """
 
@@ -29,12 +34,14 @@ if TYPE_CHECKING:
     from jbandits.tuning.objective import Objective
     from jbandits.tuning.space import Space
 
-ALLOCATIONS = ("grid", "halving")
+GRID_POINTS = (
+    5  # the one-parameter starting grid (runs 3 and 4: a halved 16 did no better)
+)
+SELECT = 0.2  # share kept for the final comparison with two or more parameters
+MAX_STEPS = 100  # ES steps per start at most
 
 
-def _positive(name: str, value, none: bool = False) -> float | None:
-    if value is None and none:
-        return None
+def _positive(name: str, value) -> float:
     ok = isinstance(value, (int, float, np.integer, np.floating))
     if isinstance(value, bool) or not ok or not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
@@ -43,129 +50,55 @@ def _positive(name: str, value, none: bool = False) -> float | None:
 
 @dataclass(frozen=True)
 class Search:
-    """How the tuner spends its simulations and moves ``theta``.
+    """How many simulations the tuner spends, and where it starts.
 
-    Procedure: (1) unless ``start`` is given, a coarse grid of ``init_points`` per
-    parameter on common random numbers picks the ``starts`` best points, each moved
-    to the vertex of the parabola through it and its grid neighbours; (2) from each,
-    ``optimizer`` follows the gradient estimate in normalised coordinates until the
-    simulations are spent, ``max_steps`` is reached or (with ``snr_stop``) the mean
-    gradient of the last ``patience`` steps is within ``snr_stop`` standard errors of
-    0; (3) each start's candidate is the average of the second half of its iterates
-    (Polyak-Ruppert; Polyak and Juditsky, SIAM J. Control Optim. 1992); (4) with
-    ``select`` > 0 a share of the simulations is kept for a paired comparison on
-    fresh common replications between these averages, the start and the best point
-    evaluated during the search: the lowest mean wins.
+    Procedure: (1) unless ``start`` is given, a grid on common random numbers gives
+    the start: for one parameter :data:`GRID_POINTS` points, the best moved to the
+    vertex of the parabola through it and its neighbours; for two or more a
+    successively halved grid (11 x 11, 6 per axis beyond; 8 x 8 / 5 per axis where
+    its first round would give a point fewer than 6 replications:
+    :func:`jbandits.tuning.allocation.halving_design`) on 0.6 of the simulations
+    left after the final comparison's share; (2) ``optimizer`` follows the gradient
+    estimate in normalised coordinates until the simulations are spent (at most
+    :data:`MAX_STEPS` steps); (3) the candidate is the average of the second half of
+    the iterates (Polyak-Ruppert; Polyak and Juditsky, SIAM J. Control Optim.
+    1992); (4) for two or more parameters :data:`SELECT` of the simulations are kept
+    for a paired comparison on fresh common replications between the average, the
+    start, the halving's other survivor and the best point evaluated during the
+    search: a race (:func:`jbandits.tuning.allocation.race`; equal shares from a
+    given ``start``), the lowest mean wins.
 
     Attributes:
       simulations: total simulations for the search (grid included).
       num_reps: replications per evaluated point (>= 2).
       start: a ``theta`` pytree (or a list of them) to start from instead of the grid.
-      init_points: coarse-grid points per parameter (with ``allocation="grid"``
-        default 5 for d <= 2, 3 beyond: for EUCBV (rho, psi) a 5 x 5 grid reached
-        the edge of the low-regret valley that a 4 x 4 one missed, mean ratio to
-        the fine grid 1.013 -> 1.007 over 5 seeds; with ``"halving"`` 16, 11 per
-        axis for two parameters, 6 beyond, or 8 / 5 per axis where the finer
-        grid's first halving round would give a point fewer than 6 replications:
-        ``TuneResult.method`` says which ran).
-      starts: how many of the best grid points to start from (multi-start).
       optimizer: any ``optax.GradientTransformation`` acting on normalised
-        coordinates (default :func:`~jbandits.tuning.default_optimizer` with a step
+        coordinates (None: :func:`~jbandits.tuning.default_optimizer` with a step
         of a quarter of the grid spacing, or 0.1 from ``start``).
-      max_steps: at most this many steps per start.
-      snr_stop: if set (e.g. 1.0), stop when the mean gradient of the last
-        ``patience`` steps is within ``snr_stop`` standard errors of 0: it saves
-        simulations once converged, but can also stop on a plateau (off by default;
-        every step's SNR is in ``TuneResult.path`` either way).
-      patience: the window of ``snr_stop``.
-      average: return the averaged iterate (else the last one).
-      select: share of ``simulations`` kept for the final comparison, in [0, 1)
-        (default 0.2 for two or more parameters, 0 for one, where the budget is a
-        few steps; 0.2 for any dimension with ``allocation="halving"``); skipped
-        when there is a single candidate.
-      allocation: how the coarse grid and the final comparison spend their
-        simulations (default ``"grid"`` for one parameter, ``"halving"`` for two or
-        more: see ``benchmarks/notes_tuning_tasks.md``, runs 3 and 4). ``"grid"``: every grid point gets ``num_reps`` common
-        replications and the final comparison gives every candidate the same
-        share. ``"halving"``: a finer grid (``init_points`` default 16 for one
-        parameter, 11 per axis for two, 6 beyond; 8 / 5 on small budgets) is
-        *successively halved*
-        (:func:`jbandits.tuning.allocation.halve`: each round a fresh block of
-        common replications for the survivors, the better half kept, so the
-        replications double where the choice is close), on the simulations
-        left after ``select``'s reserve (for two or more parameters on 0.6 of
-        them, ES steps get the rest); the final comparison is a *race*
-        (:func:`jbandits.tuning.allocation.race`) between the averaged iterates,
-        the halving's two survivors (possibly from distinct basins), for one
-        parameter the vertex of the parabola fitted to the last round's paired
-        means, and the best evaluated point, dropping a candidate once it is more than 2 paired
-        standard errors behind the leader.
 
     Raises:
       ValueError: ``simulations`` not an integer >= 1 (and, in
-        :func:`~jbandits.tuning.tune`, fewer than the search needs: the coarse grid
-        or one step), ``num_reps`` < 2, ``init_points`` / ``starts`` / ``patience``
-        not integers >= 1, ``max_steps`` not an integer >= 0, ``snr_stop`` not a
-        number > 0, ``select`` outside [0, 1) or an unknown ``allocation``.
+        :func:`~jbandits.tuning.tune`, fewer than the search needs: the grid or one
+        step), ``num_reps`` < 2.
     """
 
     simulations: int = 4000
     num_reps: int = 100
     start: Any = None
-    init_points: int | None = None
-    starts: int = 1
     optimizer: optax.GradientTransformation | None = None
-    max_steps: int = 100
-    snr_stop: float | None = None
-    patience: int = 5
-    average: bool = True
-    select: float | None = None
-    allocation: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "num_reps", count("num_reps", self.num_reps, 2))
-        for name, least, none in (
-            ("simulations", 1, False),
-            ("init_points", 1, True),
-            ("starts", 1, False),
-            ("max_steps", 0, False),
-            ("patience", 1, False),
-        ):
-            value = count(f"Search({name}=...)", getattr(self, name), least, none=none)
-            object.__setattr__(self, name, value)
-        _positive("Search(snr_stop=...)", self.snr_stop, none=True)
-        if self.select is not None and not 0.0 <= float(self.select) < 1.0:
-            raise ValueError(f"select must lie in [0, 1), got {self.select}")
-        if self.allocation is not None and self.allocation not in ALLOCATIONS:
-            raise ValueError(
-                f"allocation must be one of {ALLOCATIONS}, got {self.allocation!r}"
-            )
-
-    def allocation_for(self, dim: int) -> str:
-        """``allocation`` with its default for a ``dim``-parameter space."""
-        if self.allocation is not None:
-            return self.allocation
-        return "grid" if dim == 1 else "halving"
+        sims = count("Search(simulations=...)", self.simulations, 1)
+        object.__setattr__(self, "simulations", sims)
 
     def halving_for(self, dim: int) -> bool:
-        """The grid is halved (no ``start`` given, allocation "halving")."""
-        return self.allocation_for(dim) == "halving" and self.start is None
+        """The grid is halved (two or more parameters, no ``start`` given)."""
+        return dim > 1 and self.start is None
 
     def select_for(self, dim: int) -> float:
-        """``select`` with its default for a ``dim``-parameter space."""
-        if self.select is not None:
-            return float(self.select)
-        return 0.2 if dim > 1 or self.halving_for(dim) else 0.0
-
-    def init_points_for(self, dim: int) -> int:
-        """``init_points`` with its default for a ``dim``-parameter space."""
-        if self.init_points:
-            return self.init_points
-        if self.halving_for(dim):
-            from jbandits.tuning.allocation import halving_points
-
-            return halving_points(dim)
-        return 5 if dim <= 2 else 3
+        """The final comparison's share of the simulations."""
+        return SELECT if dim > 1 else 0.0
 
 
 @dataclass(frozen=True)

@@ -57,9 +57,7 @@ class TuneResult:
       start: where the optimiser started (the best coarse-grid point by default).
       path: the :class:`Step` trajectory (theta, loss, gradient +- SE per step).
       simulations: simulations (replications of the policy) the tuner used.
-      stopped: "snr" (mean gradient of the last ``patience`` steps within
-        ``snr_stop`` standard errors of 0),
-        "budget" (simulations spent) or "max_steps".
+      stopped: "budget" (simulations spent) or "max_steps" (100 steps).
       rejected: steps whose estimate was not finite (theta was kept).
       init: ``(thetas [n, d] in natural units, mean losses [n])`` of the coarse grid.
       evaluation: the final :class:`Evaluation`, or None.
@@ -94,10 +92,6 @@ class TuneResult:
     confidence: Any = None
     warnings: tuple = ()
     method: dict = field(default_factory=dict)
-
-    @property
-    def converged(self) -> bool:
-        return self.stopped == "snr"
 
     def __str__(self) -> str:
         out = [

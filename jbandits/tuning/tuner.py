@@ -41,7 +41,6 @@ from jbandits.tuning import (
     choosing,
     confidence,
     estimators,
-    method,
     options,
     relaxed,
 )
@@ -83,10 +82,10 @@ def tune(
     A coarse grid (or ``search.start``) gives the starting points; from each, an
     optax optimiser follows the ES or policy-gradient estimate in normalised
     coordinates (see :mod:`jbandits.tuning.space`); a non-finite estimate is
-    rejected (theta is kept); each start's iterates are averaged; with
-    ``search.select`` > 0 the averages, the start and the best point evaluated
-    during the search are compared on fresh common replications and the lowest mean
-    wins (:class:`Search` has the details). The averaged ES iterate minimises a
+    rejected (theta is kept); each start's iterates are averaged; for two or more
+    parameters the averages, the start and the best point evaluated during the
+    search are compared on fresh common replications and the lowest mean wins
+    (:class:`Search` has the details). The averaged ES iterate minimises a
     smoothed loss, which sits away from a steep edge of the landscape; the
     comparison lets an evaluated point closer to the edge win when it is better.
 
@@ -137,7 +136,6 @@ def tune(
             descend(
                 estimate,
                 space,
-                search,
                 opt,
                 z0,
                 step_keys[s],
@@ -211,10 +209,69 @@ def _plan(objective, space, search, estimator, report) -> Plan:
         es = estimator.resolved(space.dim)
         chunk = 2 * es.num_pairs * search.num_reps
         plan = Plan(objective, space, search, es, objective, select, chunk, chunk)
-    grid = method.init_points(search, space.dim, select)
-    plan.init_points = grid[0]
-    plan.method = method.describe(search, plan.estimator, space.dim, select, grid)
+    design = _design(search, space.dim, select)
+    plan.init_points = design[0]
+    plan.method = _describe(search, plan.estimator, space.dim, select, design)
     return plan
+
+
+def _design(search: Search, dim: int, select: float) -> tuple[int, str]:
+    """``(points per axis of the starting grid, why)``; 0 from ``search.start``."""
+    if search.start is not None:
+        return 0, "Search(start=...) given: no starting grid"
+    if search.halving_for(dim):
+        return allocation.halving_design(
+            dim, search.simulations, select, allocation.HALVING_KEEP
+        )
+    n = options.GRID_POINTS
+    return n, f"{n} points per axis (the default grid for {dim} parameter(s))"
+
+
+def _describe(search: Search, estimator, dim: int, select: float, design) -> dict:
+    """``TuneResult.method``: ``allocation``, ``design``, ``estimator``, ``final``
+    (what ran) and ``why`` (one sentence for each)."""
+    if search.start is not None:
+        name, a_why = "start", "Search(start=...) given: no grid"
+    elif dim == 1:
+        name = "grid"
+        a_why = "the default for one parameter: an even grid, then ES steps"
+    else:
+        name, a_why = (
+            "halving",
+            (
+                f"the default for {dim} parameters: successive halving of a grid, ES "
+                "steps, a race between the candidates"
+            ),
+        )
+    if isinstance(estimator, PG):
+        est, e_why = f"PG(temperature={estimator.temperature:g})", "given"
+    else:
+        est = f"ES(sigma={estimator.sigma:g}, num_pairs={estimator.num_pairs}, "
+        est += f"crn={estimator.crn}"
+        if np.isfinite(estimator.sigma_decay):
+            est += f", sigma_decay={estimator.sigma_decay:g}"
+        est += ")"
+        e_why = "the default (any policy)" if estimator == ES().resolved(dim) else ""
+        e_why = e_why or "given (unset fields: their defaults for this dimension)"
+    if select <= 0:
+        final, f_why = "none", "select=0: the descent's average is the result"
+    elif search.halving_for(dim):
+        final, f_why = "race", f"select={select:g} of the simulations, as a race"
+    else:
+        final = "equal shares"
+        f_why = f"select={select:g} of the simulations, equal shares"
+    return {
+        "allocation": name,
+        "design": " x ".join([str(design[0])] * dim) if design[0] else "none",
+        "estimator": est,
+        "final": final,
+        "why": {
+            "allocation": a_why,
+            "design": design[1],
+            "estimator": e_why,
+            "final": f_why,
+        },
+    }
 
 
 def int_like(value):
@@ -240,7 +297,7 @@ def _check_simulations(plan: Plan) -> None:
     else:
         points = len(plan.space.grid(plan.init_points))
         if search.halving_for(dim):
-            keep = max(allocation.HALVING_KEEP, search.starts)
+            keep = allocation.HALVING_KEEP
             share = allocation.halving_share(dim)
             first = 2 * points
             what = (
@@ -270,7 +327,7 @@ def _check_simulations(plan: Plan) -> None:
         need += 1
     raise ValueError(
         f"Search(simulations={search.simulations}) cannot be honoured: {what} needs "
-        f"simulations >= {need}; raise simulations, or lower num_reps / init_points"
+        f"simulations >= {need}; raise simulations, or lower num_reps"
     )
 
 
