@@ -56,14 +56,6 @@ def test_halving_spends_the_replications_it_states():
     assert int(h.reps.sum()) == h.simulations
 
 
-def test_the_vertex_of_the_last_rounds_parabola():
-    z = np.array([[0.2], [0.3], [0.4], [0.5]])
-    np.testing.assert_allclose(allocation.vertex(z, (z[:, 0] - 0.33) ** 2), [0.33])
-    np.testing.assert_allclose(allocation.vertex(z, (z[:, 0] - 0.9) ** 2), [0.5])
-    assert allocation.vertex(z, -((z[:, 0] - 0.33) ** 2)) is None  # concave
-    assert allocation.vertex(z[:2], z[:2, 0]) is None  # two points
-
-
 def test_race_drops_a_clearly_worse_candidate_and_spends_the_rest_on_the_others():
     obj = Paired(own=0.03)  # "near" is 0.004 worse: within 2 paired SE for a while
     named = {"bad": Z16[15], "good": Z16[BEST], "near": Z16[BEST + 1]}

@@ -22,7 +22,12 @@ environment constructors (:func:`jbandits.envs.bernoulli`, ...) accept traced me
 """
 
 from jbandits.core.grad_guard import TrajectoryGradientError
-from jbandits.tuning.confidence import Confidence, Paired, TuningWarning
+from jbandits.tuning.confidence import (
+    Confidence,
+    Paired,
+    TuningWarning,
+    evaluate_points,
+)
 from jbandits.tuning.estimators import (
     es_gradient,
     es_value_and_grad,
@@ -35,7 +40,7 @@ from jbandits.tuning.options import ES, PG, Report, Search
 from jbandits.tuning.relaxed import relaxed_policy
 from jbandits.tuning.results import Evaluation, GridResult, Step, TuneResult
 from jbandits.tuning.space import Box, Logit, LogSpace, Space
-from jbandits.tuning.tuner import default_optimizer, evaluate_points, tune, tune_budgets
+from jbandits.tuning.tuner import default_optimizer, tune, tune_budgets
 
 __all__ = [
     "ES",

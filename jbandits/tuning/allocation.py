@@ -25,19 +25,16 @@ import numpy as np
 
 from jbandits.analysis.stats import paired, standard_error
 
-HALVING_POINTS = {1: 16, 2: 11}  # points per axis of the halved grid (3 or more: 6)
-# the coarser grid used where the budget is below the finer one's minimum (issue 53:
-# the finer grid put Bayes-UCB's narrow valley and UCB-V's (c, zeta, b) optimum
-# within reach; the fallback keeps every budget the 8 x 8 / 5^3 grid accepted)
+HALVING_POINTS = {2: 11}  # points per axis of the halved grid (3 or more: 6)
+# the coarser grid where the finer one's first round would give every point fewer
+# than HALVING_FIRST_REPS replications (issue 53: the finer grid put Bayes-UCB's
+# narrow valley within reach at the benchmark's budget, 20^2 x 100 / 4 simulations,
+# 6 a point; at 2 a point it did no better, EUCBV at 2000 and 4000 simulations:
+# notes_tuning_tasks.md, "Issue 53: the fix"); every budget 8 x 8 accepted still runs
 HALVING_FALLBACK = {2: 8}  # 3 or more: 5
-# the finer grid only where its first round gives every point this many replications:
-# where it was measured better (the benchmark's two-parameter budget, 20^2 x 100 / 4
-# simulations, gives 6); below, at 2 replications a point, it was not (EUCBV at 2000
-# and 4000 simulations: notes_tuning_tasks.md, "Issue 53: the fix")
 HALVING_FIRST_REPS = 6
 HALVING_KEEP = 2  # survivors of the halving (they enter the final race)
-HALVING_SHARE = {1: 1.0}  # share of the simulations (after the race's reserve)
-HALVING_SHARE_MULTI = 0.6  # the same for two or more parameters; ES gets the rest
+HALVING_SHARE = 0.6  # share of the simulations after the race's reserve; ES: the rest
 TIE_KEY = 64  # fold_in(key, TIE_KEY): the halving's order among equal means
 RACE_BLOCKS = 4
 RACE_Z = 2.0
@@ -47,23 +44,24 @@ def halving_points(dim: int) -> int:
     return HALVING_POINTS.get(dim, 6)
 
 
+def halving_share(dim: int) -> float:
+    return HALVING_SHARE
+
+
 def halving_design(dim: int, simulations: int, select: float, keep: int):
-    """``(points per axis, why)`` of the halved grid for a ``dim``-parameter space
-    and ``simulations``: the finer grid (:data:`HALVING_POINTS`) where the first
-    round of its halving gives every point :data:`HALVING_FIRST_REPS` replications,
-    else the coarser :data:`HALVING_FALLBACK` (the grid before issue 53, so a budget
-    it accepted still runs, as it ran)."""
+    """``(points per axis, why)`` of the halved grid for ``dim`` >= 2 parameters:
+    :data:`HALVING_POINTS` where the first round of its halving gives every point
+    :data:`HALVING_FIRST_REPS` replications, else :data:`HALVING_FALLBACK`."""
     fine = halving_points(dim)
-    if dim == 1:
-        return fine, f"{fine} points (the one-parameter halving grid)"
     available = simulations - int(select * simulations)
     first = first_round_reps(fine**dim, int(halving_share(dim) * available), keep)
+    axes = " x ".join([str(fine)] * dim)
     if first >= HALVING_FIRST_REPS:
-        return fine, f"{_axes(fine, dim)} (the default for {dim} parameters)"
+        return fine, f"{axes} (the default for {dim} parameters)"
     coarse = HALVING_FALLBACK.get(dim, 5)
     return coarse, (
-        f"{_axes(coarse, dim)}: at simulations={simulations} the first halving "
-        f"round of the default {_axes(fine, dim)} grid would give each point {first} "
+        f"{' x '.join([str(coarse)] * dim)}: at simulations={simulations} the first "
+        f"halving round of the default {axes} grid would give each point {first} "
         f"replications (fewer than {HALVING_FIRST_REPS})"
     )
 
@@ -79,19 +77,11 @@ def halving_rounds(points: int, keep: int) -> int:
     return max(1, math.ceil(math.log2(max(points / max(keep, 1), 1.0))))
 
 
-def _axes(n: int, dim: int) -> str:
-    return " x ".join([str(n)] * dim)
-
-
-def halving_share(dim: int) -> float:
-    return HALVING_SHARE.get(dim, HALVING_SHARE_MULTI)
-
-
 def halving_spend(points: int, budget: int, keep: int) -> int:
     """Simulations :func:`halve` spends on ``points`` points within ``budget``
     (more than ``budget`` only where a round cannot give each survivor 2
     replications): the same rounds and survivor counts, without running them."""
-    rounds = max(1, math.ceil(math.log2(max(points / max(keep, 1), 1.0))))
+    rounds = halving_rounds(points, keep)
     per_round, alive, spent = budget // rounds, points, 0
     for _ in range(rounds):
         spent += max(2, per_round // alive) * alive
@@ -115,10 +105,6 @@ class Halved:
       first: ``[G, r0]`` the first round's losses (every point, common replications).
       rounds: ``[(points, replications per point)]`` of each round.
       simulations: simulations spent.
-      last: ``(indices, means)`` of the last round's points, their means over every
-        block they share (paired).
-      cells: ``(indices, means, replications, block)``: every point's mean on each
-        round's block (the rounds as blocks of common replications), concatenated.
     """
 
     order: np.ndarray
@@ -127,8 +113,6 @@ class Halved:
     first: np.ndarray
     rounds: list
     simulations: int
-    last: tuple = ()
-    cells: tuple = ()
 
 
 def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Halved:
@@ -149,11 +133,10 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
     acc = np.zeros((g, 0))  # the survivors' losses on every block they share
     got = np.zeros(g, np.int64)
     total = np.zeros(g, np.float64)
-    log, spent, first, last = [], 0, None, ()
+    log, spent, first = [], 0, None
     # equal means (a 0/1 loss on few replications: often all 0) are ordered at
     # random, not by index: the index order kept one end of the box (issue 64)
     tie = np.asarray(jax.random.permutation(jax.random.fold_in(key, TIE_KEY), g))
-    cells: list = []
     for k in range(rounds):
         reps = max(2, per_round // len(alive))
         per = objective.losses(
@@ -164,35 +147,13 @@ def halve(objective, space, z, key, budget: int, *, keep: int, chunk: int) -> Ha
         log.append((len(alive), reps))
         got[alive] += reps
         total[alive] += per.sum(1)
-        cells.append((alive.copy(), per.mean(1), np.full(len(alive), reps), k))
         acc = np.concatenate([acc, per], axis=1)
-        last = (alive.copy(), acc.mean(1))
         best = np.lexsort((tie[alive], _means(acc)))  # ties: a random order
         best = best[: max(keep, math.ceil(len(alive) / 2))]
         acc, alive = acc[best], alive[best]
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(got > 0, total / np.maximum(got, 1), np.nan)
-    cells_t = tuple(
-        np.concatenate(part)
-        for part in zip(
-            *[(i, m, r, np.full(len(i), k)) for i, m, r, k in cells], strict=True
-        )
-    )
-    return Halved(alive, means, got, first, log, spent, last, cells_t)
-
-
-def vertex(z, means) -> np.ndarray | None:
-    """The vertex of the least-squares parabola through one-parameter points ``z [n,
-    1]`` and their (paired) means, clipped to the points' span; None with fewer than
-    three distinct points, a non-finite mean or no convexity."""
-    x = np.asarray(z, np.float64)[:, 0]
-    y = np.asarray(means, np.float64)
-    if len(np.unique(x)) < 3 or not np.all(np.isfinite(y)):
-        return None
-    a, b, _ = np.polyfit(x, y, 2)
-    if not a > 0:
-        return None
-    return np.array([float(np.clip(-b / (2.0 * a), x.min(), x.max()))])
+    return Halved(alive, means, got, first, log, spent)
 
 
 def race(

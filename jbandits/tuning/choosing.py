@@ -78,10 +78,6 @@ def _halving_starts(plan: Plan, z_grid, n0: int, k_init, available: int) -> Star
         chunk=plan.chunk,
     )
     finalists = [z_grid[i] for i in h.order]
-    if space.dim == 1 and h.last:  # the paired parabola through the last round
-        v = allocation.vertex(z_grid[h.last[0]], h.last[1])
-        if v is not None:
-            finalists.append(v)
     return Starts(
         z=np.stack(finalists[:1]),
         step0=0.25 / n0,

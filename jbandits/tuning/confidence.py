@@ -270,5 +270,3 @@ def _span(conf: Confidence) -> str:
         return ""
     return f" (fresh means span {max(means) - min(means):.3g})"
 
-
-__all__ = ["Confidence", "Paired", "TuningWarning", "evaluate_points"]

@@ -31,7 +31,7 @@ from jax.flatten_util import ravel_pytree
 
 from jbandits.analysis.stats import standard_error
 from jbandits.core import validate as _validate
-from jbandits.core.types import Array, Key
+from jbandits.core.types import Key
 
 
 # ----------------------------------------------------------- functional (traced loss)
@@ -251,11 +251,3 @@ def pg_gradient(objective, space, z, key, *, num_reps, chunk):
 def finite(*xs) -> bool:
     return all(np.all(np.isfinite(np.asarray(x))) for x in xs)
 
-
-__all__ = [
-    "Array",
-    "es_gradient",
-    "es_value_and_grad",
-    "minimize",
-    "pg_gradient",
-]

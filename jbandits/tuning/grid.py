@@ -14,22 +14,6 @@ from jbandits.tuning.results import GridResult
 from jbandits.tuning.space import Space
 
 
-def _setup(policy, bandit, instance, space, budget, loss, metric, fixed, permute):
-    space = space if isinstance(space, Space) else Space(space)
-    objective = Objective(
-        policy,
-        bandit,
-        instance,
-        budget=budget,
-        loss=loss,
-        metric=metric,
-        fixed=fixed,
-        permute=permute,
-    )
-    objective.check_names(space.keys())
-    return space, objective
-
-
 def grid_tune(
     policy,
     bandit,
@@ -83,9 +67,10 @@ def grid_tune(
                                     metric=jbandits.analysis.metrics.thresholding(0.5))
         g.theta   # {"alpha": ...}
     """
-    space, objective = _setup(
-        policy, bandit, instance, space, budget, loss, metric, fixed, permute
-    )
+    space = space if isinstance(space, Space) else Space(space)
+    setting = dict(budget=budget, loss=loss, metric=metric, fixed=fixed)
+    objective = Objective(policy, bandit, instance, permute=permute, **setting)
+    objective.check_names(space.keys())
     num_reps = count("num_reps", num_reps, 2)
     points = count("points", points, 1)
     chunk = count("chunk", chunk, 1, none=True)

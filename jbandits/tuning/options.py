@@ -117,15 +117,12 @@ class ES:
       crn: every step reuses the coarse grid's replication keys, so the grid's and
         the steps' means are comparable (default: for two or more parameters);
         otherwise each step draws fresh replications.
-      sigma_decay: step ``i`` smooths with ``sigma / (1 + i / sigma_decay)``, the
-        default optimiser's schedule (Kiefer and Wolfowitz, Ann. Math. Statist.
-        1952: with a shrinking difference the iterates approach the minimum of
-        the loss, not of its smoothing); ``math.inf`` keeps ``sigma`` at every
-        step. Default 5 for one parameter (MOSS alpha, whose loss has a kink at
-        its minimum: at 4000 simulations the constant sigma ended 3-6 % above
-        the optimum on 10/10 seeds, the schedule within 2 % on 9/10;
-        ``benchmarks/notes_tuning_tasks.md``), constant for more (not measured
-        there yet).
+      sigma_decay: step ``i`` smooths with ``sigma / (1 + i / sigma_decay)``
+        (Kiefer and Wolfowitz, Ann. Math. Statist. 1952: with a shrinking
+        difference the iterates approach the minimum of the loss, not of its
+        smoothing); ``math.inf`` keeps ``sigma``. Default 5 for one parameter (MOSS
+        alpha, a kink at its minimum: within 2 % on 9/10 seeds against 0/10 with a
+        constant sigma; ``benchmarks/notes_tuning_tasks.md``), constant for more.
 
     Raises:
       ValueError: ``sigma`` outside (0, 0.5), ``sigma_decay`` not a number > 0.
@@ -137,8 +134,10 @@ class ES:
     sigma_decay: float | None = None
 
     def __post_init__(self):
-        if self.sigma is not None:
-            _check_sigma(self.sigma)
+        if self.sigma is not None and not 0.0 < self.sigma < 0.5:
+            raise ValueError(
+                f"sigma must lie in (0, 0.5) (normalised units), got {self.sigma}"
+            )
         count("ES(num_pairs=...)", self.num_pairs, 1, none=True)
         if self.sigma_decay is not None and self.sigma_decay != np.inf:
             _positive("ES(sigma_decay=...)", self.sigma_decay)
@@ -206,28 +205,18 @@ class Report:
             value = getattr(self, name)
             if value is None and name == "confidence":
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                ok = False
-            else:
-                ok = value == 0 or value >= 2
-            if not ok:
+            integer = isinstance(value, (int, np.integer)) and not isinstance(
+                value, bool
+            )
+            if not integer or not (value == 0 or value >= 2):
                 raise ValueError(
                     f"Report({name}=...) must be 0 (none) or an integer >= 2 "
                     f"(replications per point), got {value!r}"
                 )
-        if self.confidence not in (None, 0):
-            object.__setattr__(
-                self, "confidence", count("confidence", self.confidence, 2)
-            )
 
     def confidence_for(self, num_reps: int) -> int:
         """Replications of the confidence statement (0: none)."""
         return 2 * num_reps if self.confidence is None else int(self.confidence)
-
-
-def _check_sigma(sigma) -> None:
-    if not 0.0 < sigma < 0.5:
-        raise ValueError(f"sigma must lie in (0, 0.5) (normalised units), got {sigma}")
 
 
 def check(search, estimator, report) -> None:

@@ -1,28 +1,10 @@
-"""The one-call tuner (:func:`tune`) and budget sweeps (:func:`tune_budgets`);
-:func:`grid_tune` (in :mod:`jbandits.tuning.grid`) is re-exported here.
+"""The one-call tuner (:func:`tune`) and budget sweeps (:func:`tune_budgets`).
 
-Which to use (the runs behind each choice: ``benchmarks/notes_tuning_tasks.md``,
-"What decides the defaults" and "The tuner's module docstring"):
-
-* One parameter: :func:`grid_tune` or :func:`tune`, about equal. ``n`` grid points on
-  common random numbers need no tuning of the tuner; :func:`tune` (5-point grid, then
-  ES steps) came as close to a fine grid's optimum as a 20-point grid with half its
-  simulations. Neither helps where the loss is mostly noise (a 0/1 identification
-  error).
-* Two or more parameters: :func:`tune` with ``estimator=ES()`` (default). A grid
-  needs ``n ** d`` points; the tuner's successively halved 8 x 8 grid (5 per axis
-  beyond two), ES steps and a race between the candidates use a quarter of a 20 x 20
-  grid, and came close to the optimum more often, and beat TPE more often, than a
-  5 x 5 grid with equal replications; for one parameter the two tied, so one
-  parameter keeps the 5-point grid. Since issue 53 the halved grid is 11 x 11 (6 per
-  axis beyond two), 8 x 8 (5) where its first halving round would give a point
-  fewer than 6 replications: Bayes-UCB's valley is narrower than the 8 x 8 spacing. ``TuneResult.method`` says
-  which allocation, grid and estimator ran, and why.
-* ``estimator=PG()``: the score-function gradient of the softmax relaxation of an
-  index policy (LSA, APT, UCB-E); one point per step, no smoothing scale, unbiased for
-  the relaxed policy, but its variance grows with the horizon and the relaxed optimum
-  need not be the hard policy's (on LSA alpha it came out behind ES); keep it for
-  short horizons and Bayes objectives over a prior.
+Which to use: :func:`grid_tune` or :func:`tune` for one parameter (about equal);
+:func:`tune` for two or more (a halved grid, ES steps and a race use a quarter of a
+20 x 20 grid and came closer to the optimum, and beat TPE more often, than a 5 x 5
+grid); ``estimator=PG()`` for index policies on short horizons or Bayes objectives.
+The runs behind each choice: ``benchmarks/notes_tuning_tasks.md``.
 """
 
 from __future__ import annotations
@@ -44,9 +26,7 @@ from jbandits.tuning import (
     options,
     relaxed,
 )
-from jbandits.tuning.confidence import evaluate_points  # re-exported
 from jbandits.tuning.descent import Descent, descend
-from jbandits.tuning.grid import grid_tune
 from jbandits.tuning.objective import Objective, as_key
 from jbandits.tuning.options import ES, PG, Plan, Report, Search
 from jbandits.tuning.results import TuneResult
@@ -284,41 +264,37 @@ def int_like(value):
 
 def _check_simulations(plan: Plan) -> None:
     """ValueError unless ``search.simulations`` covers what the search spends
-    before it can stop (the coarse grid, the halving's first replications, or one
-    gradient estimate from ``start``): a budget it cannot honour is refused, never
+    before it can stop (the grid, the halving's first replications, or one gradient
+    estimate from ``start``): a budget it cannot honour is refused, never
     overspent."""
-    search, dim = plan.search, plan.space.dim
-    if search.start is not None:
+    search, select = plan.search, plan.select
+    points = len(plan.space.grid(plan.init_points)) if plan.init_points else 0
+    halving = search.halving_for(plan.space.dim)
+    share = allocation.halving_share(plan.space.dim)
+    if not points:
         first = plan.cost
         what = f"one gradient estimate from start ({first} simulations)"
-
-        def enough(sims):
-            return sims - int(plan.select * sims) >= first
+    elif halving:
+        first = 2 * points
+        what = (
+            f"successive halving of {points} grid points (at least 2 replications "
+            f"per survivor and round, within what select={select:g} leaves)"
+        )
     else:
-        points = len(plan.space.grid(plan.init_points))
-        if search.halving_for(dim):
-            keep = allocation.HALVING_KEEP
-            share = allocation.halving_share(dim)
-            first = 2 * points
-            what = (
-                f"successive halving of {points} grid points (at least 2 "
-                f"replications per survivor and round, within what "
-                f"select={plan.select:g} leaves)"
-            )
+        first = points * search.num_reps
+        what = (
+            f"the coarse grid ({points} points x num_reps={search.num_reps} = "
+            f"{first} simulations, besides select={select:g}'s reserve)"
+        )
 
-            def enough(sims):  # the steps get what the halving leaves
-                available = sims - int(plan.select * sims)
-                budget = int(share * available)
-                return allocation.halving_spend(points, budget, keep) <= available
-        else:
-            first = points * search.num_reps
-            what = (
-                f"the coarse grid ({points} points x num_reps={search.num_reps} = "
-                f"{first} simulations, besides select={plan.select:g}'s reserve)"
+    def enough(sims):  # with halving, the steps get what the halving leaves
+        left = sims - int(select * sims)
+        if halving and points:
+            spend = allocation.halving_spend(
+                points, int(share * left), allocation.HALVING_KEEP
             )
-
-            def enough(sims):
-                return sims - int(plan.select * sims) >= first
+            return spend <= left
+        return left >= first
 
     if enough(search.simulations):
         return
@@ -326,8 +302,8 @@ def _check_simulations(plan: Plan) -> None:
     while not enough(need):
         need += 1
     raise ValueError(
-        f"Search(simulations={search.simulations}) cannot be honoured: {what} needs "
-        f"simulations >= {need}; raise simulations, or lower num_reps"
+        f"Search(simulations={search.simulations}) cannot be honoured: {what} "
+        f"needs simulations >= {need}; raise simulations, or lower num_reps"
     )
 
 
@@ -414,16 +390,3 @@ def tune_budgets(
         out[int(b)] = res
         search = dataclasses.replace(search, start=res.theta)
     return out
-
-
-__all__ = [
-    "ES",
-    "PG",
-    "Report",
-    "Search",
-    "default_optimizer",
-    "evaluate_points",
-    "grid_tune",
-    "tune",
-    "tune_budgets",
-]
