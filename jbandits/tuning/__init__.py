@@ -1,24 +1,19 @@
 """Tuning hyper-parameters (alpha, epsilon, rho, psi, ...) by simulation.
 
 ``jax.grad`` through a bandit trajectory is exactly zero almost everywhere, so tuning
-needs a grid or a gradient *estimator* of a smoothed objective. This package has:
+needs a grid or a gradient *estimator* of a smoothed objective:
 
-* :func:`tune`: the one-call tuner on the batched runner (compiled once, cached),
-  ``tune(Objective(policy, bandit, instance, budget=...), space, search=Search(...),
-  estimator=ES(...) | PG(...), report=Report(...), key=...)``: coarse-grid or
-  halving-grid initialisation, antithetic ES with common random numbers or the
-  softmax policy-gradient estimator, any optax optimiser, decaying steps,
-  iterate averaging, a race, a final evaluation with CIs, a
-  confidence statement (paired CIs of tuned vs start vs best evaluated point) and
-  warnings for a flat landscape or an optimum on the box's edge;
-* :func:`grid_tune`: a compile-once grid on common random numbers (first choice for
-  one parameter); :func:`tune_budgets`: theta as a function of the budget;
+* :func:`tune`: ``tune(Objective(policy, bandit, instance, budget=...), space,
+  search=Search(...), estimator=ES(...) | PG(...), report=Report(...), key=...)``,
+  compiled once: a grid (halved for two or more parameters), antithetic ES on common
+  random numbers or the softmax policy gradient, any optax optimiser, iterate
+  averaging, a race, a confidence statement and warnings (a flat landscape, an
+  optimum on the box's edge); :func:`tune_budgets`: theta as a function of the budget;
+* :func:`grid_tune`: a compile-once grid on common random numbers;
 * :class:`Box`, :class:`LogSpace`, :class:`Logit`: search spaces;
-* :func:`es_value_and_grad` and :func:`minimize`: the estimator and loop for a
-  hand-written traced loss.
+* :func:`es_value_and_grad` and :func:`minimize`: for a hand-written traced loss.
 
-A Bayes objective passes a prior ``key -> instance`` instead of an instance; the
-environment constructors (:func:`jbandits.envs.bernoulli`, ...) accept traced means.
+A Bayes objective passes a prior ``key -> instance`` instead of an instance.
 """
 
 from jbandits.core.grad_guard import TrajectoryGradientError

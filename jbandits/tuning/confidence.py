@@ -1,18 +1,9 @@
-"""How sure the tuner is: paired confidence intervals and the landscape's warnings.
-
-After the search, :func:`jbandits.tuning.tune` evaluates the tuned point, the start
-and the best point evaluated during the search on *fresh* common replications (drawn
-after the tuned point was chosen, so its difference to the others is not biased by
-the choice) and reports the paired differences ``tuned - start`` and
-``tuned - best evaluated`` with their standard error and a 95% CI
-(:class:`Confidence`). It warns (:class:`TuningWarning`, also listed in
-``TuneResult.warnings``) when
-
-* the landscape is flat within noise: the coarse grid's means are homogeneous (a
-  repeated-measures F test on its common replications, 5% level) and neither the
-  tuned point nor the best evaluated one is significantly better than the start;
-* the tuned point sits on the box's edge (within 1% of a coordinate's range): the
-  optimum may lie outside the box.
+"""How sure the tuner is: the paired confidence statement (:class:`Confidence`, on
+fresh common replications drawn after the tuned point was chosen, so its difference
+to the start and the best evaluated point is not biased by the choice) and the
+warnings (:class:`TuningWarning`): a loss that does not depend on theta, a landscape
+flat within noise (a repeated-measures F test on the grid, 5% level, and no paired
+CI against the start excluding 0), a tuned value on the box's edge (within 1%).
 """
 
 from __future__ import annotations
@@ -269,4 +260,3 @@ def _span(conf: Confidence) -> str:
     if len(means) < 2:
         return ""
     return f" (fresh means span {max(means) - min(means):.3g})"
-

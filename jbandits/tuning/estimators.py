@@ -250,4 +250,3 @@ def pg_gradient(objective, space, z, key, *, num_reps, chunk):
 
 def finite(*xs) -> bool:
     return all(np.all(np.isfinite(np.asarray(x))) for x in xs)
-

@@ -240,7 +240,6 @@ class Objective:
         chunk: int,
         budget: int | None = None,
         return_state: bool = False,
-        report: runner.Report | None = None,
     ):
         """RunResult with leaves ``[P, R, ...]`` for ``theta`` with ``[P]`` leaves.
 
@@ -295,7 +294,6 @@ class Objective:
             opts,
             batch_size=chunk,
             progress=False,
-            report=report,
         )
         flat = {k: (v if k.startswith("_") else v[:cells]) for k, v in flat.items()}
         res = runner.to_result(flat, (cells, reps))

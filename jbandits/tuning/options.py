@@ -1,23 +1,8 @@
-"""The tuner's options, in three small frozen groups (and the estimator's choice).
-
-:func:`jbandits.tuning.tune` takes what to minimise (an
-:class:`~jbandits.tuning.Objective`), where (a space) and how:
-
-* :class:`Search`: the simulation budget, the replications per point, an optional
-  starting point and the optimiser (every field has a plain default);
-* the estimator: :class:`ES` (antithetic evolution strategies, any policy) or
-  :class:`PG` (the softmax policy gradient of an index policy), each with its own
-  numbers, as an optax optimiser or a blackjax kernel carries its own;
-* :class:`Report`: what the result reports besides ``theta`` (a final evaluation on
-  fresh replications) and whether each step is printed.
-
-The search itself is fixed by the space's dimension (the runs that chose it:
-``benchmarks/notes_tuning_tasks.md``): one parameter, a :data:`GRID_POINTS`-point
-grid on common random numbers, its best point moved to the parabola's vertex, then
-ES steps and the average of their second half; two or more, successive halving of a
-grid (:func:`jbandits.tuning.allocation.halving_design`), ES steps on common
-replications and a race (:data:`SELECT` of the simulations) between the candidates.
-Values that can be checked without the space are checked at construction.
+"""The tuner's options, in three small frozen groups: :class:`Search` (the budget,
+the replications per point, a start, the optimiser), the estimator (:class:`ES` or
+:class:`PG`, each with its own numbers) and :class:`Report` (what the result reports
+besides ``theta``). The search itself follows the space's dimension (the runs that
+chose it: ``benchmarks/notes_tuning_tasks.md``; :class:`Search` describes it).
 """
 
 from __future__ import annotations

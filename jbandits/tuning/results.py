@@ -68,12 +68,9 @@ class TuneResult:
       warnings: why the result deserves caution (also issued as
         :class:`~jbandits.tuning.confidence.TuningWarning`): a landscape flat within
         noise, a tuned value on the box's edge.
-      method: which search ran and why (:mod:`jbandits.tuning.method`):
-        ``allocation`` ("grid", "halving" or "start"), ``design`` (the starting
-        grid, e.g. "11 x 11", or "none"), ``estimator`` (e.g. "ES(sigma=0.05,
-        num_pairs=2, crn=True)"), ``final`` ("race", "equal shares" or "none")
-        and ``why``: one sentence for each (a default and the benchmark run that
-        chose it, an option given, or a budget too small for the finer grid).
+      method: which search ran: ``allocation`` ("grid", "halving" or "start"),
+        ``design`` (e.g. "11 x 11", or "none"), ``estimator``, ``final`` ("race",
+        "equal shares" or "none") and ``why``, one sentence for each.
       extra: ``"race"``: the final comparison, ``name -> (theta, mean loss on fresh
         common replications)``, or None when it did not run; ``"z"``: the result's
         normalised coordinates.

@@ -26,7 +26,7 @@ from jbandits.tuning import (
     options,
     relaxed,
 )
-from jbandits.tuning.descent import Descent, descend
+from jbandits.tuning.choosing import Descent, descend
 from jbandits.tuning.objective import Objective, as_key
 from jbandits.tuning.options import ES, PG, Plan, Report, Search
 from jbandits.tuning.results import TuneResult
@@ -59,15 +59,11 @@ def tune(
     starting points, keys or budgets (same policy, bandit, K and options) compile
     nothing.
 
-    A coarse grid (or ``search.start``) gives the starting points; from each, an
-    optax optimiser follows the ES or policy-gradient estimate in normalised
-    coordinates (see :mod:`jbandits.tuning.space`); a non-finite estimate is
-    rejected (theta is kept); each start's iterates are averaged; for two or more
-    parameters the averages, the start and the best point evaluated during the
-    search are compared on fresh common replications and the lowest mean wins
-    (:class:`Search` has the details). The averaged ES iterate minimises a
-    smoothed loss, which sits away from a steep edge of the landscape; the
-    comparison lets an evaluated point closer to the edge win when it is better.
+    A grid (or ``search.start``) gives the start, an optax optimiser follows the
+    ES or policy-gradient estimate in normalised coordinates (a non-finite estimate
+    is rejected), the iterates are averaged and, for two or more parameters, a final
+    comparison on fresh common replications lets an evaluated point closer to a
+    steep edge win when it is better (:class:`Search` has the details).
 
     Args:
       objective: what to minimise: ``Objective(policy, bandit, instance,
