@@ -1,22 +1,27 @@
-"""Lanes of the best-arm-identification grids (Lalitha et al. UAI 2023; Gabillon et al.
-NIPS 2012) for the one runner.
+"""The best-arm-identification grids (Lalitha et al. UAI 2023; Gabillon et al. NIPS
+2012), run through :func:`jbandits.simulate`.
 
 Lalitha et al. draw a new instance per run, and their budget-dependent algorithms
 need one run per budget; the oracle-tuned ones (GapE, GapE-V, UGapEb) also need
 per-instance parameters. A grid is ``P`` points (budgets, or K values) x ``N`` instances, one
 replication each, with per-point-and-instance hyper-parameters ``hp[P, N, ...]``:
-:func:`grid_lanes` makes it ``P * N`` cells of :class:`jbandits.sim.runner.Lanes`, and
-:func:`jbandits.sim.runner.execute` batches, compiles (once per policy), chunks and shards
-them. Instance ``n`` uses the key ``fold_in(key, n)`` at every grid point and for
-every algorithm (common random numbers: paired comparisons).
+:func:`run_grid` runs it as a stack of ``P * N`` instances in one
+:func:`jbandits.simulate` call per algorithm (per-instance budgets and numbers), which
+batches, compiles (once per policy), chunks and shards them. Instance ``n`` uses the
+key ``fold_in(key, n)`` at every grid point and for every algorithm (common random
+numbers: paired comparisons).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from jbandits.sim import runner
+import jbandits
+from jbandits.sim.runner.results import CappedRunsWarning
 
 
 def broadcast_pn(tree, num_points: int, num_instances: int):
@@ -36,52 +41,47 @@ def broadcast_pn(tree, num_points: int, num_instances: int):
     return jax.tree_util.tree_map(one, tree)
 
 
-def grid_lanes(params, key, *, hp: dict, budgets, shared: tuple = ()) -> runner.Lanes:
-    """Cell ``p * N + n`` runs ``hp[p, n]`` on ``params[p, n]`` with ``budgets[p]``.
+def run_grid(
+    algos, bandit, params, key, budgets, *, horizon: int, metric, shared=(),
+    **fixed,
+) -> dict:
+    """label -> the results of each :class:`experiments._core.Algo` on the grid, a
+    :class:`jbandits.RunResult` with leaves ``[P, N, ...]`` (one replication per cell).
 
-    Args:
-      params: instance pytree (NamedTuple) with leaves ``[P, N, ...]``, except the
-        fields named in ``shared`` (one array for every cell, e.g. a completed
-        ratings matrix).
-      key: experiment key; instance ``n`` uses ``fold_in(key, n)`` (lane key = cell
-        key: one replication per cell).
-      hp: dict of pytrees with leaves ``[P, N, ...]`` (use :func:`broadcast_pn`).
-      budgets: ``[P]`` int budgets.
+    Cell ``(p, n)`` runs ``algo.hp[p, n]`` (per-cell numbers, see
+    :func:`broadcast_pn`) on ``params[p, n]`` with ``budgets[p]``, keyed
+    ``fold_in(key, n)`` at every point; ``params`` has leaves ``[P, N, ...]`` but for
+    the fields named in ``shared`` (one array for every cell, e.g. a completed ratings
+    matrix); ``fixed`` are arguments common to every algorithm (e.g. ``num_arms``).
+    One :func:`jbandits.simulate` call, so one compilation, per algorithm; arms are
+    played as numbered.
     """
     num_points, num_inst = np.asarray(params.arm_mask).shape[:2]
+    cells = num_points * num_inst
 
     def flat(x):
         x = np.asarray(x)
-        return x.reshape(num_points * num_inst, *x.shape[2:])
+        return x.reshape(cells, *x.shape[2:])
 
-    fields = {f: flat(getattr(params, f)) for f in params._fields if f not in shared}
-    return runner.Lanes(
-        hp=jax.tree_util.tree_map(flat, hp),
-        params=params._replace(**fields),
-        instance=np.arange(num_points * num_inst),
-        budget=np.repeat(np.asarray(budgets, np.int64), num_inst),
-        keys=np.tile(runner.instance_keys(key, num_inst), (num_points, 1)),
-        num_reps=1,
-        shared=tuple(shared),
-        fold_reps=False,
+    stack = params._replace(
+        **{f: flat(getattr(params, f)) for f in params._fields if f not in shared}
     )
-
-
-def per_point(values, num_points: int) -> np.ndarray:
-    """``[P * N, 1, ...]`` runner values of :func:`grid_lanes` cells -> ``[P, N, ...]``."""
-    values = np.asarray(values)
-    return values.reshape(num_points, -1, *values.shape[2:])
-
-
-def run_grid(algos, bandit, params, key, budgets, opts, shared=(), **fixed) -> dict:
-    """label -> runner results of each :class:`experiments._core.Algo` on the grid.
-
-    ``algos[i].hp`` holds ``[P, N, ...]`` leaves (see :func:`grid_lanes`); ``fixed``
-    are arguments common to every algorithm (e.g. ``num_arms``). One compilation per
-    algorithm.
-    """
+    inst = jax.vmap(lambda n: jax.random.fold_in(key, n))(jnp.arange(num_inst))
+    keys = jnp.tile(inst, num_points)[:, None]  # [P * N, 1]: each cell's own key
+    budget = np.repeat(np.asarray(budgets, np.int64), num_inst)
     out = {}
     for algo in algos:
-        lanes = grid_lanes(params, key, hp=algo.hp, budgets=budgets, shared=shared)
-        out[algo.label] = runner.execute(algo.source(**fixed), bandit, lanes, opts)
+        numbers = {k: flat(v) for k, v in algo.hp.items()}
+        first = {k: v[0] for k, v in numbers.items()}  # make checks the first cell
+        policy = jbandits.make(algo.name, **fixed, **algo.static, **first)
+        with warnings.catch_warnings():  # capped runs are the experiments' to count
+            warnings.simplefilter("ignore", CappedRunsWarning)
+            res = jbandits.simulate(
+                policy, bandit, stack, keys, budget=budget, num_reps=1,
+                horizon=horizon, metric=metric, permute=False, numbers=numbers,
+                shared=shared,
+            )  # fmt: skip
+        out[algo.label] = jax.tree_util.tree_map(
+            lambda x: x.reshape(num_points, num_inst, *x.shape[2:]), res
+        )
     return out

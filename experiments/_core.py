@@ -14,9 +14,9 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+import jbandits
 from experiments import _claims, _write
 from jbandits.analysis import stats
-from jbandits.sim import runner
 
 # Seeds below 2^22: experiments key their runs with ``jax.random.key(seed * 1000 +
 # number)``, which keeps 32 bits without x64, so larger seeds would wrap onto others.
@@ -106,14 +106,14 @@ class Algo(NamedTuple):
     paper: bool = True
     permute: bool = True
 
-    def source(self, **fixed) -> runner.Source:
-        """The runner's policy source: registered policy ``name`` with ``fixed`` and
-        ``static`` arguments (``hp`` traced per cell).
+    def policy(self, **fixed) -> jbandits.Policy:
+        """Registered policy ``name`` with ``fixed`` and ``static`` arguments and the
+        numbers ``hp`` (:func:`jbandits.make`).
 
         Algorithms with the same name and static arguments share one compiled program
-        (per process) whatever their label.
+        (per process) whatever their label and numbers.
         """
-        return runner.registered(self.name, {**fixed, **self.static}, label=self.label)
+        return jbandits.make(self.name, **fixed, **self.static, **self.hp)
 
 
 def key(seed: int, stream: int):

@@ -14,15 +14,18 @@ the authors' code does (``randmax``).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import NamedTuple
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 import jbandits
 from experiments import _claims as C
 from experiments import _core
 from jbandits.analysis import stats
-from jbandits.sim import runner
+from jbandits.sim.runner.results import CappedRunsWarning
 
 
 class Runs(NamedTuple):
@@ -94,28 +97,27 @@ def run(
     means = np.asarray(means, float)
     k = means.size
     width = max(k, num_arms or k)
-    bandit, one = instance(family, means, sigma, width)
-    params = type(one)(*[np.asarray(x)[None] for x in one])
-    lanes = runner.Lanes(
-        hp={name: np.full(reps, v, float) for name, v in dict(algo.hp).items()},
-        params=params, instance=np.zeros(reps, np.int64),
-        budget=np.full(reps, cap, np.int64), keys=runner.instance_keys(key, reps),
-        num_reps=1, horizon=np.full(reps, cap, np.int64),
-    )  # fmt: skip
-    opts = runner.Options(metric=None, permute=algo.permute)
+    bandit, params = instance(family, means, sigma, width)
+    # replication r: fold_in(fold_in(key, r), 0), as simulate keys replication 0 of
+    # instance r of a stack of reps copies of the instance
+    keys = jax.vmap(lambda r: jax.random.fold_in(jax.random.fold_in(key, r), 0))(
+        jnp.arange(reps)
+    )
     batch = min(BATCH, 2 ** max(1, math.ceil(math.log2(reps))))
-    res = runner.execute(
-        algo.source(num_arms=width), bandit, lanes, opts, batch_size=batch,
-        refill=True,
-    )  # fmt: skip
-    output = np.asarray(res["output"]).reshape(reps, -1)
+    with warnings.catch_warnings():  # capped runs are counted in the table
+        warnings.simplefilter("ignore", CappedRunsWarning)
+        res = jbandits.simulate(
+            algo.policy(num_arms=width), bandit, params, keys, budget=cap,
+            num_reps=reps, metric=None, permute=algo.permute, batch_size=batch,
+        )  # fmt: skip
+    output = np.asarray(res.output).reshape(reps, -1)
     output = output[:, 0] if output.shape[1] == 1 else output
-    stopped = np.asarray(res["stopped"], bool).reshape(reps)
+    stopped = np.asarray(res.stopped, bool).reshape(reps)
     recommended = recommended_arm(output)
     error = (recommended != int(np.argmax(means))) | ~stopped
     return Runs(
-        np.asarray(res["num_pulls"], float).reshape(reps), stopped, recommended,
-        error, np.asarray(res["pulls"]).reshape(reps, width)[:, :k].astype(float),
+        np.asarray(res.num_pulls, float).reshape(reps), stopped, recommended,
+        error, np.asarray(res.pulls).reshape(reps, width)[:, :k].astype(float),
     )  # fmt: skip
 
 

@@ -21,9 +21,7 @@ import numpy as np
 
 import jbandits
 from experiments import _core
-from jbandits.core import prng
 from jbandits.envs import problems
-from jbandits.sim import runner
 
 FULL_REPS = 100
 QUICK_REPS = 10
@@ -154,26 +152,14 @@ def run_padded(
     Instance ``n`` runs ``budgets[n]`` pulls (its T, also the policy's traced
     horizon) with replication keys ``fold_in(keys[n], r)``; results ``[N, R, ...]``.
     """
-    fixed, timed = split_run_t(algo)  # the registered policy: resumable() stores it
+    timed = split_run_t(algo)[1]
     k_max = params.arm_mask.shape[-1]
-    source = runner.registered(
-        algo.name, {"num_arms": k_max, **fixed}, label=algo.label
-    )
-    lanes = runner.Lanes(
-        hp=dict.fromkeys(timed, np.asarray(budgets)),
-        params=params,
-        instance=np.arange(len(budgets)),
-        budget=np.asarray(budgets),
-        keys=prng.key_data(keys),
-        num_reps=reps,
-    )
-    opts = runner.Options(
-        horizon=horizon,
-        permute=False,
-        diagnostics=algo.name == "eucbv",
-    )
-    res = runner.execute(source, bandit, lanes, opts, label=algo.label)
-    return runner.to_result(res, (len(budgets), reps))
+    budgets = np.asarray(budgets)
+    return jbandits.simulate(
+        make_policy(algo, k_max, int(budgets[0])), bandit, params, keys,
+        budget=budgets, num_reps=reps, horizon=horizon, metric=None, permute=False,
+        diagnostics=algo.name == "eucbv", numbers=dict.fromkeys(timed, budgets),
+    )  # fmt: skip
 
 
 def run_expt3(algos: list, cfg: _core.Config) -> tuple[dict, dict]:

@@ -7,7 +7,7 @@ error-vs-budget figures.
 The paper perturbs the instance and (MovieLens) re-selects the movies in every run, so
 each replication is a fresh instance. Every budget-dependent algorithm runs once per
 budget through one compiled program (stacked schedules and per-instance oracle
-parameters as traced inputs, :func:`experiments._bai.grid_lanes`); every algorithm
+parameters as traced inputs, :func:`experiments._bai.run_grid`); every algorithm
 sees the same instance keys (common random numbers): paired.
 """
 
@@ -19,7 +19,6 @@ from experiments import _bai, _core
 from experiments import _claims as C
 from jbandits.analysis import metrics, oracles
 from jbandits.policies.blocks import schedules
-from jbandits.sim import runner
 
 # The paper's budget grid is not recoverable from the text (the figure axes are lost):
 # our grid spans the paper's n = 5000 of Fig. 3 (stage budget n/6 >= 64 x 13 round-robin
@@ -76,13 +75,12 @@ def algorithms(num_arms, budgets, num_real, means, stds, mask, which=ORDER) -> l
 
 def run_all(algos, bandit, params, key, budgets, horizon, shared=()) -> dict:
     """label -> error [P, N] (one compilation per algorithm)."""
-    opts = runner.Options(horizon, metric=metrics.identification(), permute=False)
     k = params.arm_mask.shape[-1]
-    res = _bai.run_grid(algos, bandit, params, key, budgets, opts, shared, num_arms=k)
-    return {
-        lab: _bai.per_point(r["metric.error"][:, :, -1], len(budgets))
-        for lab, r in res.items()
-    }
+    res = _bai.run_grid(
+        algos, bandit, params, key, budgets, horizon=horizon,
+        metric=metrics.identification(), shared=shared, num_arms=k,
+    )  # fmt: skip
+    return {lab: r.metrics["error"][..., -1] for lab, r in res.items()}
 
 
 # ------------------------------------------------------------------ claims

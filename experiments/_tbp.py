@@ -11,15 +11,13 @@ parameters are traced inputs.
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 
+import jbandits
 from experiments import _claims as C
 from experiments import _core
 from jbandits.analysis import metrics, oracles
-from jbandits.core import prng
 from jbandits.envs import problems
-from jbandits.sim import runner
 
 BUDGET = 10_000
 NUM_CHECKPOINTS = 100  # error read every BUDGET / NUM_CHECKPOINTS = 100 steps
@@ -76,23 +74,16 @@ def oracle_a(problem, listed, variant: str, kind: str = "ucbev", exponent=0.0):
 def run_algorithms(problem, algos, key, reps: int) -> dict:
     """label -> (error [R, C] bool, pulls made [R] int) on ``problem``."""
     bandit, params = problem.bandit()
-    params = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
     out = {}
     for a in algos:
         fixed = {"num_arms": K, "threshold": TAU}
         if a.name in TAKES_BUDGET:
             fixed["budget"] = BUDGET
-        lanes = runner.Lanes(
-            hp={k: np.asarray([v]) for k, v in a.hp.items()},
-            params=params,
-            instance=np.zeros(1, int),
-            budget=np.asarray([BUDGET]),
-            keys=prng.key_data(key)[None],
-            num_reps=reps,
-        )
-        opts = runner.Options(BUDGET, NUM_CHECKPOINTS, METRIC, a.permute)
-        res = runner.execute(a.source(**fixed), bandit, lanes, opts)
-        out[a.label] = (res["metric.error"][0] > 0.5, res["num_pulls"][0])
+        res = jbandits.simulate(
+            a.policy(**fixed), bandit, params, key, budget=BUDGET, num_reps=reps,
+            num_checkpoints=NUM_CHECKPOINTS, metric=METRIC, permute=a.permute,
+        )  # fmt: skip
+        out[a.label] = (res.metrics["error"] > 0.5, res.num_pulls)
     return out
 
 

@@ -20,7 +20,6 @@ from experiments import _bai, _core
 from experiments import _claims as C
 from jbandits.analysis import metrics, oracles, truth
 from jbandits.policies.blocks import schedules
-from jbandits.sim import runner
 
 MEANS = np.array(
     [0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]
@@ -68,10 +67,11 @@ def run_budget(cfg: _core.Config) -> _core.Outcome:
         for algo in algos:
             top = algo.name in ("ugapeb", "sar")
             metric = metrics.top_m(m, eps) if top else metrics.identification()
-            opts = runner.Options(int(budgets.max()), metric=metric, permute=False)
-            res = _bai.run_grid([algo], bandit, params, key, budgets, opts, num_arms=k)
-            r = res[algo.label]["metric.error" if top else "metric.simple_regret"]
-            r = _bai.per_point(r[:, :, -1], P)
+            res = _bai.run_grid(
+                [algo], bandit, params, key, budgets, horizon=int(budgets.max()),
+                metric=metric, num_arms=k,
+            )[algo.label]  # fmt: skip
+            r = res.metrics["error" if top else "simple_regret"][..., -1]  # [P, N]
             errors[algo.label] = (r > 0.5 if top else r > eps).astype(float)  # [P, N]
             arrays[f"m{m}_eps{eps}/{algo.label}"] = errors[algo.label]
         curves = {
@@ -148,12 +148,13 @@ def run_confidence(cfg: _core.Config) -> _core.Outcome:
     panels, table, claims, arrays = [], [], [], {}
     for m in cfg.extra.get("ms", (1, 3)):
         algo = _core.Algo(f"UGapEc m={m}", "ugapec", {"m": m, "epsilon": CONF_EPS}, hp)
-        opts = runner.Options(horizon, metric=metrics.top_m(m, CONF_EPS), permute=False)
-        res = _bai.run_grid([algo], bandit, params, key, budgets, opts, num_arms=k)
-        res = res[algo.label]
-        pulls = _bai.per_point(res["num_pulls"], P).astype(float)  # [P, N]
+        res = _bai.run_grid(
+            [algo], bandit, params, key, budgets, horizon=horizon,
+            metric=metrics.top_m(m, CONF_EPS), num_arms=k,
+        )[algo.label]  # fmt: skip
+        pulls = np.asarray(res.num_pulls, float)  # [P, N]
         stopped = pulls < horizon
-        err = _bai.per_point(res["metric.error"][:, :, -1], P) > 0.5
+        err = res.metrics["error"][..., -1] > 0.5
         h = truth.h_epsilon(CONF_MEANS, m, CONF_EPS)
         arrays[f"m{m}/pulls"], arrays[f"m{m}/error"] = pulls, err
         curves = {"mean stopping time": _core.curve(np.log(1 / deltas), pulls.T)}

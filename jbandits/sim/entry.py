@@ -83,17 +83,108 @@ def open_store(store, source, *, code=None, **work):
 
 def instance_inputs(key, params, batched: bool, num_inst: int):
     """``(keys [N, 2], params [N, ...])`` of a stack of ``N`` instances (``batched``:
-    instance ``n`` keyed ``fold_in(key, n)``) or of one instance (keyed ``key``)."""
+    instance ``n`` keyed ``fold_in(key, n)``) or of one instance (keyed ``key``);
+    ``key``: one key's data ``[2]``."""
     if batched:
         return runner.instance_keys(key, num_inst), params
     keys = prng.key_data(key)[None]
     return keys, jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
 
 
-def lanes(hp, params, instance, budget, keys, num_reps: int, horizon: int):
-    """:class:`jbandits.sim.runner.Lanes` of cells that share one checkpoint horizon."""
+KEY_SHAPES = (
+    "one PRNG key (jax.random.key(seed) or jax.random.PRNGKey(seed)), or a batch of "
+    "typed threefry keys: [N] for a stack of N instances (each instance's key), or "
+    "the results' leading shape, [R] or [N, R] (each replication's own key)"
+)
+
+
+def keys_of(key, num_inst: int, batched: bool, num_reps: int):
+    """``(key data, per_replication)``: ``key`` as uint32 data ``[2]`` (one key),
+    ``[N, 2]`` (one key per instance of a stack) or ``[N, R, 2]`` (one per
+    replication: ``[R]`` keys for one instance, ``[N, R]`` for a stack)."""
+    shape = getattr(key, "shape", None)
+    typed = getattr(key, "dtype", None) is not None and jax.dtypes.issubdtype(
+        key.dtype, jax.dtypes.prng_key
+    )
+    if not typed or shape in (None, ()):
+        return np.asarray(
+            jax.random.key_data(prng.one_key(key, forms=KEY_SHAPES))
+        ), False
+    if str(jax.random.key_impl(key)) != "threefry2x32":
+        raise ValueError(
+            f"key must be {KEY_SHAPES}; got keys of another implementation"
+        )
+    data = np.asarray(jax.random.key_data(key))
+    shape = tuple(shape)
+    if batched and shape == (num_inst,):
+        return data, False
+    if shape == ((num_inst, num_reps) if batched else (num_reps,)):
+        return data.reshape(num_inst, num_reps, 2), True
+    want = f"[{num_inst}] or [{num_inst}, {num_reps}]" if batched else f"[{num_reps}]"
+    raise ValueError(
+        f"a batch of keys must have shape {want} here (instances x replications), "
+        f"got {list(shape)}"
+    )
+
+
+def per_instance(name, numbers, numeric: dict, num_inst: int, batched: bool) -> dict:
+    """``numbers`` (``{number: [N, ...]}``, one value per instance of a stack) checked
+    against the policy's numbers ``numeric`` and cast to their declared types
+    (registered policy ``name``; None for a policy built by a callable)."""
+    if not numbers:
+        return {}
+    if not batched:
+        raise ValueError(
+            "numbers= gives one value per instance of a stack; for one instance, "
+            "build the policy with its numbers"
+        )
+    unknown = sorted(set(numbers) - set(numeric))
+    if unknown:
+        raise ValueError(
+            f"numbers= names {unknown}, not numbers of the policy "
+            f"(its numbers: {sorted(numeric)})"
+        )
+    out = {}
+    for k, v in numbers.items():
+        v = np.asarray(v)
+        want = (num_inst, *np.shape(numeric[k]))
+        if v.shape != want:
+            raise ValueError(
+                f"numbers[{k!r}] must have shape {list(want)} (one value per "
+                f"instance), got {list(v.shape)}"
+            )
+        out[k] = v
+    return runner.registry.cast_numbers(name, out) if name else out
+
+
+def lanes(
+    hp,
+    params,
+    budget,
+    keys,
+    num_reps: int,
+    horizon: int,
+    *,
+    per_rep=False,
+    instance=None,
+    shared=(),
+):
+    """:class:`jbandits.sim.runner.Lanes` of cells that share one checkpoint horizon:
+    cell ``c`` runs ``hp[c]`` (leaves ``[C, ...]``) on instance ``instance[c]``
+    (default ``c``) with ``budget[c]``, its replications keyed ``fold_in(keys[c], r)``;
+    with ``per_rep``, ``keys [C, R, 2]`` are every replication's own keys (the
+    cells are then split into one cell per replication)."""
+    instance = np.arange(budget.shape[0]) if instance is None else instance
+    if per_rep:
+        reps = keys.shape[1]
+        hp = jax.tree_util.tree_map(lambda x: np.repeat(x, reps, axis=0), hp)
+        instance, budget = np.repeat(instance, reps), np.repeat(budget, reps)
+        keys, num_reps = keys.reshape(-1, 2), 1
     horizons = np.full(budget.shape, horizon)
-    return runner.Lanes(hp, params, instance, budget, keys, num_reps, horizon=horizons)
+    return runner.Lanes(
+        hp, params, instance, budget, keys, num_reps, horizon=horizons,
+        shared=tuple(shared), fold_reps=not per_rep,
+    )  # fmt: skip
 
 
 def _check_storable(source) -> None:

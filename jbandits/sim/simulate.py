@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import numpy as np
 
 from jbandits.core.execution import Execution
@@ -11,6 +12,7 @@ from jbandits.core.reward_model import is_fixed_confidence
 from jbandits.core.types import Bandit, Key
 from jbandits.sim import checks as _checks
 from jbandits.sim import entry as _entry
+from jbandits.sim import job as _job
 from jbandits.sim import runner
 from jbandits.sim.engine import RunResult
 from jbandits.sim.runner.results import warn_capped
@@ -38,6 +40,9 @@ def simulate(
     report: runner.Report | None = None,
     execution: Execution | None = None,
     check_model: bool = True,
+    numbers: dict | None = None,
+    shared: tuple = (),
+    refill: bool | None = None,
 ) -> RunResult:
     """Run ``num_reps`` replications of ``policy`` (compiled once, chunked, sharded).
 
@@ -48,7 +53,11 @@ def simulate(
       bandit, params: reward family and instance; ``params.arm_mask`` ``[N, K]``
         (a stack from :func:`jbandits.envs.stack_instances`) runs N instances.
       key: the experiment key. Instance ``n`` of a stack uses ``fold_in(key, n)``;
-        replication ``r`` uses ``fold_in(instance key, r)``.
+        replication ``r`` uses ``fold_in(instance key, r)``. Or a batch of typed
+        keys: ``[N]`` for a stack, each instance's key (replication ``r`` of
+        instance ``n``: ``fold_in(key[n], r)``), or the results' leading shape
+        (``[R]`` for one instance, ``[N, R]`` for a stack), each replication's own
+        key (e.g. to pair runs with another study's).
       budget: pulls per replication: an int, or ``[N]`` ints for a stack.
       num_reps: replications per instance (>= 1).
       horizon: checkpoint spacing (default: the largest budget); traced.
@@ -76,6 +85,18 @@ def simulate(
         bandit's rewards (default True; :mod:`jbandits.core.reward_model`: a
         fixed-confidence policy's ``family``/``sigma`` against the instance). False
         runs it anyway.
+      numbers: for a stack of ``N`` instances, per-instance values of some of the
+        policy's numbers, ``{name: [N, ...]}``: instance ``n`` runs the policy with
+        ``numbers[name][n]`` in place of its own value (oracle-tuned parameters,
+        per-instance horizons, host schedules); one program for all of them. Each
+        must be a number of the policy, of its shape, and is cast to its declared
+        type.
+      refill: lanes whose run stopped take the next replication from a queue
+        (:mod:`jbandits.sim.runner.refill`); None (default): for policies that stop
+        by themselves; False: plain chunks, each run until its last lane is done
+        (the results are the same either way).
+      shared: names of ``params`` fields held once for every instance of a stack
+        (no leading ``N`` axis, e.g. a large data matrix every instance reads).
 
     Returns:
       A :class:`~jbandits.sim.engine.RunResult` of NumPy arrays ``[R, ...]``
@@ -103,9 +124,9 @@ def simulate(
         res.metrics["error"].mean()
     """
     num_reps, num_checkpoints = _checks.counts(num_reps, num_checkpoints)
-    key_host = _checks.one_key(key)
     mask, budgets = _instances(params, budget)
-    num_inst = budgets.shape[0]
+    num_inst, batched = budgets.shape[0], mask.ndim == 2
+    keys, per_rep = _entry.keys_of(key, num_inst, batched, num_reps)
     horizon = _checks.static_horizon(int(budgets.max()) if horizon is None else horizon)
     _checks.checkpoint_times(num_checkpoints, horizon)
     real = mask.reshape(num_inst, -1).sum(-1)
@@ -119,7 +140,11 @@ def simulate(
     if store is not None and return_state:
         raise ValueError("return_state cannot be combined with a store")
     source, numeric = runner.source_of(policy)
-    if source.ident == ("registered", source.name):
+    registered = source.ident == ("registered", source.name)
+    given = _entry.per_instance(
+        source.name if registered else None, numbers, numeric, num_inst, batched
+    )
+    if registered:
         kwargs = {**dict(source.static), **numeric}
         runner.registry.check_budgets(source.name, kwargs, budgets, real)
     hp = _entry.prepared(source, numeric, mask.shape[-1], real, budgets)
@@ -127,24 +152,33 @@ def simulate(
         store,
         source,
         code=None if store is None else runner.code_of([source], bandit),
-        policy=(source.ident, source.static, numeric, hp),
+        policy=(source.ident, source.static, numeric, hp) + ((given,) if given else ()),
         bandit=bandit.name,
         params=params,
-        key=key,
+        key=key if keys.ndim == 1 else keys,
         budget=budgets,
         run=(num_reps, horizon, num_checkpoints, repr(metric), permute, record_arms)
-        + ((True,) if diagnostics else ()),
+        + ((True,) if diagnostics else ())
+        + (("shared", tuple(shared)) if shared else ()),
     )
-    keys, inst_params = _entry.instance_inputs(
-        key_host, params, mask.ndim == 2, num_inst
-    )
-    instance = np.arange(num_inst)
+    if keys.ndim == 1:  # one key
+        keys, params = _entry.instance_inputs(keys, params, batched, num_inst)
+    elif not batched:
+        params = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
     # the policy's numbers ride with the per-cell ones: the runner is handed the
     # source made above, not the policy (which it would resolve again)
-    numbers = {**numeric, **hp} if numeric else hp
+    numbers = {**numeric, **hp, **given} if numeric else hp
+    if per_rep:  # every leaf per cell: each cell is split into its replications
+        numbers = {
+            k: v
+            if k in hp or k in given
+            else np.broadcast_to(v, (num_inst, *np.shape(v)))
+            for k, v in numbers.items()
+        }
     lanes = _entry.lanes(
-        numbers, inst_params, instance, budgets, keys, num_reps, horizon
-    )
+        numbers, params, budgets, keys, num_reps, horizon, per_rep=per_rep,
+        shared=shared,
+    )  # fmt: skip
     opts = runner.Options(
         horizon=horizon if record_arms else None,
         num_checkpoints=num_checkpoints,
@@ -157,16 +191,13 @@ def simulate(
     )
     call = dict(
         progress=progress, report=report, batch_size=batch_size,
-        memory_budget=memory_budget,
+        memory_budget=memory_budget, refill=refill,
     )  # fmt: skip
-    flat = runner.execute(source, bandit, lanes, opts, store=store, **call)
-    if store is not None:
-        store.finish()
-    res = runner.to_result(
-        flat, (num_inst, num_reps) if mask.ndim == 2 else (num_reps,)
-    )
+    job = _job.Job(bandit, (_job.Part(source, lanes),), opts, store, call)
+    (flat,) = _job.run(job)
+    res = runner.to_result(flat, (num_inst, num_reps) if batched else (num_reps,))
     if is_fixed_confidence(policy):
-        each = budgets[:, None] if mask.ndim == 2 else budgets[0]
+        each = budgets[:, None] if batched else budgets[0]
         warn_capped("simulate", policy.spec.name, res.stopped, each)
     return res
 

@@ -12,6 +12,7 @@ from jbandits.core.reward_model import is_fixed_confidence, of_policy
 from jbandits.core.types import Bandit, Key
 from jbandits.sim import checks as _checks
 from jbandits.sim import entry as _entry
+from jbandits.sim import job as _job
 from jbandits.sim import runner
 from jbandits.sim.engine import RunResult
 from jbandits.sim.runner.results import warn_capped
@@ -155,13 +156,12 @@ def sweep(
         lead = (num_points, num_inst, num_reps)
     else:
         lead = (num_points, num_reps)
-    call = dict(progress=progress, report=report, batch_size=batch_size)
-    flat = runner.execute(
-        make_policy, bandit, lanes, opts, store=store,
-        memory_budget=memory_budget, **call,
+    call = dict(
+        progress=progress, report=report, batch_size=batch_size,
+        memory_budget=memory_budget,
     )  # fmt: skip
-    if store is not None:
-        store.finish()
+    job = _job.Job(bandit, (_job.Part(source, lanes),), opts, store, call)
+    (flat,) = _job.run(job)
     res = runner.to_result(flat, lead)
     if is_fixed_confidence(first):
         each = np.reshape(cell_budget, lead[:-1] + (1,))

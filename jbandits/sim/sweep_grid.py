@@ -14,6 +14,7 @@ from jbandits.core.reward_model import is_fixed_confidence, of_policy
 from jbandits.core.types import Bandit, Key
 from jbandits.sim import checks as _checks
 from jbandits.sim import entry as _entry
+from jbandits.sim import job as _job
 from jbandits.sim import runner
 from jbandits.sim.runner.results import warn_capped
 from jbandits.sim.sweep_result import SweepResult
@@ -116,39 +117,33 @@ def sweep_grid(
         budgets=budgets,
         run=(num_reps, num_checkpoints, repr(metric), permute),
     )
-    values: dict = {}
     report = runner.Report()
     opts = runner.Options(
         num_checkpoints=num_checkpoints, metric=metric, permute=permute
     )
+    parts, order = [], []
     for gi, ((name, kb, _), ids) in enumerate(sorted(groups.items())):
         ids = np.asarray(ids)
         source, lanes = _group(
             name, kb, ids, cells, instances, real, inst_keys, num_reps
         )
-        flat = runner.execute(
-            source,
-            bandit,
-            lanes,
-            opts,
-            batch_size=batch_size,
-            memory_budget=memory_budget,
-            progress=progress,
-            store=store,
-            group=f"g{gi}",
-            report=report,
-            label=f"{name} K<={kb}",
-        )
-        _collect(values, flat, ids, len(cells), num_reps)
-    for c in cells:
-        c.pop("_point")
+        parts.append(_job.Part(source, lanes, f"{name} K<={kb}", f"g{gi}"))
+        order.append(ids)
+    call = dict(
+        batch_size=batch_size, memory_budget=memory_budget, progress=progress,
+        report=report,
+    )  # fmt: skip
+    labelled = [{k: v for k, v in c.items() if k != "_point"} for c in cells]
+    job = _job.Job(bandit, tuple(parts), opts, store, call, cells=labelled)
+    values: dict = {}
+    _job.run(
+        job, lambda i, flat: _collect(values, flat, order[i], len(cells), num_reps)
+    )
     for name in stopping:
-        ids = [i for i, c in enumerate(cells) if c["policy"] == name]
-        each = np.asarray([cells[i]["budget"] for i in ids])[:, None]
+        ids = [i for i, c in enumerate(labelled) if c["policy"] == name]
+        each = np.asarray([labelled[i]["budget"] for i in ids])[:, None]
         warn_capped("sweep_grid", name, values["stopped"][ids], each)
-    if store is not None:
-        store.write_cells(cells)
-        store.finish(noop_fraction=report.noop_fraction, lanes=report.lanes)
+    cells = labelled
     return SweepResult(cells, values, report)
 
 
