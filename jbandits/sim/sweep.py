@@ -8,6 +8,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jbandits.core import validate as _validate
 from jbandits.core.reward_model import is_fixed_confidence, of_policy
 from jbandits.core.types import Bandit, Key
 from jbandits.sim import checks as _checks
@@ -57,13 +58,18 @@ def sweep(
     store=None,
     report: runner.Report | None = None,
     check_model: bool = True,
+    fixed: dict | None = None,
+    return_state: bool = False,
+    min_lanes: int | None = None,
 ) -> RunResult:
     """Hyper-parameters (and budgets) x instances x replications, compiled once.
 
     Args:
       make_policy: ``(**hp) -> Policy`` called inside the compiled function with
-        traced scalars ``hp`` (the optax closure pattern), or a registered name
-        (its numeric arguments come from ``grid``).
+        traced scalars ``hp`` (the optax closure pattern), a registered name
+        (its numeric arguments come from ``grid``), or a
+        :class:`jbandits.sim.runner.Source` (built with ``grid``'s numbers; the
+        tuner's relaxed policies).
       bandit, params: reward family and instance(s); ``params.arm_mask`` ``[N, K]``
         for padded instances (:func:`jbandits.envs.pad_arms`).
       key: experiment key; every grid point uses the same replication keys (common
@@ -80,6 +86,16 @@ def sweep(
         as in :func:`simulate`.
       check_model: as in :func:`simulate`, at every distinct grid point (a grid
         over ``sigma`` is checked point by point).
+      fixed: keyword arguments that every point shares (not also in ``grid``): a
+        registered name's static (structural) ones fix the compiled program, its
+        numbers (and all of a factory's) are every point's traced numbers.
+      return_state: also return every run's final policy state (``res.state``).
+      min_lanes: pad the work to at least this many lanes with copies of the first
+        (point, instance) cell, whose results are dropped (not with ``store``): with
+        a fixed ``batch_size``, calls over few or many points then run the same
+        chunk shape, compiled once (:mod:`jbandits.tuning` sweeps varying numbers of
+        points this way; :func:`jbandits.sim.runner.choose_chunk` shrinks the chunk
+        to a smaller work).
 
     Returns:
       RunResult with leaves ``[P, N, R, ...]`` (``[P, R, ...]`` for one instance);
@@ -94,6 +110,13 @@ def sweep(
     _checks.checkpoint_times(num_checkpoints, horizon)
     key_host = _checks.one_key(key)
     arrays, num_points = _checks.grid_arrays(grid)
+    arrays, static = _fixed(make_policy, fixed, arrays, num_points)
+    if min_lanes is not None:
+        min_lanes = _validate.static_int("min_lanes", min_lanes, minimum=1)
+        if store is not None:
+            raise ValueError(
+                "min_lanes pads the work with dropped lanes: not with store"
+            )
     if "budget" not in arrays and budget is None:
         raise ValueError("give budget, or a 'budget' entry in grid")
     mask = _checks.mask(params)
@@ -114,8 +137,9 @@ def sweep(
         point_budget,
         cell_budget,
         real[cell_inst],
+        static,
     )
-    build = _build(make_policy, mask.shape[-1], int(point_budget[0]))
+    build = _build(make_policy, mask.shape[-1], int(point_budget[0]), static)
     _model_checks(build, arrays, num_points, first, bandit, params, check_model)
     hp = jax.tree_util.tree_map(lambda v: np.repeat(v, num_inst, axis=0), arrays)
     keys, inst_params = _entry.instance_inputs(
@@ -123,7 +147,9 @@ def sweep(
     )
     keys = np.tile(keys, (num_points, 1))
     if isinstance(make_policy, str):  # a registered name: numbers from the grid
-        make_policy = runner.registered(make_policy, {"num_arms": mask.shape[-1]})
+        make_policy = runner.registered(
+            make_policy, {**static, "num_arms": mask.shape[-1]}
+        )
         hp.update(
             _entry.prepared(
                 make_policy, hp, mask.shape[-1], real[cell_inst], cell_budget
@@ -143,14 +169,24 @@ def sweep(
         run=(num_reps, horizon, num_checkpoints, repr(metric), permute)
         + ((True,) if diagnostics else ()),
     )
+    num_cells = cell_budget.shape[0]
+    pad = 0 if min_lanes is None else max(0, -(-min_lanes // num_reps) - num_cells)
+    inputs = (hp, cell_inst, cell_budget, keys)
+    if pad:  # copies of cell 0, dropped below
+        first = np.zeros(num_cells + pad, np.int64)
+        first[:num_cells] = np.arange(num_cells)
+        inputs = jax.tree_util.tree_map(lambda x: np.asarray(x)[first], inputs)
+    lane_hp, lane_inst, lane_budget, lane_keys = inputs
     lanes = _entry.lanes(
-        hp, inst_params, cell_inst, cell_budget, keys, num_reps, horizon
-    )
+        lane_hp, inst_params, lane_budget, lane_keys, num_reps, horizon,
+        instance=lane_inst,
+    )  # fmt: skip
     opts = runner.Options(
         num_checkpoints=num_checkpoints,
         metric=metric,
         permute=permute,
         diagnostics=diagnostics,
+        return_state=return_state,
     )
     if mask.ndim == 2:
         lead = (num_points, num_inst, num_reps)
@@ -162,6 +198,8 @@ def sweep(
     )  # fmt: skip
     job = _job.Job(bandit, (_job.Part(source, lanes),), opts, store, call)
     (flat,) = _job.run(job)
+    if pad:
+        flat = {k: v if k.startswith("_") else v[:num_cells] for k, v in flat.items()}
     res = runner.to_result(flat, lead)
     if is_fixed_confidence(first):
         each = np.reshape(cell_budget, lead[:-1] + (1,))
@@ -169,10 +207,34 @@ def sweep(
     return res
 
 
-def _build(make_policy, num_arms: int, budget: int):
+def _fixed(make_policy, fixed, arrays: dict, num_points: int):
+    """``(grid, static)``: ``fixed``'s numbers added to the grid (every point's),
+    and a registered name's static arguments."""
+    if fixed is None:
+        return arrays, {}
+    if not isinstance(fixed, dict):
+        raise ValueError(f"fixed must be a dict of keyword arguments, got {fixed!r}")
+    both = sorted(set(fixed) & set(arrays))
+    if both:
+        raise ValueError(f"{both} both in fixed and in grid: give each in one of them")
+    static, numbers = {}, dict(fixed)
+    if isinstance(make_policy, str):
+        static, numbers = runner.registry.split_kwargs(numbers, make_policy)
+    wide = {
+        k: np.broadcast_to(np.asarray(v), (num_points, *np.shape(v)))
+        for k, v in numbers.items()
+    }
+    return {**wide, **arrays}, static
+
+
+def _build(make_policy, num_arms: int, budget: int, static: dict):
     """``point -> Policy``: the policy at one grid point, built on the host."""
     if isinstance(make_policy, str):
-        return lambda p: _entry.host_policy(make_policy, num_arms, p, budget)
+        return lambda p: _entry.host_policy(
+            make_policy, num_arms, {**static, **p}, budget
+        )
+    if isinstance(make_policy, runner.Source):
+        return make_policy.policy
     return lambda p: make_policy(**p)
 
 
@@ -197,6 +259,7 @@ def _policy_checks(
     point_budget,
     cell_budget,
     cell_real,
+    static,
 ):
     """Build the policy on the host at the grid's distinct points (every point for
     ``metric="auto"``, else the first) and check it against the metric, the
@@ -213,7 +276,7 @@ def _policy_checks(
     points = _entry.points(arrays, num_points if _checks.is_auto(metric) else 1)
     if registered:
         runner.registry.check_kwargs(make_policy, points[0])
-    build = _build(make_policy, num_arms, int(point_budget[0]))
+    build = _build(make_policy, num_arms, int(point_budget[0]), static)
     built = [build(p) for p in points]
     if _checks.is_auto(metric):
         metric = _checks.one_metric(built)

@@ -1,4 +1,4 @@
-"""The tuning objective: a policy's mean loss at ``theta``, evaluated on the runner.
+"""The tuning objective: a policy's mean loss at ``theta``, evaluated by :func:`jbandits.sweep`.
 
 :class:`Objective` turns (policy, bandit, instance or prior, budget, loss) into one
 host call, :meth:`Objective.losses`, that evaluates a batch of ``P`` parameter points
@@ -6,14 +6,16 @@ on ``R`` replications each, with *common random numbers*: point ``p`` and point 
 see the same replication keys (and, under a prior, the same sampled instances), so
 differences between points carry little of the bandit noise.
 
-Every evaluation goes through :func:`jbandits.sim.runner.execute` with a fixed chunk of
-lanes: the program is compiled once per (policy, bandit, K, options) and cached by the
-runner; new points, new keys, new starting values and new budgets reuse it.
+Every evaluation is one :func:`jbandits.sweep` over the ``P`` points with a fixed chunk
+of lanes (``batch_size``, the work padded to at least one chunk: ``min_lanes``): the
+program is compiled once per (policy, bandit, K, options) and cached by the runner;
+new points, new keys, new starting values and new budgets reuse it.
 """
 
 from __future__ import annotations
 
 import copy
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -23,8 +25,10 @@ import numpy as np
 
 from jbandits.core import prng, registry
 from jbandits.core.types import Bandit, Policy
-from jbandits.sim import checks, runner
+from jbandits.sim import checks
 from jbandits.sim import entry as _entry
+from jbandits.sim.runner.results import CappedRunsWarning
+from jbandits.sim.sweep import sweep
 
 # objective name -> what it reads; metric names need the matching ``metric``
 LOSSES = ("regret", "misclassified", "error", "simple_regret", "reward")
@@ -150,7 +154,9 @@ class Objective:
                     "identification and top-m metrics"
                 )
         self.loss, self.metric, self.permute = loss, metric, permute
-        self.source = self._source()
+        # the program's policy source when it is not ``policy`` itself: the tuner's
+        # relaxed (softmax) policies (:func:`jbandits.tuning.relaxed.source`)
+        self.source = None
 
     def with_budget(self, budget: int) -> Objective:
         """The same objective at another budget (the program is shared: the budget
@@ -160,14 +166,6 @@ class Objective:
         return out
 
     # ------------------------------------------------------------------ internals
-    def _source(self) -> runner.Source:
-        if isinstance(self.policy, str):
-            static, _ = registry.split_kwargs(
-                {**self.fixed, "num_arms": self.num_arms}, self.policy
-            )
-            return runner.registered(self.policy, static)
-        return runner.source_of(self.policy)[0]
-
     def numeric_fixed(self) -> dict:
         if isinstance(self.policy, str):
             _, numeric = registry.split_kwargs(self.fixed, self.policy)
@@ -215,16 +213,6 @@ class Objective:
                     "setting per call"
                 )
 
-    def _hp(self, theta: dict, num_cells: int, budget: int) -> dict:
-        numeric = {**self.numeric_fixed(), **theta}
-        if self._takes_budget():
-            numeric["budget"] = budget
-        hp = runner.per_cell({k: np.asarray(v) for k, v in numeric.items()}, num_cells)
-        real = np.full(num_cells, self.num_arms)
-        budgets = np.full(num_cells, budget)
-        extra = _entry.prepared(self.source, numeric, self.num_arms, real, budgets)
-        return {**hp, **extra}
-
     def instances(self, key, num: int):
         """``num`` instances (leaves ``[num, ...]``) drawn from the prior with ``key``."""
         keys = jax.random.split(key, num)
@@ -251,55 +239,30 @@ class Objective:
         leaves = jax.tree_util.tree_leaves(theta)
         num_points = int(np.shape(leaves[0])[0]) if leaves else 1
         key = jax.random.key(0) if key is None else key
-        if self.prior is None:
-            cells, reps = num_points, num_reps
-            params = jax.tree_util.tree_map(lambda x: x[None], self.instance)
-            instance = np.zeros(cells, np.int64)
-            keys = np.tile(prng.key_data(key)[None], (cells, 1))
-        else:  # one instance per replication, the same draws for every point
-            k_inst, k_run = jax.random.split(key)
-            params = self.instances(k_inst, num_reps)
-            cells, reps = num_points * num_reps, 1
-            instance = np.tile(np.arange(num_reps), num_points)
-            keys = np.tile(runner.instance_keys(k_run, num_reps), (num_points, 1))
-        pad = max(0, -(-chunk // reps) - cells)  # at least one full chunk of lanes
-        point_of_cell = np.repeat(np.arange(num_points), cells // num_points)
-        point_of_cell = np.r_[point_of_cell, np.zeros(pad, np.int64)]
-        instance = np.r_[
-            instance,
-            instance[:pad] if pad <= instance.size else np.zeros(pad, np.int64),
-        ]
-        keys = np.concatenate([keys, np.repeat(keys[:1], pad, 0)])
-        theta_cells = jax.tree_util.tree_map(
-            lambda x: np.asarray(x)[point_of_cell], theta
-        )
-        total_cells = cells + pad
-        hp = self._hp(theta_cells, total_cells, budget)
-        lanes = runner.Lanes(
-            hp=hp,
-            params=params,
-            instance=instance,
-            budget=np.full(total_cells, budget),
-            keys=keys,
-            num_reps=reps,
-            horizon=np.full(total_cells, budget),
-        )
-        opts = runner.Options(
-            metric=self.metric, permute=self.permute, return_state=return_state
-        )
-        flat = runner.execute(
-            self.source,
-            self.bandit,
-            lanes,
-            opts,
-            batch_size=chunk,
-            progress=False,
-        )
-        flat = {k: (v if k.startswith("_") else v[:cells]) for k, v in flat.items()}
-        res = runner.to_result(flat, (cells, reps))
-        if self.prior is not None:  # [P * R, 1, ...] -> [P, R, ...]
+        grid = {k: np.asarray(v) for k, v in theta.items()}
+        if self._takes_budget():  # a fixed-budget policy's own budget argument
+            grid["budget"] = np.full(num_points, budget)
+        if self.source is None:  # the policy (a name's static arguments from fixed)
+            make, fixed = self.policy, self.fixed
+        else:
+            make, fixed = self.source, self.numeric_fixed()
+        if self.prior is None:  # every point the replications fold_in(key, r)
+            params, reps, run_key = self.instance, num_reps, key
+        else:  # one instance per replication, the same draws for every point:
+            k_inst, run_key = jax.random.split(key)  # fold_in(fold_in(k_run, n), 0)
+            params, reps = self.instances(k_inst, num_reps), 1
+        with warnings.catch_warnings():  # capped runs count at the budget here
+            warnings.simplefilter("ignore", CappedRunsWarning)
+            res = sweep(
+                make, self.bandit, params, run_key, grid=grid, num_reps=reps,
+                horizon=budget, budget=budget, metric=self.metric,
+                permute=self.permute, progress=False, batch_size=chunk,
+                check_model=False, fixed=fixed or None, return_state=return_state,
+                min_lanes=chunk,
+            )  # fmt: skip
+        if self.prior is not None:  # [P, R, 1, ...] -> [P, R, ...]
             res = jax.tree_util.tree_map(
-                lambda x: x.reshape(num_points, num_reps, *x.shape[2:]), res
+                lambda x: x.reshape(num_points, num_reps, *x.shape[3:]), res
             )
         return res
 

@@ -54,8 +54,8 @@ def tune(
 
     The objective is the mean loss of ``policy(**fixed, **theta)`` over replications
     of a budget-``budget`` run on an instance (or on instances drawn from a prior):
-    an :class:`Objective`. Steps run on :func:`jbandits.sim.runner.execute` with a fixed
-    chunk shape, so the program is compiled once and cached: later calls with other
+    an :class:`Objective`. Steps run on :func:`jbandits.sweep` with a fixed chunk
+    shape, so the program is compiled once and cached: later calls with other
     starting points, keys or budgets (same policy, bandit, K and options) compile
     nothing.
 
