@@ -158,9 +158,12 @@ def test_a_state_class_made_inside_the_factory_sweeps(tmp_path):
         jbandits.core.registry.unregister("tmp_local_state")
 
 
-def test_few_library_frames_lie_between_simulate_and_a_users_step():
-    """Each trace of a user's ``step`` under ``simulate`` (XLA) is at most 6 jbandits
-    frames below ``simulate``, and none of them is a wrapper of the policy."""
+@pytest.mark.parametrize(("backend", "most"), [("xla", 6), ("fused", 10)])
+def test_few_library_frames_lie_between_simulate_and_a_users_step(backend, most):
+    """Each trace of a user's ``step`` under ``simulate`` is at most 6 jbandits frames
+    below ``simulate`` on XLA, 10 on the fused kernel (interpret mode here: the
+    runner, the kernel's loops, its kernel-safe rewrite, the guarded pull), and none
+    of them is a wrapper of the policy."""
     import traceback
 
     stacks = []
@@ -181,6 +184,7 @@ def test_few_library_frames_lie_between_simulate_and_a_users_step():
         jbandits.simulate(
             jbandits.make("tmp_frames", num_arms=2), bandit, params,
             jax.random.key(0), budget=10, num_reps=2, progress=False,
+            execution=jbandits.Execution(backend=backend),
         )  # fmt: skip
     finally:
         jbandits.core.registry.unregister("tmp_frames")
@@ -189,5 +193,6 @@ def test_few_library_frames_lie_between_simulate_and_a_users_step():
         top = max(i for i, f in enumerate(stack) if f.name == "simulate")
         ours = [f for f in stack[top:-1] if "/jbandits/" in f.filename]
         names = [f"{f.filename.rsplit('/', 1)[-1]}:{f.name}" for f in ours]
-        assert len(ours) <= 6, names
+        assert len(ours) <= most, names
         assert not any("numbers.py" in n for n in names), names
+        assert (backend == "fused") == any("/fused/" in n.filename for n in ours), names

@@ -33,6 +33,7 @@ Run options the kernel does not produce (``record_arms``, ``return_state``,
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from typing import Any
@@ -116,6 +117,18 @@ def num_arms(args) -> int:
 
 def _unjitted(fn):
     return getattr(fn, "__wrapped__", fn)
+
+
+def _evaluate(traced, args):
+    """A jitted program's outputs under a trace: its own trace ``traced``
+    (``program.trace(*args)``: a jit with compiler options cannot be nested in a
+    trace; its trace is cached, and the first call at these shapes reuses it, as the
+    XLA program's does) evaluated on ``args`` in the current trace."""
+    closed = traced.jaxpr
+    outs = jax.core.eval_jaxpr(
+        closed.jaxpr, closed.consts, *jax.tree_util.tree_leaves(args)
+    )
+    return jax.tree_util.tree_unflatten(traced.out_tree, outs)
 
 
 def _tracing(args) -> bool:
@@ -206,8 +219,8 @@ class FusedProgram:
         return expected
 
     def __call__(self, *args):
-        # under a trace (the runner's jax.eval_shape) the functions are traced
-        # inline: a jit with compiler options cannot be nested
+        # under a trace (the runner's jax.eval_shape) the fused program is traced
+        # on its own and evaluated inline (_evaluate); the XLA one is traced inline
         tracing = _tracing(args)
         self.abstract_args = jax.tree_util.tree_map(
             lambda x: jax.ShapeDtypeStruct(
@@ -215,26 +228,31 @@ class FusedProgram:
             ),
             args,
         )
-        fused = _unjitted(self.fused) if tracing else self._uncached(self.fused)
         xla = _unjitted(self.xla) if tracing else self.xla
         if self.reason is not None:
             return xla(*args)
         if self.check and not lowering.fused_faster(self.policy, num_arms(args)):
             return xla(*args)  # "auto": fused only where measured faster
         sig = _signature(args)
-        if sig in self._ok:
-            return fused(*args)
-        try:
-            out = fused(*args)
-            if not tracing:
-                jax.block_until_ready(out)
-        except NotKernelSafe as err:
-            self.fall_back(f"not kernel-safe: {err}")
-            return xla(*args)
-        except Exception as err:  # noqa: BLE001 - a lowering or compiler refusal
-            first = (str(err).strip().splitlines() or [""])[0][:200]
-            self.fall_back(f"the fused kernel failed ({type(err).__name__}: {first})")
-            return xla(*args)
+        fused = _unjitted(self.fused) if tracing else self.fused
+        # a jit is traced on its own (_evaluate); a stand-in without .trace, inline
+        trace = getattr(self.fused, "trace", None) if tracing else None
+        with self._cache_switch():  # the program is called here: no wrapper frame
+            if sig in self._ok:
+                return _evaluate(trace(*args), args) if trace else fused(*args)
+            try:
+                out = _evaluate(trace(*args), args) if trace else fused(*args)
+                if not tracing:
+                    jax.block_until_ready(out)
+            except NotKernelSafe as err:
+                self.fall_back(f"not kernel-safe: {err}")
+                return xla(*args)
+            except Exception as err:  # noqa: BLE001 - a lowering or compiler refusal
+                first = (str(err).strip().splitlines() or [""])[0][:200]
+                self.fall_back(
+                    f"the fused kernel failed ({type(err).__name__}: {first})"
+                )
+                return xla(*args)
         if tracing:
             return out
         if self.check:
@@ -244,20 +262,16 @@ class FusedProgram:
         self._ok.add(sig)
         return out
 
-    def _uncached(self, fn):
-        """``fn``, kept out of JAX's persistent compilation cache when the kernel
-        runs in interpret mode: its executable calls back into Python, and writing
-        such executables to the cache crashed test workers (a segfault in
-        ``compilation_cache.put_executable_and_time``)."""
+    def _cache_switch(self):
+        """A context that keeps the fused program out of JAX's persistent
+        compilation cache when the kernel runs in interpret mode: its executable
+        calls back into Python, and writing such executables to the cache crashed
+        test workers (a segfault in ``compilation_cache.put_executable_and_time``).
+        Applied here, not by wrapping the program: no frame of its own."""
         lowering = getattr(self.spec, "lowering", None)
         if getattr(lowering, "name", None) != "interpret":
-            return fn
-
-        def call(*args):
-            with jax_config.enable_compilation_cache(False):
-                return fn(*args)
-
-        return call
+            return contextlib.nullcontext()
+        return jax_config.enable_compilation_cache(False)
 
     def lower(self, *args, **kwargs):
         """``lower`` of the program that runs (fused, or XLA after a fall-back)."""

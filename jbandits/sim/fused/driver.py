@@ -41,8 +41,8 @@ from jbandits.sim.fused.kernel import (
     _from_mem,
     _per_lane_flags,
     _to_mem,
-    block_runner,
-    body_fn,
+    block_fn,
+    block_shapes,
     call,
     lane_words,
     lean_block,
@@ -94,10 +94,15 @@ def program(spec: Spec):
             pad_lanes(_to_mem(x), padded, p)
             for x, p in zip(lane_flat + carry_flat, per_lane, strict=False)
         ]
-        body = body_fn(spec, lane_axes, num_checkpoints)
-        run_block = block_runner(body, lane_flat, lane_tree, carry_flat, carry_tree)
+        # traced here, not in kernel.call: a frame less above the policy's step
+        run_block = block_fn(
+            spec, lane_axes, lane_flat, lane_tree, carry_flat, carry_tree
+        )
+        closed, out_block = jax.make_jaxpr(run_block, return_shape=True)(
+            *block_shapes(ins, per_lane, block)
+        )
         results, out_flat_b, out_tree = call(
-            spec, run_block, ins, per_lane, block, padded
+            spec, closed, out_block, ins, per_lane, block, padded
         )
         results = [
             _from_mem(r[:n], s) for r, s in zip(results, out_flat_b, strict=False)

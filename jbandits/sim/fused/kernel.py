@@ -45,29 +45,45 @@ def _block_spec(x, block: int, per_lane: bool):
     return pl.BlockSpec((block, *shape[1:]), lambda i: (i,) + (0,) * rest)
 
 
-def body_fn(spec: Spec, lane_axes, num_checkpoints: int):
-    """The kernel body over arrays of one block (lane axis first)."""
+def block_fn(spec: Spec, lane_axes, lane_flat, lane_tree, carry_flat, carry_tree):
+    """The kernel body: the function of one block's arrays (lane inputs, then the
+    initial carry, as kernel operands; lane axis first) returning its results
+    ``(counts, t, stopped, below, out, acc, used)`` (``below``: the final state's arm
+    is below -1). Its step loop calls the lanes' kernel-safe step directly: few
+    frames lie between a run and a policy's step (``tests/test_structure.py``)."""
+    num_checkpoints = spec.num_checkpoints
     vmap = functools.partial(jax.vmap, axis_name=LANES_AXIS)
+    step_lanes = vmap(
+        _safe.kernel_safe(functools.partial(step, spec)), in_axes=(lane_axes, 0, 0)
+    )
+    readout_lanes = vmap(
+        _safe.kernel_safe(functools.partial(readout, spec)), in_axes=(lane_axes, 0)
+    )
+    output_lanes = vmap(
+        _safe.kernel_safe(functools.partial(_output, spec)), in_axes=(lane_axes, 0)
+    )
+    seg = segment_length(spec)
+    num_lane = len(lane_flat)
 
-    def step_lane(lane, limit, carry):
-        return _safe.kernel_safe(functools.partial(step, spec))(lane, limit, carry)
-
-    def readout_lane(lane, carry):
-        return _safe.kernel_safe(functools.partial(readout, spec))(lane, carry)
-
-    def output_lane(lane, carry):
-        def out(lane, carry):
-            return policy_of(spec, lane.hp).output(carry[0])
-
-        return _safe.kernel_safe(out)(lane, carry)
-
-    def body(lane, carry0):
+    def run_block(*arrays):
+        lane = jax.tree_util.tree_unflatten(
+            lane_tree,
+            [
+                _from_mem(a, x)
+                for a, x in zip(arrays[:num_lane], lane_flat, strict=True)
+            ],
+        )
+        carry0 = jax.tree_util.tree_unflatten(
+            carry_tree,
+            [
+                _from_mem(a, x)
+                for a, x in zip(arrays[num_lane:], carry_flat, strict=True)
+            ],
+        )
         block = carry0[2].shape[0]
         cidx = lax.broadcasted_iota(jnp.int32, (block, num_checkpoints), 1)
         # [block, C] accumulators, written one-hot at checkpoint c
-        abstract = jax.eval_shape(
-            vmap(readout_lane, in_axes=(lane_axes, 0)), lane, carry0
-        )
+        abstract = jax.eval_shape(readout_lanes, lane, carry0)
         acc0 = jax.tree_util.tree_map(
             lambda s: jnp.zeros((block, num_checkpoints), _mem_dtype(s.dtype)), abstract
         )
@@ -83,26 +99,30 @@ def body_fn(spec: Spec, lane_axes, num_checkpoints: int):
 
             def advance(inner_loop):
                 carry, n = inner_loop
-                carry = vmap(step_lane, in_axes=(lane_axes, 0, 0))(lane, limit, carry)
-                return carry, n + 1
+                return step_lanes(lane, limit, carry), n + 1
 
             carry, n = lax.while_loop(more, advance, (carry, jnp.zeros((), jnp.int32)))
-            read = vmap(readout_lane, in_axes=(lane_axes, 0))(lane, carry)
+            read = readout_lanes(lane, carry)
             here = cidx == c
             acc = jax.tree_util.tree_map(
                 lambda a, v: jnp.where(here, _to_mem(v)[:, None], a), acc, read
             )
-            seg = segment_length(spec)
             used = jnp.where(here, (n + seg - 1) // seg, used)
             return carry, acc, used
 
         carry, acc, used = lax.fori_loop(
             0, num_checkpoints, checkpoint, (carry0, acc0, used0)
         )
-        out = vmap(output_lane, in_axes=(lane_axes, 0))(lane, carry)
-        return carry, out, acc, used
+        out = output_lanes(lane, carry)
+        state, counts, t, _, _ = carry
+        return (counts, t, state.arm < 0, state.arm < -1, out, acc, used)
 
-    return body
+    return run_block
+
+
+def _output(spec: Spec, lane, carry):
+    """The policy's output of one lane's final state."""
+    return policy_of(spec, lane.hp).output(carry[0])
 
 
 #: words (32-bit values, arrays at their power-of-two sizes) of lane inputs and
@@ -166,45 +186,20 @@ def pad_lanes(x, padded: int, per_lane: bool = True):
     return jnp.concatenate([x, jnp.repeat(x[:1], padded - n, axis=0)], axis=0)
 
 
-def block_runner(body, lane_flat, lane_tree, carry_flat, carry_tree):
-    """The function of one block's arrays (lane inputs, then the initial carry, as
-    kernel operands) returning its results ``(counts, t, stopped, below, out, acc,
-    used)`` (``below``: the final state's arm is below -1)."""
-
-    def run_block(*arrays):
-        lane_b = jax.tree_util.tree_unflatten(
-            lane_tree,
-            [
-                _from_mem(a, x)
-                for a, x in zip(arrays[: len(lane_flat)], lane_flat, strict=False)
-            ],
-        )
-        carry_b = jax.tree_util.tree_unflatten(
-            carry_tree,
-            [
-                _from_mem(a, x)
-                for a, x in zip(arrays[len(lane_flat) :], carry_flat, strict=False)
-            ],
-        )
-        carry, out, acc, used = body(lane_b, carry_b)
-        state, counts, t, total, _ = carry
-        stopped = state.arm < 0
-        return (counts, t, stopped, state.arm < -1, out, acc, used)
-
-    return run_block
-
-
-def call(spec: Spec, run_block, ins, per_lane, block: int, padded: int):
-    """``run_block`` over the ``padded // block`` blocks of ``ins`` in one
-    ``pallas_call``: (flat results with ``padded`` lanes, the abstract results of
-    one block, their tree)."""
-    # abstract outputs of one block, for the out_shape
-    block_args = [
+def block_shapes(ins, per_lane, block: int) -> list:
+    """The abstract kernel operands of one block (what :func:`block_fn`'s function
+    is traced at)."""
+    return [
         jax.ShapeDtypeStruct((block, *x.shape[1:]) if p else x.shape, x.dtype)
         for x, p in zip(ins, per_lane, strict=False)
     ]
-    closed = jax.make_jaxpr(run_block)(*block_args)
-    out_block = jax.eval_shape(run_block, *block_args)
+
+
+def call(spec: Spec, closed, out_block, ins, per_lane, block: int, padded: int):
+    """The traced block function ``closed`` (a closed jaxpr of :func:`block_fn`'s
+    function at :func:`block_shapes`, returning ``out_block``) over the
+    ``padded // block`` blocks of ``ins`` in one ``pallas_call``: (flat results with
+    ``padded`` lanes, the abstract results of one block, their tree)."""
     out_flat_b, out_tree = jax.tree_util.tree_flatten(out_block)
     # inside the kernel every array has power-of-two sizes (safe.evaluate_padded)
     ins = [_pad_operand(x, p) for x, p in zip(ins, per_lane, strict=False)]

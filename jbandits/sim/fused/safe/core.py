@@ -47,22 +47,20 @@ def kernel_safe(fn):
 
     @functools.wraps(fn)
     def wrapped(*args):
-        flat, tree = jax.tree_util.tree_flatten(args)
-        specs = [jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)) for x in flat]
-        out_tree = []
-
-        def flat_fn(*xs):
-            out = fn(*jax.tree_util.tree_unflatten(tree, xs))
-            leaves, t = jax.tree_util.tree_flatten(out)
-            out_tree.append(t)
-            return leaves
-
-        closed = jax.make_jaxpr(flat_fn)(*specs)
+        flat = jax.tree_util.tree_leaves(args)
+        specs = jax.tree_util.tree_map(
+            lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), args
+        )
+        # fn traced as it is (no flattening wrapper): one frame of this rewrite
+        # between its caller and fn
+        closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*specs)
         outs = evaluate(closed.jaxpr, closed.consts, flat)
         for v, x in zip(closed.jaxpr.outvars, outs, strict=False):
             if isinstance(x, _Key):
                 raise NotKernelSafe(f"returns a PRNG key ({v.aval})")
-        return jax.tree_util.tree_unflatten(out_tree[0], outs)
+        return jax.tree_util.tree_unflatten(
+            jax.tree_util.tree_structure(out_shape), outs
+        )
 
     return wrapped
 
