@@ -42,7 +42,15 @@ def broadcast_pn(tree, num_points: int, num_instances: int):
 
 
 def run_grid(
-    algos, bandit, params, key, budgets, *, horizon: int, metric, shared=(),
+    algos,
+    bandit,
+    params,
+    key,
+    budgets,
+    *,
+    horizon: int,
+    metric,
+    shared=(),
     **fixed,
 ) -> dict:
     """label -> the results of each :class:`experiments._core.Algo` on the grid, a
@@ -71,8 +79,8 @@ def run_grid(
     budget = np.repeat(np.asarray(budgets, np.int64), num_inst)
     out = {}
     for algo in algos:
-        numbers = {k: flat(v) for k, v in algo.hp.items()}
-        first = {k: v[0] for k, v in numbers.items()}  # make checks the first cell
+        numbers = jax.tree_util.tree_map(flat, dict(algo.hp))
+        first = jax.tree_util.tree_map(lambda x: x[0], numbers)  # make checks it
         policy = jbandits.make(algo.name, **fixed, **algo.static, **first)
         with warnings.catch_warnings():  # capped runs are the experiments' to count
             warnings.simplefilter("ignore", CappedRunsWarning)

@@ -118,3 +118,30 @@ def test_refill_gives_the_same_runs():
     a = jbandits.simulate(pol, bandit, params, key, refill=False, **run)
     b = jbandits.simulate(pol, bandit, params, key, refill=True, **run)
     _same(a, b)
+
+
+def test_per_instance_schedules_may_be_pytrees():
+    """A host schedule (a NamedTuple of arrays) per instance: the same runs as the
+    schedules simulate prepares itself for each instance's budget."""
+    prepare = jbandits.core.registry.prepare_hook("sequential_halving")
+    bandit, params = _stack()
+    budgets = np.array([40, 80])
+    rows = [prepare(4, 4, int(b))["schedule"] for b in budgets]
+    stacked = jax.tree_util.tree_map(lambda *x: np.stack(x), *rows)
+    run = dict(budget=budgets, num_reps=3, progress=False)
+    key = jax.random.key(8)
+    sh = jbandits.make("sequential_halving", num_arms=4, budget=40)
+    own = jbandits.simulate(sh, bandit, params, key, numbers={"budget": budgets}, **run)
+    pol = jbandits.make("sequential_halving", num_arms=4, budget=40, schedule=rows[0])
+    given = jbandits.simulate(
+        pol, bandit, params, key, numbers={"budget": budgets, "schedule": stacked},
+        **run,
+    )  # fmt: skip
+    _same(own, given)
+    first = jax.tree_util.tree_map(lambda x: np.stack([x[0], x[0]]), stacked)
+    other = jbandits.simulate(
+        pol, bandit, params, key, numbers={"budget": budgets, "schedule": first},
+        **run,
+    )  # fmt: skip
+    np.testing.assert_array_equal(other.pulls[0], own.pulls[0])
+    assert not np.array_equal(other.pulls[1], own.pulls[1])

@@ -224,8 +224,17 @@ def reward_model(policies, family, instances, check) -> None:
 
 
 # --------------------------------------------------------------- policy and metric
-def policy_fits(policy, num_arms: int, budgets: np.ndarray) -> None:
-    """A policy built with ``num_arms`` / ``budget`` (its spec) fits the run's."""
+def policy_fits(policy, num_arms: int, budgets: np.ndarray, given=None) -> None:
+    """A policy built with ``num_arms`` / ``budget`` (its spec, or ``given["budget"]``:
+    one budget per instance, from ``simulate(numbers=)``) fits the run's."""
+    if given is not None and "budget" in given:
+        if not np.array_equal(np.asarray(given["budget"]), budgets):
+            raise ValueError(
+                f"numbers['budget'] {np.asarray(given['budget']).tolist()} is not the "
+                f"run's budget per instance {budgets.tolist()}"
+            )
+        given = {k: v for k, v in given.items() if k != "budget"}
+        budgets = None
     spec = getattr(policy, "spec", None)
     if spec is None:
         return
@@ -235,7 +244,8 @@ def policy_fits(policy, num_arms: int, budgets: np.ndarray) -> None:
             f"policy was built with num_arms={kw['num_arms']} but the bandit has "
             f"K={num_arms} arms (padded instances: build with num_arms=K_max)"
         )
-    built_budget(spec, budgets)
+    if budgets is not None:
+        built_budget(spec, budgets)
 
 
 def policy_given(policy) -> None:

@@ -146,14 +146,23 @@ def per_instance(name, numbers, numeric: dict, num_inst: int, batched: bool) -> 
         )
     out = {}
     for k, v in numbers.items():
-        v = np.asarray(v)
-        want = (num_inst, *np.shape(numeric[k]))
-        if v.shape != want:
+        own, mine_tree = jax.tree_util.tree_flatten(numeric[k])
+        if jax.tree_util.treedef_is_leaf(mine_tree):  # a number: lists are arrays
+            v = np.asarray(v)
+        given, tree = jax.tree_util.tree_flatten(v)
+        if tree != mine_tree:
             raise ValueError(
-                f"numbers[{k!r}] must have shape {list(want)} (one value per "
-                f"instance), got {list(v.shape)}"
+                f"numbers[{k!r}] must have the structure of the policy's {k} "
+                f"({mine_tree}), got {tree}"
             )
-        out[k] = v
+        for mine, theirs in zip(own, given, strict=True):
+            want = (num_inst, *np.shape(mine))
+            if np.shape(theirs) != want:
+                raise ValueError(
+                    f"numbers[{k!r}] must have shape {list(want)} (one value per "
+                    f"instance), got {list(np.shape(theirs))}"
+                )
+        out[k] = jax.tree_util.tree_map(np.asarray, v)
     return runner.registry.cast_numbers(name, out) if name else out
 
 

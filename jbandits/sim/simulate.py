@@ -131,7 +131,6 @@ def simulate(
     _checks.checkpoint_times(num_checkpoints, horizon)
     real = mask.reshape(num_inst, -1).sum(-1)
     _checks.cells(bandit, params, budgets, real, horizon)
-    _checks.policy_fits(policy, mask.shape[-1], budgets)
     _checks.policy_given(policy)
     metric = _checks.auto_metric(metric, policy)
     _checks.metric(metric)
@@ -144,6 +143,7 @@ def simulate(
     given = _entry.per_instance(
         source.name if registered else None, numbers, numeric, num_inst, batched
     )
+    _checks.policy_fits(policy, mask.shape[-1], budgets, given)
     if registered:
         kwargs = {**dict(source.static), **numeric}
         runner.registry.check_budgets(source.name, kwargs, budgets, real)
@@ -170,9 +170,7 @@ def simulate(
     numbers = {**numeric, **hp, **given} if numeric else hp
     if per_rep:  # every leaf per cell: each cell is split into its replications
         numbers = {
-            k: v
-            if k in hp or k in given
-            else np.broadcast_to(v, (num_inst, *np.shape(v)))
+            k: v if k in hp or k in given else _per_instance(v, num_inst)
             for k, v in numbers.items()
         }
     lanes = _entry.lanes(
@@ -200,6 +198,13 @@ def simulate(
         each = budgets[:, None] if batched else budgets[0]
         warn_capped("simulate", policy.spec.name, res.stopped, each)
     return res
+
+
+def _per_instance(value, num_inst: int):
+    """A number's value (a pytree) broadcast to a leading axis of ``num_inst``."""
+    return jax.tree_util.tree_map(
+        lambda x: np.broadcast_to(x, (num_inst, *np.shape(x))), value
+    )
 
 
 def _instances(params, budget) -> tuple[np.ndarray, np.ndarray]:
