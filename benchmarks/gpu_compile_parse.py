@@ -125,7 +125,8 @@ def parse_thunks(text: str) -> list[Thunk]:
                 stack.append((indent, node))
             last = node
             continue
-        m = _LABEL.match(line)
+        # an empty section prints "No thunks." and the next label on one line
+        m = _LABEL.match(line.replace("No thunks.", "", 1))
         if not m:
             continue
         label = m.group(2)

@@ -316,7 +316,17 @@ def start(
         replication.draw(play, state0, counts0),
         None if key_cache is None else (key_cache, num_arms),
     )
-    plan = _segments.Plan(seg, record_arms, axis_name, keyed)
+    kept = (
+        ()
+        if axis_name is None
+        else _segments.kept_leaves(
+            policy,
+            state0,
+            replication.draw(play, state0, counts0),
+            None if key_cache is None else (key_cache, num_arms),
+        )
+    )
+    plan = _segments.Plan(seg, record_arms, axis_name, keyed, kept)
     carry0 = lane_varying(_initial_carry(play, state0, counts0, budget), lane)
     block = functools.partial(_segments.checkpoint, play, plan, readout, budget, inner)
     checkpoints = jnp.arange(num_checkpoints, dtype=jnp.int32)

@@ -85,6 +85,7 @@ class Plan(NamedTuple):
     record_arms: bool  # guarded steps output the pulled arm (bandit numbering)
     axis_name: str | None  # the named vmap axis over replications, if any
     keyed: bool = True  # an unguarded step advances the step counter itself
+    kept: tuple = ()  # per policy-state leaf: the step returns it as it is
 
 
 _READS_KEY: dict = {}  # (cache, x64) -> step_reads_key
@@ -121,6 +122,33 @@ def step_reads_key(
     return reads
 
 
+_KEPT: dict = {}  # (cache, x64) -> kept_leaves
+
+
+def kept_leaves(policy: Policy, state: State, reward: Any, cache: Any = None) -> tuple:
+    """Per leaf of ``state``: whether ``policy.step`` returns it as it is (its
+    output is the input variable itself, traced once), e.g. a schedule the state
+    carries. Such a leaf keeps its value through every step, guarded or not, so a
+    segment's loop need not restore it on the lanes already done (a select over
+    it, on a GPU a kernel per segment). ``()`` if the step's output does not have
+    the state's structure; ``cache`` as in :func:`step_reads_key`."""
+    if cache is not None:
+        cache = (cache, jax.config.x64_enabled)
+        if cache in _KEPT:
+            return _KEPT[cache]
+    closed = jax.make_jaxpr(policy.step, return_shape=True)
+    closed, shape = closed(state, jax.random.key(0), reward)
+    inputs = jax.tree_util.tree_leaves(state)
+    same = jax.tree_util.tree_structure(shape) == jax.tree_util.tree_structure(state)
+    kept = ()
+    if same:
+        outs, ins = closed.jaxpr.outvars, closed.jaxpr.invars[: len(inputs)]
+        kept = tuple(o is i for o, i in zip(outs, ins, strict=True))
+    if cache is not None:
+        _KEPT[cache] = kept
+    return kept
+
+
 def _first(out: tuple, *_) -> tuple:
     return out
 
@@ -143,12 +171,40 @@ class Segments(NamedTuple):
     limit: Array  # the pull count this checkpoint stops at
 
     def live(self, loop) -> Array:
-        """Whether the replication (under ``axis_name``: any lane) is live."""
+        """Whether the replication (under ``axis_name``: any lane) is live; a
+        :meth:`flags` loop reads it from its carry."""
+        if len(loop) == 4:  # (carry, n, go, risky): from the last segment
+            return loop[2]
         (state, _, t, *_), _ = loop
         pred = (t < self.limit) & (state.arm >= 0)
         if self.plan.axis_name is None:
             return pred
         return jax.lax.psum(pred.astype(jnp.int32), self.plan.axis_name) > 0
+
+    def flags(self, carry: tuple, n=None, risky: Array | None = None) -> tuple:
+        """``(go, risky)`` of the next segment from ``carry`` under ``axis_name``:
+        some lane is live, and some live lane can run out of budget inside
+        ``seg`` steps (the segment is then guarded); with the per-lane segment
+        counts ``n`` and this segment's ``risky``, also ``(n + 1, redo)``:
+        ``redo``, that this segment ran unguarded and a lane's reward total is
+        NaN (a step met an idle state). Each is a max over the lanes of a
+        per-lane predicate: XLA computes them in one kernel, with ``n + 1``, and
+        the loop's condition and branches read them from the carry (no
+        further kernel)."""
+        axis, limit = self.plan.axis_name, self.limit
+        state, t = carry[0], carry[2]
+        live = (t < limit) & (state.arm >= 0)
+        go = jax.lax.pmax(live, axis)
+        risky_next = jax.lax.pmax(live & (t + self.plan.seg > limit), axis)
+        if n is None:
+            return go, risky_next
+        # t >= 0 always holds: the three predicates and the count read t, so that
+        # XLA computes them in one kernel (it joins reductions of one operand)
+        # and keeps the count per lane (a count equal on every lane it would
+        # make a scalar, a kernel of its own)
+        seen = t >= 0
+        nan = ~risky & jnp.isnan(carry[3]) & seen
+        return go, risky_next, n + seen.astype(n.dtype), jax.lax.pmax(nan, axis)
 
     def segment(self, loop) -> tuple:
         """One segment of ``seg`` steps (a while-loop body): guarded, or under
@@ -160,6 +216,8 @@ class Segments(NamedTuple):
         (partials, no wrapper), so that the function that calls ``policy.step`` is
         one call below this loop body."""
         play, plan, limit = self.play, self.plan, self.limit
+        if len(loop) == 4:
+            return self._flagged(loop)
         carry, n = loop
         scan = functools.partial(jax.lax.scan, xs=None, length=plan.seg, unroll=UNROLL)
         guarded = functools.partial(
@@ -177,11 +235,64 @@ class Segments(NamedTuple):
         redo = clean & ~lanes_all(done | ~jnp.isnan(out[3]), plan.axis_name)
         return jax.lax.cond(redo, guarded, lambda _: (out, None), carry)[0], n + 1
 
+    def _flagged(self, loop) -> tuple:
+        """:meth:`segment` of a ``(carry, n, go, risky)`` loop (:meth:`flags`): the
+        same steps, settle and redo, with ``risky`` read from the carry, the
+        settle after the branches (after guarded steps it changes nothing: done
+        lanes kept their carry, and a reward total that starts at +0.0 never
+        becomes -0.0, so adding 0.0 to it is exact), leaves that no step changes
+        (:func:`kept_leaves`) taken from the carry, and the redo test and the
+        next segment's flags in one pass over the lanes.
+
+        The redo test reads every lane's reward total, not only the lanes live
+        before the segment (as :meth:`segment` does): a lane already done keeps
+        its total, which is NaN only if its rewards were, and a redo then gives
+        the same carry (guarded steps leave done lanes as they are)."""
+        play, plan, limit = self.play, self.plan, self.limit
+        carry, n, _, risky = loop
+        scan = functools.partial(jax.lax.scan, xs=None, length=plan.seg, unroll=UNROLL)
+        guarded = functools.partial(
+            scan, functools.partial(replication.pull, play, limit)
+        )
+        fast = functools.partial(replication.pull, play, None, keyed=plan.keyed)
+
+        out = jax.lax.cond(
+            risky, lambda c: guarded(c)[0], lambda c: scan(fast, c)[0], carry
+        )
+        # outside the branches, so that XLA joins the per-lane parts to the
+        # kernel of the flags: the step counter of unguarded steps that left it
+        # out (every live lane made ``seg`` steps), and the lanes done before the
+        # segment keep their carry (after guarded steps an identity: they kept it)
+        if not plan.keyed:
+            out = (*out[:2], out[2] + jnp.where(risky, 0, plan.seg), *out[3:])
+        if any(plan.kept):  # leaves no step changes: the carry's, not restored
+            new, tree = jax.tree_util.tree_flatten(out[0])
+            old = jax.tree_util.tree_leaves(carry[0])
+            new = [o if k else x for x, o, k in zip(new, old, plan.kept, strict=True)]
+            out = (jax.tree_util.tree_unflatten(tree, new), *out[1:])
+        state, t = carry[0], carry[2]
+        out = self.restore(out, carry, (t >= limit) | (state.arm < 0))
+        go, risky_next, n, redo = self.flags(out, n, risky)
+
+        def again(_):
+            new = guarded(carry)[0]
+            return (new, *self.flags(new))
+
+        out, go, risky_next = jax.lax.cond(
+            redo, again, lambda _: (out, go, risky_next), None
+        )
+        return out, n, go, risky_next
+
     def settle(self, out: tuple, carry: tuple, done: Array) -> tuple:
         """After ``seg`` unguarded steps: the step counter (if the steps left it
         out), and the lanes already ``done`` before the segment keep their carry."""
         if not self.plan.keyed:  # every live lane made ``seg`` steps
             out = (*out[:2], out[2] + self.plan.seg, *out[3:])
+        return self.restore(out, carry, done)
+
+    @staticmethod
+    def restore(out: tuple, carry: tuple, done: Array) -> tuple:
+        """``out`` with the lanes ``done`` given their ``carry``."""
         return jax.tree_util.tree_map(lambda n, o: jnp.where(done, o, n), out, carry)
 
 
@@ -235,9 +346,11 @@ def checkpoint(play: Play, plan: Plan, readout: Readout, budget, inner, carry, c
         used = jnp.asarray(-(-inner // plan.seg), jnp.int32)  # informational
     else:  # segments while the replication (under axis_name: any lane) is live
         arms = None
-        carry, used = jax.lax.while_loop(
-            segments.live, segments.segment, (carry, jnp.zeros((), jnp.int32))
-        )
+        loop = (carry, jnp.zeros((), jnp.int32))
+        if plan.axis_name is not None:  # go and risky carried (Segments.flags)
+            # the segment count per lane, so that its increment joins a kernel
+            loop = (carry, jnp.zeros_like(carry[2]), *segments.flags(carry))
+        carry, used, *_ = jax.lax.while_loop(segments.live, segments.segment, loop)
     policy, perm = play.policy, play.perm
     values, outside = replication.read(
         play, readout.metric, readout.means, readout.mask, carry[0]

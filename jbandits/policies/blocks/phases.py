@@ -225,7 +225,10 @@ def _gated(
     way."""
     if not execution.gate:
         return update(carry)
-    return jax.lax.cond(execution.any_lane(pred), update, lambda c: c, carry)
+    if execution.lanes is None:
+        return jax.lax.cond(pred, update, lambda c: c, carry)
+    # a max of the predicates: on a GPU one kernel (a sum then "> 0" is two)
+    return jax.lax.cond(jax.lax.pmax(pred, execution.lanes), update, lambda c: c, carry)
 
 
 UNROLL = 4  # drop(): up to this bound, repeated arg-min/arg-max beats one sort

@@ -158,7 +158,10 @@ def sequential_halving(
 
     def choose(local, active, c):
         del c
-        return arms.least_pulled(local.counts, active)
+        # least pulled, lowest index on ties; the GPU form in one (value, index)
+        # reduction (the same arm; one kernel less per step at K > 32)
+        one_pass = execution.one_hot_arms
+        return arms.argmin_masked(local.counts, active, one_pass=one_pass)
 
     return _halving.halving_policy(
         num_arms, table, choose, variance=False, execution=execution
