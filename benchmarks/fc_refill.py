@@ -9,8 +9,9 @@ twice: the plain chunks (``refill=False``, a chunk runs until its last lane is d
 that refill (:mod:`jbandits.sim.runner.refill`, the default for stopping policies).
 Prints the wall time of the second (warm) call, the lane-steps run, the useful pulls
 (the sum of the stopping times) and their ratio (and the ratio of the first call,
-which compiles: its tail compiles a narrower program only once the time spent on
-empty lanes reaches about a compilation), and checks that both give the same results
+which compiles: its tail compiles a narrower program only once the CPU time that
+width saves, so far in the program's tails and expected in this one, reaches about a
+compilation), and checks that both give the same results
 in every field.
 
     python -m benchmarks.fc_refill [--lanes 400] [--cap 20000] [--batch N]

@@ -144,3 +144,39 @@ def test_a_store_resumes_refilled_lanes(tmp_path, plain):
     assert first.chunks == 4 and again.chunks == 0 and again.chunks_skipped == 4
     assert _same(read, got) == []
     assert _same(got, {k: v for k, v in plain[0].items() if k in got}) == []
+
+
+def _tail_lanes(width: int, live: int) -> refill._Lanes:
+    lanes = refill._Lanes(width)
+    lanes.slot[:live] = np.arange(live)
+    return lanes
+
+
+def test_a_tail_narrows_once_past_and_expected_savings_pay_a_compilation():
+    """The tail rule (refill._Tail.after) on made-up CPU times: width 400 compiled
+    in 4 s; a call of 1 s and 1000 steps leaves 99 lanes live. Its empty lanes cost
+    0.75 s, under a compilation, so the rule of the waste so far stays at 400; with
+    the lanes expected to run 10 000 steps more, width 100 saves 0.75 s +
+    1 ms x 10 000 x 300 / 400 = 8.25 s and is compiled. Expected to run only 100
+    steps more, it stays; a second tail of the same program then adds its own
+    saving to the first one's: 0.75 + 0.75 + 1 ms x 4000 x 300 / 400 = 4.5 > 4."""
+    ladder = refill.widths(400, 2)
+    tail = refill._Tail(ladder, {"saved": {}, 400: 4.0})
+    assert tail.after(_tail_lanes(400, 99), 1.0, 1000, 10_000) == 100
+    costs = {"saved": {}, 400: 4.0}
+    after = refill._Tail(ladder, costs).after
+    assert after(_tail_lanes(400, 99), 1.0, 1000, 100) == 400
+    assert costs["saved"][100] == pytest.approx(0.75)
+    assert after(_tail_lanes(400, 99), 1.0, 1000, 4000) == 100
+
+
+def test_a_tail_moves_to_the_narrowest_width_that_pays():
+    """One lane live in a program of 400: width 2 saves the most (398 of 400 lanes)
+    and is taken at once, skipping 100, 26 and 8; a width already compiled costs
+    nothing and is taken whatever the saving."""
+    ladder = refill.widths(400, 2)
+    tail = refill._Tail(ladder, {"saved": {}, 400: 4.0})
+    assert tail.after(_tail_lanes(400, 1), 1.0, 1000, 5000) == 2
+    costs = {"saved": {}, 400: 4.0, 8: 3.0}
+    assert refill._Tail(ladder, costs).after(_tail_lanes(400, 1), 0.1, 1000, 10) == 8
+    assert refill._Tail(ladder, costs).after(_tail_lanes(400, 0), 1.0, 1000, 0) == 400

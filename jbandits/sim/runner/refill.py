@@ -13,8 +13,9 @@ arguments of the plain program). A call returns once ``max(1, W / 8)`` of its la
 have finished (:data:`REFILL_FRACTION`). When the queue is empty the lanes still
 running move into narrower programs (:func:`widths`: W, W/4, W/16, ... down to one
 lane per device, each compiled once), so that a long last replication does not hold
-a wide program; a width not yet compiled is compiled only once the CPU time spent on
-the empty lanes of the program's tails reaches about a compilation (:class:`_Tail`).
+a wide program; a width not yet compiled is compiled only once the CPU time it would
+have saved in the program's tails, and is expected to save in this one, reaches about
+a compilation (:class:`_Tail`).
 
 Every replication's result is exactly that of the plain program (the same key, the
 same steps; ``tests/test_refill.py`` compares every field). Lanes are recorded in
@@ -156,9 +157,11 @@ def run(out: dict, plan, work: Work, store, group: str, report: Report, bar,
         if bar is not None:
             bar.update(done.size)
         lanes.fresh[:] = False
+        ahead = _ahead(res, lanes, live, work) if pos >= queue.size else 0
         pos = _fill(lanes, done, queue, pos)
         if pos >= queue.size:
-            _narrow(lanes, tail.after(lanes, 0.0 if first else cpu))
+            steps = int(np.asarray(res.segments).max()) * plan.segment
+            _narrow(lanes, tail.after(lanes, 0.0 if first else cpu, steps, ahead))
     report.extra["refill"] = {"calls": calls, "widths": used}
 
 
@@ -166,10 +169,10 @@ _ALL = (1 << 31) - 1  # no bound on a call's segments
 #: segments of the first call once the queue is spent; each later one may run twice as
 #: many
 TAIL_SEGMENTS = 16
-#: a new width is compiled once the CPU time spent on empty lanes reaches this times
-#: the first call of the width running (0: at once)
+#: a new width is compiled once the CPU time it saved and is expected to save reaches
+#: this times the first call of the width running (0: at once)
 COMPILE_WEIGHT = 1.0
-_COSTS: dict = {}  # program -> {width: CPU s of its first call, "waste": CPU s}
+_COSTS: dict = {}  # program -> {width: CPU s of its first call, "saved": {width: s}}
 
 
 def _costs(fn) -> dict:
@@ -177,7 +180,7 @@ def _costs(fn) -> dict:
     compiled once serves every later call)."""
     if len(_COSTS) > 64:
         _COSTS.clear()
-    return _COSTS.setdefault(fn, {"waste": 0.0})
+    return _COSTS.setdefault(fn, {"saved": {}})
 
 
 class _Tail:
@@ -185,11 +188,19 @@ class _Tail:
 
     A width already compiled is taken as soon as the live lanes fit it. A new one
     costs its compilation, about the first call of a width (``costs``: width -> CPU
-    seconds of its first call, compilation included). The lanes move once the CPU
-    time spent on empty lanes in the tails of this program (each tail call's CPU
-    time x its share of empty lanes, summed over the program's calls) reaches it: a
-    short tail is not worth a compilation, and the tails pay at most about twice what
-    the narrowest program would. CPU time, not wall time: the choice does not depend
+    seconds of its first call, compilation included); it is bought as in ski rental,
+    for each width on its own and over the program's life (a width compiled once
+    serves every later call): ``costs["saved"][w]`` sums the CPU time that ``w``
+    would have saved in the program's tails so far (each tail call's CPU time x the
+    share of its lanes that ``w`` leaves out, ``(W - max(w, live)) / W``). The lanes
+    move to the narrowest width that holds them whose saving so far plus the saving
+    expected from this tail reaches :data:`COMPILE_WEIGHT` compilations. The
+    expected saving counts the steps to come as the live lanes' steps so far (at
+    most their budget left; a lane that has run ``t`` steps runs about ``t`` more),
+    at the CPU time per step of the last call. So a width is compiled once what it
+    saves, past and expected, pays for it: a short tail does not compile, and the
+    narrower programs of a program called again are compiled once its tails have
+    cost about their compilation. CPU time, not wall time: the choice does not depend
     on what else runs on the machine.
     """
 
@@ -210,20 +221,36 @@ class _Tail:
         self.most = min(2 * self.most, _ALL)
         return control
 
-    def after(self, lanes: _Lanes, cpu: float) -> int:
+    def after(self, lanes: _Lanes, cpu: float, steps: int = 0, ahead: int = 0) -> int:
         """The width to move to after a call of ``cpu`` seconds (0 for the first
-        call of a width: its compilation)."""
-        live = int(lanes.active.sum())
-        self.costs["waste"] += cpu * (1.0 - live / lanes.width)
-        fits = [w for w in self.ladder if w >= live][-1]
-        if not live or fits >= lanes.width:
-            return lanes.width
-        cost = COMPILE_WEIGHT * self.costs.get(lanes.width, 0.0)
-        if fits not in self.costs and self.costs["waste"] < cost:
-            return lanes.width
-        if fits not in self.costs:
-            self.costs["waste"] = 0.0
-        return fits
+        call of a width: its compilation) and ``steps`` steps; ``ahead``: the steps
+        the live lanes are expected to run yet."""
+        live, width = int(lanes.active.sum()), lanes.width
+        saved = self.costs.setdefault("saved", {})
+        narrower = [w for w in self.ladder if live <= w < width]
+        for w in narrower:
+            if w not in self.costs:
+                saved[w] = saved.get(w, 0.0) + cpu * (width - max(w, live)) / width
+        if not live or not narrower:
+            return width
+        per_step = cpu / steps if steps else 0.0
+        cost = COMPILE_WEIGHT * self.costs.get(width, 0.0)
+        for w in reversed(narrower):  # the narrowest first
+            gain = per_step * ahead * (width - max(w, live)) / width
+            if w in self.costs or saved.get(w, 0.0) + gain >= cost:
+                return w
+        return width
+
+
+def _ahead(res, lanes: _Lanes, live: np.ndarray, work: Work) -> int:
+    """The steps the live lanes are expected to run yet: the most of their steps so
+    far, each at most its budget left."""
+    rows = np.flatnonzero(lanes.active & live)
+    if not rows.size:
+        return 0
+    t = np.asarray(res.num_pulls)[rows].astype(np.int64)
+    budget = work.lanes.budget[work.placement(lanes.slot[rows])[0]]
+    return int(np.minimum(t, np.maximum(budget - t, 0)).max())
 
 
 def _queue(out, plan, work, store, group, report, bar):
