@@ -217,7 +217,7 @@ class Segments(NamedTuple):
         one call below this loop body."""
         play, plan, limit = self.play, self.plan, self.limit
         if len(loop) == 4:
-            return self._flagged(loop)
+            return self.flagged(loop)
         carry, n = loop
         scan = functools.partial(jax.lax.scan, xs=None, length=plan.seg, unroll=UNROLL)
         guarded = functools.partial(
@@ -235,7 +235,7 @@ class Segments(NamedTuple):
         redo = clean & ~lanes_all(done | ~jnp.isnan(out[3]), plan.axis_name)
         return jax.lax.cond(redo, guarded, lambda _: (out, None), carry)[0], n + 1
 
-    def _flagged(self, loop) -> tuple:
+    def flagged(self, loop) -> tuple:
         """:meth:`segment` of a ``(carry, n, go, risky)`` loop (:meth:`flags`): the
         same steps, settle and redo, with ``risky`` read from the carry, the
         settle after the branches (after guarded steps it changes nothing: done
@@ -256,9 +256,7 @@ class Segments(NamedTuple):
         )
         fast = functools.partial(replication.pull, play, None, keyed=plan.keyed)
 
-        out = jax.lax.cond(
-            risky, lambda c: guarded(c)[0], lambda c: scan(fast, c)[0], carry
-        )
+        out = jax.lax.cond(risky, guarded, functools.partial(scan, fast), carry)[0]
         # outside the branches, so that XLA joins the per-lane parts to the
         # kernel of the flags: the step counter of unguarded steps that left it
         # out (every live lane made ``seg`` steps), and the lanes done before the
@@ -350,7 +348,10 @@ def checkpoint(play: Play, plan: Plan, readout: Readout, budget, inner, carry, c
         if plan.axis_name is not None:  # go and risky carried (Segments.flags)
             # the segment count per lane, so that its increment joins a kernel
             loop = (carry, jnp.zeros_like(carry[2]), *segments.flags(carry))
-        carry, used, *_ = jax.lax.while_loop(segments.live, segments.segment, loop)
+            body = segments.flagged  # its own body: no frame between loop and steps
+        else:
+            body = segments.segment
+        carry, used, *_ = jax.lax.while_loop(segments.live, body, loop)
     policy, perm = play.policy, play.perm
     values, outside = replication.read(
         play, readout.metric, readout.means, readout.mask, carry[0]

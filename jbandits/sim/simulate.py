@@ -12,7 +12,6 @@ from jbandits.core.reward_model import is_fixed_confidence
 from jbandits.core.types import Bandit, Key
 from jbandits.sim import checks as _checks
 from jbandits.sim import entry as _entry
-from jbandits.sim import job as _job
 from jbandits.sim import runner
 from jbandits.sim.engine import RunResult
 from jbandits.sim.runner.results import warn_capped
@@ -189,10 +188,11 @@ def simulate(
     )
     call = dict(
         progress=progress, report=report, batch_size=batch_size,
-        memory_budget=memory_budget, refill=refill,
+        memory_budget=memory_budget,
     )  # fmt: skip
-    job = _job.Job(bandit, (_job.Part(source, lanes),), opts, store, call)
-    (flat,) = _job.run(job)
+    part = runner.Part(source, lanes, refill=refill)
+    job = runner.Job(bandit, (part,), opts, store, call)
+    (flat,) = runner.run(job)
     res = runner.to_result(flat, (num_inst, num_reps) if batched else (num_reps,))
     if is_fixed_confidence(policy):
         each = budgets[:, None] if batched else budgets[0]

@@ -13,7 +13,6 @@ from jbandits.core.reward_model import is_fixed_confidence, of_policy
 from jbandits.core.types import Bandit, Key
 from jbandits.sim import checks as _checks
 from jbandits.sim import entry as _entry
-from jbandits.sim import job as _job
 from jbandits.sim import runner
 from jbandits.sim.engine import RunResult
 from jbandits.sim.runner.results import warn_capped
@@ -111,12 +110,7 @@ def sweep(
     key_host = _checks.one_key(key)
     arrays, num_points = _checks.grid_arrays(grid)
     arrays, static = _fixed(make_policy, fixed, arrays, num_points)
-    if min_lanes is not None:
-        min_lanes = _validate.static_int("min_lanes", min_lanes, minimum=1)
-        if store is not None:
-            raise ValueError(
-                "min_lanes pads the work with dropped lanes: not with store"
-            )
+    min_lanes = _min_lanes(min_lanes, store)
     if "budget" not in arrays and budget is None:
         raise ValueError("give budget, or a 'budget' entry in grid")
     mask = _checks.mask(params)
@@ -128,17 +122,9 @@ def sweep(
     cell_inst = np.tile(np.arange(num_inst), num_points)
     _checks.cells(bandit, params, cell_budget, real[cell_inst], horizon)
     arrays, metric, first = _policy_checks(
-        make_policy,
-        arrays,
-        num_points,
-        metric,
-        diagnostics,
-        mask.shape[-1],
-        point_budget,
-        cell_budget,
-        real[cell_inst],
-        static,
-    )
+        make_policy, arrays, num_points, metric, diagnostics, mask.shape[-1],
+        point_budget, cell_budget, real[cell_inst], static,
+    )  # fmt: skip
     build = _build(make_policy, mask.shape[-1], int(point_budget[0]), static)
     _model_checks(build, arrays, num_points, first, bandit, params, check_model)
     hp = jax.tree_util.tree_map(lambda v: np.repeat(v, num_inst, axis=0), arrays)
@@ -171,33 +157,23 @@ def sweep(
     )
     num_cells = cell_budget.shape[0]
     pad = 0 if min_lanes is None else max(0, -(-min_lanes // num_reps) - num_cells)
-    inputs = (hp, cell_inst, cell_budget, keys)
-    if pad:  # copies of cell 0, dropped below
-        first = np.zeros(num_cells + pad, np.int64)
-        first[:num_cells] = np.arange(num_cells)
-        inputs = jax.tree_util.tree_map(lambda x: np.asarray(x)[first], inputs)
+    inputs = _padded((hp, cell_inst, cell_budget, keys), num_cells, pad)
     lane_hp, lane_inst, lane_budget, lane_keys = inputs
     lanes = _entry.lanes(
         lane_hp, inst_params, lane_budget, lane_keys, num_reps, horizon,
         instance=lane_inst,
     )  # fmt: skip
     opts = runner.Options(
-        num_checkpoints=num_checkpoints,
-        metric=metric,
-        permute=permute,
-        diagnostics=diagnostics,
-        return_state=return_state,
-    )
-    if mask.ndim == 2:
-        lead = (num_points, num_inst, num_reps)
-    else:
-        lead = (num_points, num_reps)
+        num_checkpoints=num_checkpoints, metric=metric, permute=permute,
+        diagnostics=diagnostics, return_state=return_state,
+    )  # fmt: skip
+    lead = (num_points, *((num_inst,) if mask.ndim == 2 else ()), num_reps)
     call = dict(
         progress=progress, report=report, batch_size=batch_size,
         memory_budget=memory_budget,
     )  # fmt: skip
-    job = _job.Job(bandit, (_job.Part(source, lanes),), opts, store, call)
-    (flat,) = _job.run(job)
+    job = runner.Job(bandit, (runner.Part(source, lanes),), opts, store, call)
+    (flat,) = runner.run(job)
     if pad:
         flat = {k: v if k.startswith("_") else v[:num_cells] for k, v in flat.items()}
     res = runner.to_result(flat, lead)
@@ -205,6 +181,26 @@ def sweep(
         each = np.reshape(cell_budget, lead[:-1] + (1,))
         warn_capped("sweep", first.spec.name, res.stopped, each)
     return res
+
+
+def _min_lanes(min_lanes, store):
+    """``min_lanes`` checked (a whole number >= 1, not with a store), or None."""
+    if min_lanes is None:
+        return None
+    min_lanes = _validate.static_int("min_lanes", min_lanes, minimum=1)
+    if store is not None:
+        raise ValueError("min_lanes pads the work with dropped lanes: not with store")
+    return min_lanes
+
+
+def _padded(inputs, num_cells: int, pad: int):
+    """The cells' inputs with ``pad`` copies of cell 0 appended (dropped after the
+    run)."""
+    if not pad:
+        return inputs
+    rows = np.zeros(num_cells + pad, np.int64)
+    rows[:num_cells] = np.arange(num_cells)
+    return jax.tree_util.tree_map(lambda x: np.asarray(x)[rows], inputs)
 
 
 def _fixed(make_policy, fixed, arrays: dict, num_points: int):

@@ -14,7 +14,6 @@ from jbandits.core.reward_model import is_fixed_confidence, of_policy
 from jbandits.core.types import Bandit, Key
 from jbandits.sim import checks as _checks
 from jbandits.sim import entry as _entry
-from jbandits.sim import job as _job
 from jbandits.sim import runner
 from jbandits.sim.runner.results import warn_capped
 from jbandits.sim.sweep_result import SweepResult
@@ -127,16 +126,16 @@ def sweep_grid(
         source, lanes = _group(
             name, kb, ids, cells, instances, real, inst_keys, num_reps
         )
-        parts.append(_job.Part(source, lanes, f"{name} K<={kb}", f"g{gi}"))
+        parts.append(runner.Part(source, lanes, f"{name} K<={kb}", f"g{gi}"))
         order.append(ids)
     call = dict(
         batch_size=batch_size, memory_budget=memory_budget, progress=progress,
         report=report,
     )  # fmt: skip
     labelled = [{k: v for k, v in c.items() if k != "_point"} for c in cells]
-    job = _job.Job(bandit, tuple(parts), opts, store, call, cells=labelled)
+    job = runner.Job(bandit, tuple(parts), opts, store, call, cells=labelled)
     values: dict = {}
-    _job.run(
+    runner.run(
         job, lambda i, flat: _collect(values, flat, order[i], len(cells), num_reps)
     )
     for name in stopping:

@@ -43,7 +43,11 @@ Its modules, one job each:
   :data:`MIN_CHUNK`);
 * :mod:`~jbandits.sim.runner.devices` — the device mesh (:data:`DEVICE_AXIS`), argument
   shardings, each process's share of the chunks, lane-steps run per device;
-* :mod:`~jbandits.sim.runner.loop` — the execution loop, :func:`execute`;
+* :mod:`~jbandits.sim.runner.job` — what a run is: a :class:`Job` of :class:`Part` s
+  (a policy source and its lanes each), the one form the entry points normalise
+  their arguments into;
+* :mod:`~jbandits.sim.runner.loop` — the execution loop: :func:`run` runs a job,
+  :func:`execute` a job of one part;
 * :mod:`~jbandits.sim.runner.results` — :class:`Report`, the progress bar, a chunk's
   results on the host, :func:`to_result`, :func:`check_count_precision`;
 * :mod:`~jbandits.sim.runner.resume` — :func:`resumable`: a store per call, resumed.
@@ -70,7 +74,8 @@ from jbandits.sim.runner.chunking import (
 )
 from jbandits.sim.runner.devices import DEVICE_AXIS
 from jbandits.sim.runner.devices import _lane_steps as _lane_steps
-from jbandits.sim.runner.loop import execute
+from jbandits.sim.runner.job import Job, Part
+from jbandits.sim.runner.loop import execute, run
 from jbandits.sim.runner.programs import _CACHE as _CACHE
 from jbandits.sim.runner.programs import (
     CACHE_SIZE,
@@ -103,8 +108,10 @@ __all__ = [
     "EXACT_FLOAT32_COUNT",
     "LANES_AXIS",
     "MIN_CHUNK",
+    "Job",
     "Lanes",
     "Options",
+    "Part",
     "Report",
     "Source",
     "check_count_precision",
@@ -121,6 +128,7 @@ __all__ = [
     "program_cache",
     "registered",
     "resumable",
+    "run",
     "source_of",
     "storable",
     "to_result",

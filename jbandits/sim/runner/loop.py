@@ -31,6 +31,7 @@ from jbandits.sim.runner.chunking import (
     probe_key,
 )
 from jbandits.sim.runner.devices import _lane_steps, _process_share, _sharding, placed
+from jbandits.sim.runner.job import Job, Part
 from jbandits.sim.runner.memory import (
     RESULT_BYTES,
     check_host_memory,
@@ -96,50 +97,90 @@ def execute(
       ValueError: bad ``batch_size`` / ``memory_budget``; several processes
         (``jax.distributed``) without a store.
     """
-    _check_processes(store)
-    source, numeric = source_of(policy)
-    hp = {**numeric, **lanes.hp} if numeric else lanes.hp
-    if storable(source):  # each number its declared type: one program per structure
-        hp = registry.cast_numbers(source.ident[1], hp)
+    part = Part(source_of(policy)[0], lanes, label, group, order, refill)
+    call = dict(
+        progress=progress, batch_size=batch_size, memory_budget=memory_budget,
+        report=report,
+    )  # fmt: skip
+    job = Job(bandit, (part,), opts, store, call, finish=False)
+    return run(job, policy=policy)[0]
+
+
+def run(job: Job, each=None, *, policy=None) -> list[dict]:
+    """Run every part of ``job`` (:mod:`~jbandits.sim.runner.job`): the results of
+    each, as :func:`execute` returns them, in order; or, given ``each``,
+    ``each(i, results)`` is called as part ``i`` ends (its results are not kept) and
+    the list is empty. Then the store (if any, and ``job.finish``) is marked
+    complete, with the labelled cells and the lane counts for ``sweep_grid``.
+    ``policy``: the policy :func:`execute` was given (its numbers ride with the
+    lanes'), else each part's source."""
+    call = dict(job.call)
+    progress, report = call.get("progress"), call.get("report")
     report = Report() if report is None else report
-    auto = store is None and _auto_store(source, bandit, lanes, opts, hp)
-    store = auto or store
-    if not lanes.fold_reps and lanes.num_reps != 1:
-        raise ValueError("fold_reps=False needs num_reps == 1")
-    hp = per_cell(hp, lanes.num_cells)
-    name = _check_numbers(source, hp, lanes.num_cells)
-    work = Work(lanes, hp, order)
-    sizing = _sizing(work, batch_size, memory_budget)
-    fn, probe = _probe(source, bandit, opts, work, sizing)
-    key = probe_key(fn, probe)
-    if key not in LANE_BYTES or key not in RESULT_BYTES:  # its first trace sizes
-        try:
-            shapes = jax.eval_shape(fn, *probe)
-        except (TypeError, ValueError, IndexError, AttributeError) as err:
-            raise misfit(probe[1], err, source, hp) from err
-        LANE_BYTES[key] = bytes_per_lane(shapes, *probe)  # a lane on the device
-        RESULT_BYTES[key] = result_bytes_per_lane(shapes)  # its results on the host
-    check_host_memory(work.total, RESULT_BYTES[key], f"this call of {name}")
-    plan = _plan(source, bandit, opts, work, fn, LANE_BYTES[key], sizing, store, group)
-    plan = dataclasses.replace(plan, name=name)  # the policy's, in errors
-    report.lanes += work.total
-    report.chunk_size = plan.size
-    out: dict = {}
-    bar = _progress_bar(work.total, label or name, progress)
-    t0 = time.perf_counter()
-    if refill_lanes.applies(source, opts, refill):
-        setup = (source, bandit, opts)
-        refill_lanes.run(out, plan, work, store, group, report, bar, setup)
-    else:
-        _run_chunks(out, plan, work, store, group, report, bar)
-    if bar is not None:
-        bar.close()
-    if store is not None and jax.process_count() > 1:
-        _read_other_processes(out, plan, work, store, group)
-    if auto:
-        auto.finish()
-    report.seconds += time.perf_counter() - t0
-    return out
+    store, opts, bandit, flats = job.store, job.opts, job.bandit, []
+    _check_processes(store)
+    for i, part in enumerate(job.parts):
+        source, numeric = source_of(part.source if policy is None else policy)
+        hp = {**numeric, **part.lanes.hp} if numeric else part.lanes.hp
+        if storable(source):  # each number its declared type: one program per structure
+            hp = registry.cast_numbers(source.ident[1], hp)
+        lanes = part.lanes
+        auto = store is None and _auto_store(source, bandit, lanes, opts, hp)
+        store_i = auto or store
+        if not lanes.fold_reps and lanes.num_reps != 1:
+            raise ValueError("fold_reps=False needs num_reps == 1")
+        hp = per_cell(hp, lanes.num_cells)
+        name = _check_numbers(source, hp, lanes.num_cells)
+        work = Work(lanes, hp, part.order)
+        sizing = _sizing(work, call.get("batch_size"), call.get("memory_budget"))
+        fn, probe = _probe(source, bandit, opts, work, sizing)
+        key = probe_key(fn, probe)
+        if key not in LANE_BYTES or key not in RESULT_BYTES:  # its first trace sizes
+            try:
+                shapes = jax.eval_shape(fn, *probe)
+            except (TypeError, ValueError, IndexError, AttributeError) as err:
+                raise misfit(probe[1], err, source, hp) from err
+            LANE_BYTES[key] = bytes_per_lane(shapes, *probe)  # a lane on the device
+            RESULT_BYTES[key] = result_bytes_per_lane(shapes)  # its results, host
+        check_host_memory(work.total, RESULT_BYTES[key], f"this call of {name}")
+        plan = _plan(
+            source, bandit, opts, work, fn, LANE_BYTES[key], sizing, store_i,
+            part.group,
+        )  # fmt: skip
+        plan = dataclasses.replace(plan, name=name)  # the policy's, in errors
+        report.lanes += work.total
+        report.chunk_size = plan.size
+        out: dict = {}
+        bar = _progress_bar(work.total, part.label or name, progress)
+        t0 = time.perf_counter()
+        if refill_lanes.applies(source, opts, part.refill):
+            setup = (source, bandit, opts)
+            refill_lanes.run(out, plan, work, store_i, part.group, report, bar, setup)
+        else:
+            _run_chunks(out, plan, work, store_i, part.group, report, bar)
+        if bar is not None:
+            bar.close()
+        if store_i is not None and jax.process_count() > 1:
+            _read_other_processes(out, plan, work, store_i, part.group)
+        if auto:
+            auto.finish()
+        report.seconds += time.perf_counter() - t0
+        if each is None:
+            flats.append(out)
+        else:
+            each(i, out)
+    if store is not None and job.finish:
+        _finish(job, report)
+    return flats
+
+
+def _finish(job: Job, report: Report) -> None:
+    """Mark ``job``'s store complete (with ``sweep_grid``'s cells and lane counts)."""
+    info = {}
+    if job.cells is not None:
+        job.store.write_cells(job.cells)
+        info = {"noop_fraction": report.noop_fraction, "lanes": report.lanes}
+    job.store.finish(**info)
 
 
 def _check_processes(store) -> None:
