@@ -205,6 +205,11 @@ def test_item8_other_keys_refused_everywhere_with_one_message(form):
             [("ucb1", {})], BANDIT, [PARAMS], key, budgets=[8], num_reps=1
         ),
     }
+    if form == "batch":  # simulate takes batches of other shapes: it names them
+        with pytest.raises(
+            ValueError, match=r"PRNGKey.*a batch of them of shape \[3\]"
+        ):
+            calls.pop("simulate")()
     messages = set()
     for name, call in calls.items():
         with pytest.raises(ValueError, match=r"jax\.random\.key\(seed\).*PRNGKey") as e:

@@ -91,39 +91,27 @@ def instance_inputs(key, params, batched: bool, num_inst: int):
     return keys, jax.tree_util.tree_map(lambda x: np.asarray(x)[None], params)
 
 
-KEY_SHAPES = (
-    "one PRNG key (jax.random.key(seed) or jax.random.PRNGKey(seed)), or a batch of "
-    "typed threefry keys: [N] for a stack of N instances (each instance's key), or "
-    "the results' leading shape, [R] or [N, R] (each replication's own key)"
-)
-
-
 def keys_of(key, num_inst: int, batched: bool, num_reps: int):
     """``(key data, per_replication)``: ``key`` as uint32 data ``[2]`` (one key),
     ``[N, 2]`` (one key per instance of a stack) or ``[N, R, 2]`` (one per
-    replication: ``[R]`` keys for one instance, ``[N, R]`` for a stack)."""
-    shape = getattr(key, "shape", None)
-    typed = getattr(key, "dtype", None) is not None and jax.dtypes.issubdtype(
-        key.dtype, jax.dtypes.prng_key
-    )
-    if not typed or shape in (None, ()):
-        return np.asarray(
-            jax.random.key_data(prng.one_key(key, forms=KEY_SHAPES))
-        ), False
-    if str(jax.random.key_impl(key)) != "threefry2x32":
-        raise ValueError(
-            f"key must be {KEY_SHAPES}; got keys of another implementation"
-        )
+    replication: ``[R]`` keys for one instance, ``[N, R]`` for a stack). Anything
+    else is refused with the message every entry point gives
+    (:func:`jbandits.core.prng.one_key`), which a batch of the wrong shape extends
+    with the shapes taken here."""
+    shape = tuple(getattr(key, "shape", ()) or ())
+    dtype = getattr(key, "dtype", None)
+    typed = dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
+    if not typed or not shape or str(jax.random.key_impl(key)) != "threefry2x32":
+        return np.asarray(jax.random.key_data(prng.one_key(key))), False
     data = np.asarray(jax.random.key_data(key))
-    shape = tuple(shape)
     if batched and shape == (num_inst,):
         return data, False
     if shape == ((num_inst, num_reps) if batched else (num_reps,)):
         return data.reshape(num_inst, num_reps, 2), True
     want = f"[{num_inst}] or [{num_inst}, {num_reps}]" if batched else f"[{num_reps}]"
     raise ValueError(
-        f"a batch of keys must have shape {want} here (instances x replications), "
-        f"got {list(shape)}"
+        f"key must be {prng.KEY_FORMS}, or a batch of them of shape {want} here "
+        f"(instances x replications); got a batch of shape {list(shape)}"
     )
 
 
